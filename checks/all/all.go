@@ -1,0 +1,29 @@
+// Package all is the registry: one line per check, in the order the catalog
+// lists them (the engine orders by the DAG, the report by rank).
+package all
+
+import (
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/certexpiry"
+	"github.com/socialwebcomputer/doctor/checks/clusteroverride"
+	"github.com/socialwebcomputer/doctor/checks/configdecode"
+	"github.com/socialwebcomputer/doctor/checks/configlint"
+	"github.com/socialwebcomputer/doctor/checks/configunknownkeys"
+	"github.com/socialwebcomputer/doctor/checks/kubeconfigfile"
+	"github.com/socialwebcomputer/doctor/checks/runnerkubeconfigenv"
+	"github.com/socialwebcomputer/doctor/checks/runnerprocess"
+)
+
+// Checks returns the catalog.
+func Checks() []*checks.Check {
+	return []*checks.Check{
+		runnerprocess.Check,
+		configdecode.Check,
+		configunknownkeys.Check,
+		runnerkubeconfigenv.Check,
+		kubeconfigfile.Check,
+		clusteroverride.Check,
+		certexpiry.Check,
+		configlint.Check,
+	}
+}

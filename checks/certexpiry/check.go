@@ -1,0 +1,115 @@
+// Package certexpiry checks the validity window of the kubeconfig's client
+// certificate against the clock (--now).
+package certexpiry
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/kubeconfigfile"
+)
+
+// OwnersGroup is the group the gateway's certificates carry, bound to
+// cluster-admin in every tenant cluster.
+const OwnersGroup = "socialweb.computer:cluster-owners"
+
+// Thresholds from the guide: getKubeconfig issues at most 24 hours, or no
+// expiry at all.
+const (
+	SoonLeft    = time.Hour
+	MaxLifetime = 24 * time.Hour
+)
+
+var Check = &checks.Check{
+	ID:       "cert-expiry",
+	Title:    "The kubeconfig's client certificate is valid now",
+	Severity: checks.Critical,
+	Doc: checks.Doc{
+		Cause: "The client certificate getKubeconfig issues lives as long as the user chose (60 s to 24 h) or " +
+			"forever. Past its NotAfter the client certificate front answers 401 and every job fails at " +
+			"authentication; rotation is downloading a new kubeconfig over the file. A certificate with no " +
+			"expiry ends only when the user revokes it.",
+		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up credentials: … Unauthorized; or `error: You must be logged in to the server (the server has asked for the client to provide credentials)` from kubectl",
+		Fix:     "Download a new kubeconfig with getKubeconfig and install it over the old file (sudo install -m 0600 <cluster>.kubeconfig.yaml /etc/gitlab-runner/tenant-ci/kubeconfig.yaml). Nothing else in the runner changes.",
+		Verify:  "kubectl config view --raw --minify -o jsonpath='{.users[0].user.client-certificate-data}' | base64 -d | openssl x509 -noout -subject -enddate",
+	},
+	Requires: []checks.Node{kubeconfigfile.Check, facts.ClientCertFact},
+	Run:      run,
+}
+
+func run(p *checks.Pass) error {
+	cc := facts.ClientCertFact.Get(p)
+	if cc.Absent != "" {
+		return checks.Skip("%s", cc.Absent)
+	}
+	if cc.Err != nil {
+		p.Report(checks.Finding{
+			Severity: checks.Error,
+			Cause:    "The kubeconfig's client certificate does not parse: client-go cannot present it, and every job fails.",
+			Evidence: []checks.Evidence{{Source: cc.Source, Detail: cc.Err.Error()}},
+		})
+		return nil
+	}
+	c, now := cc.Cert, p.Env.Now()
+	ev := []checks.Evidence{{Source: cc.Source, Detail: facts.Describe(c)}}
+	switch left := c.NotAfter.Sub(now); {
+	case now.After(c.NotAfter):
+		p.Report(checks.Finding{
+			Cause: fmt.Sprintf("The client certificate (CN=%s) expired at %s, %s ago: the front answers 401 and every job fails at authentication.",
+				c.Subject.CommonName, stamp(c.NotAfter), human(now.Sub(c.NotAfter))),
+			Evidence: ev,
+		})
+	case now.Before(c.NotBefore):
+		p.Report(checks.Finding{
+			Cause: fmt.Sprintf("The client certificate (CN=%s) is not valid until %s: this host's clock is behind, or the certificate was issued by a host whose clock is ahead.",
+				c.Subject.CommonName, stamp(c.NotBefore)),
+			Evidence: append(ev, checks.Evidence{Source: "clock", Detail: "now " + stamp(now)}),
+			Fix:      "Correct the clock (timedatectl status; chronyc tracking), then download a new kubeconfig if it still fails.",
+		})
+	case left < SoonLeft:
+		p.Report(checks.Finding{
+			Severity: checks.Warning,
+			Cause:    fmt.Sprintf("The client certificate (CN=%s) expires in %s, at %s: jobs start failing with 401 then.", c.Subject.CommonName, human(left), stamp(c.NotAfter)),
+			Evidence: ev,
+			Fix:      "Download a new kubeconfig now, or one with no expiry for a long-lived runner (revoke it when the runner goes).",
+		})
+	}
+	if life := c.NotAfter.Sub(c.NotBefore); life > MaxLifetime {
+		p.Report(checks.Finding{
+			Severity: checks.Info,
+			Cause: fmt.Sprintf("The client certificate is valid for %s (to %s): longer than the 24 hours getKubeconfig otherwise issues, "+
+				"so revocation is the only end of this cluster-admin credential.", human(life), stamp(c.NotAfter)),
+			Evidence: ev,
+			Fix:      "None for a long-lived runner; revoke the certificate when the runner goes.",
+		})
+	}
+	if !slices.Contains(c.Subject.Organization, OwnersGroup) {
+		p.Report(checks.Finding{
+			Severity: checks.Info,
+			Cause: fmt.Sprintf("The client certificate's groups are [%v], not %s: it is not a gateway owner certificate, so "+
+				"cluster-admin is not given by construction.", c.Subject.Organization, OwnersGroup),
+			Evidence: ev,
+			Fix:      "None if this identity has its own RBAC; otherwise use the kubeconfig getKubeconfig returned.",
+		})
+	}
+	return nil
+}
+
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04Z") }
+
+// human is a duration an operator reads at a glance: "3h20m", "2d4h", "45s".
+func human(d time.Duration) string {
+	switch {
+	case d >= 100*365*24*time.Hour:
+		return fmt.Sprintf("%d years", int(d.Hours()/24/365))
+	case d >= 48*time.Hour:
+		return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
+	case d >= time.Hour:
+		return strings.TrimSuffix(d.Truncate(time.Minute).String(), "0s")
+	}
+	return d.Truncate(time.Second).String()
+}

@@ -1,0 +1,88 @@
+package checks
+
+import (
+	"fmt"
+	"regexp"
+	"time"
+)
+
+// Doc is what an operator reads in `doctor explain ID` and in the README
+// section anchored at the check's ID.
+type Doc struct {
+	Cause   string // why this happens
+	Symptom string // exactly as the runner or the job log prints it
+	Fix     string // what to change
+	Verify  string // a command that shows the fix worked
+}
+
+// Node is a vertex of the DAG: a fact provider or a check.
+type Node interface {
+	NodeID() string
+	requirements() []Node
+}
+
+// Check probes one documented cause. It is a value: everything the engine,
+// the catalog and the README need is declared here, in one place.
+type Check struct {
+	ID       string // stable kebab-case; README anchor and `doctor explain` key
+	Title    string
+	Doc      Doc
+	Severity Severity // default severity of its findings
+	// Requires lists the facts it reads and the checks that must not have
+	// failed (a finding of error or worse, unknown, or skipped) for it to run.
+	Requires []Node
+	// Explains names checks whose failures this check's failure causes, so
+	// the report folds their findings under this one.
+	Explains []string
+	// Timeout bounds Run; zero means the engine's default. The run's overall
+	// deadline still wins when it is sooner.
+	Timeout time.Duration
+	// Network marks checks that talk to something beyond the local files:
+	// --offline skips them.
+	Network bool
+	// Run reports findings through the Pass; a returned error means "could
+	// not check" and makes the status unknown, never a finding.
+	Run func(*Pass) error
+}
+
+func (c *Check) NodeID() string       { return c.ID }
+func (c *Check) requirements() []Node { return c.Requires }
+func (c *Check) String() string       { return c.ID }
+func (c *Check) blocks(r *nodeResult) bool {
+	return r.status != StatusPass && !(r.status == StatusFail && r.worst < Error)
+}
+
+var idPattern = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
+
+// RequiredChecks lists the checks c requires, directly or through facts.
+func RequiredChecks(c *Check) []*Check {
+	var out []*Check
+	seen := map[Node]bool{}
+	var walk func(n Node)
+	walk = func(n Node) {
+		for _, r := range n.requirements() {
+			if seen[r] {
+				continue
+			}
+			seen[r] = true
+			if rc, ok := r.(*Check); ok {
+				out = append(out, rc)
+				continue
+			}
+			walk(r)
+		}
+	}
+	walk(c)
+	return out
+}
+
+// SkipError is returned by a Run that finds nothing to check (no kubeconfig
+// to examine, namespace_per_job set): the status is skipped with its reason.
+type SkipError struct{ Reason string }
+
+func (e *SkipError) Error() string { return e.Reason }
+
+// Skip makes a check end as skipped with the reason.
+func Skip(format string, args ...any) error {
+	return &SkipError{Reason: fmt.Sprintf(format, args...)}
+}

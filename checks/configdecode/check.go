@@ -1,0 +1,86 @@
+// Package configdecode checks that config.toml decodes as the runner decodes it.
+package configdecode
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/runnerconfig"
+)
+
+var Check = &checks.Check{
+	ID:       "config-decode",
+	Title:    "config.toml decodes as the runner decodes it",
+	Severity: checks.Critical,
+	Doc: checks.Doc{
+		Cause: "The runner decodes config.toml with BurntSushi/toml into typed fields at start-up and on every " +
+			"reload. A syntax error, or a value of the wrong type (pre_build_script is a string, not an array; " +
+			"output_limit and poll_timeout are integers), stops the process, and a reload error keeps the old " +
+			"configuration running. A missing or unreadable file is the same FATAL.",
+		Symptom: "FATAL: Service run failed  error=decoding configuration file: toml: line 9 (last key \"runners.output_limit\"): expected value but found '=' instead",
+		Fix:     "Correct the quoted line so it has the type the runner expects, then restart the runner.",
+		Verify:  "gitlab-runner verify --config /etc/gitlab-runner/config.toml && doctor run --only config-decode",
+	},
+	Requires: []checks.Node{facts.Config},
+	Run:      run,
+}
+
+func run(p *checks.Pass) error {
+	c := facts.Config.Get(p)
+	if c.Path == "" {
+		return checks.Skip("%s", c.Unlocated)
+	}
+	located := checks.Evidence{Source: c.Path, Detail: "located by " + c.How}
+	if c.ReadErr != nil {
+		what := "cannot be read"
+		if errors.Is(c.ReadErr, os.ErrNotExist) {
+			what = "does not exist"
+		}
+		p.Report(checks.Finding{
+			Cause: fmt.Sprintf("config.toml %s (%v): the runner exits at start-up with a FATAL.", what, c.ReadErr),
+			Evidence: []checks.Evidence{located,
+				{Source: "runner log", Detail: "FATAL: Service run failed  error=" + c.ReadErr.Error()}},
+			Fix: "Point the runner at its real config.toml (--config or CONFIG_FILE), or restore the file, then restart it.",
+		})
+		return nil
+	}
+	if c.DecodeErr != nil {
+		ev := []checks.Evidence{located,
+			{Source: "runner log", Detail: "FATAL: Service run failed  error=" + runnerconfig.LoadError(c.DecodeErr).Error()}}
+		var pe toml.ParseError
+		if errors.As(c.DecodeErr, &pe) && pe.Position.Line > 0 {
+			ev = append(ev, checks.Evidence{Source: fmt.Sprintf("%s:%d", c.Path, pe.Position.Line), Detail: c.LineText(pe.Position.Line)})
+		} else if n := lineOf(c.DecodeErr); n > 0 {
+			ev = append(ev, checks.Evidence{Source: fmt.Sprintf("%s:%d", c.Path, n), Detail: c.LineText(n)})
+		}
+		p.Report(checks.Finding{
+			Cause:    "config.toml does not decode: " + c.DecodeErr.Error(),
+			Evidence: ev,
+		})
+		return nil
+	}
+	if len(c.Config.Runners) == 0 {
+		p.Report(checks.Finding{
+			Severity: checks.Error,
+			Cause:    "config.toml decodes but has no [[runners]]: the process runs and takes no job.",
+			Evidence: []checks.Evidence{located},
+			Fix:      "Register the runner (gitlab-runner register) or restore its [[runners]] block.",
+		})
+	}
+	return nil
+}
+
+// lineOf reads the line from the "toml: line N" prefix of the few decode
+// errors that are not ParseErrors.
+func lineOf(err error) int {
+	var n int
+	if _, e := fmt.Sscanf(err.Error(), "toml: line %d", &n); e == nil {
+		return n
+	}
+	return 0
+}

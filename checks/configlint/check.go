@@ -1,0 +1,123 @@
+// Package configlint weighs each setting of a Kubernetes runner against the
+// reason the guide's settings table gives for its value.
+package configlint
+
+import (
+	"fmt"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/configdecode"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/runnerconfig"
+)
+
+var Check = &checks.Check{
+	ID:       "config-lint",
+	Title:    "Runner settings fit a cluster whose nodes are rented",
+	Severity: checks.Warning,
+	Doc: checks.Doc{
+		Cause: "Settings that decode fine but fight the rented-node model: concurrent of 1 wedges on a stale job; " +
+			"output_limit below 51200 KB cuts a Go test log; poll_timeout below 600 s gives up while a rented node " +
+			"is still booting (the runner's default is 180 s); without required pod anti-affinity two jobs share a " +
+			"node; an autoscaler policy with idle_count > 0 and no periods keeps a node billed around the clock.",
+		Symptom: "ERROR: Job failed (system failure): prepare environment: waiting for pod running: timed out waiting for pod to start; or \"Job's log exceeded limit of 4194304 bytes.\"",
+		Fix:     "Set the values the guide's settings table gives: concurrent = <nodes you pay for>, output_limit = 51200, poll_timeout = 3600, required pod anti-affinity on kubernetes.io/hostname, and idle_count > 0 only inside periods.",
+		Verify:  "doctor run --only config-lint",
+	},
+	Requires: []checks.Node{configdecode.Check, facts.Config},
+	Run:      run,
+}
+
+// The runner's own defaults, applied when a key is absent or zero.
+const (
+	defaultOutputLimitKB  = 4096
+	defaultPollTimeoutSec = 180
+	wantOutputLimitKB     = 51200
+	minPollTimeoutSec     = 600
+)
+
+func run(p *checks.Pass) error {
+	c := facts.Config.Get(p)
+	cfg := c.Config
+	if cfg.Concurrent <= 1 {
+		src, line := c.At([]string{"concurrent"})
+		p.Report(checks.Finding{
+			Cause: fmt.Sprintf("concurrent = %d: one job in flight at a time, and a stale job from a cancelled pipeline wedges the runner.", max(cfg.Concurrent, 1)),
+			Evidence: []checks.Evidence{{Source: src, Detail: orDefault(line, "concurrent not set (the runner's default is 1)")}},
+			Fix: "Set concurrent to the number of nodes the user will pay for (every concurrent job is a rented node), at least 2.",
+		})
+	}
+	for i, r := range cfg.Runners {
+		if r.Executor != "kubernetes" {
+			continue
+		}
+		lintRunner(p, c, i, r)
+	}
+	return nil
+}
+
+func lintRunner(p *checks.Pass, c *facts.ConfigFile, i int, r *runnerconfig.Runner) {
+	label := facts.RunnerLabel(i, r)
+	if limit := orInt(r.OutputLimit, defaultOutputLimitKB); limit < wantOutputLimitKB {
+		src, line := c.At(facts.RunnerKey("output_limit"))
+		p.Report(checks.Finding{
+			Cause:    fmt.Sprintf("%s: output_limit is %d KB; the trace is cut at %d MiB, too small for a Go test log.", label, limit, limit/1024),
+			Evidence: []checks.Evidence{{Source: src, Detail: orDefault(line, "output_limit not set (the runner's default is 4096 KB)")}},
+			Fix:      "Set output_limit = 51200 in [[runners]] (kilobytes).",
+		})
+	}
+	k := r.Kubernetes
+	if k == nil {
+		k = &runnerconfig.Kubernetes{}
+	}
+	if pt := orInt(k.PollTimeout, defaultPollTimeoutSec); pt < minPollTimeoutSec {
+		src, line := c.At(facts.RunnerKey("kubernetes", "poll_timeout"))
+		p.Report(checks.Finding{
+			Cause: fmt.Sprintf("%s: poll_timeout is %d s; a job pod waits for the market to rent and boot a node and then for its image, "+
+				"which takes minutes, and the runner gives up after %d s.", label, pt, pt),
+			Evidence: []checks.Evidence{{Source: src, Detail: orDefault(line, "poll_timeout not set (the runner's default is 180 s)")}},
+			Fix:      "Set poll_timeout = 3600 in [runners.kubernetes].",
+		})
+	}
+	if !requiredAntiAffinity(k) {
+		src, _ := c.At(facts.RunnerKey("kubernetes"))
+		p.Report(checks.Finding{
+			Cause:    label + ": no required pod anti-affinity, so two jobs can share one rented node; one job is one node, which is the cost model.",
+			Evidence: []checks.Evidence{{Source: src, Detail: "[runners.kubernetes.affinity.pod_anti_affinity] has no required_during_scheduling_ignored_during_execution term"}},
+			Fix: "Add a required pod anti-affinity term with topology_key = \"kubernetes.io/hostname\" and a label_selector on " +
+				"project.runner.gitlab.com/id Exists, as in the guide's config.toml.",
+		})
+	}
+	if a := k.Autoscaler; a != nil {
+		for j, pol := range a.Policy {
+			if pol.IdleCount > 0 && len(pol.Periods) == 0 {
+				src, line := c.At(facts.RunnerKey("kubernetes", "autoscaler", "policy", "idle_count"))
+				p.Report(checks.Finding{
+					Cause: fmt.Sprintf("%s: pause-pod policy #%d keeps idle_count = %d with no periods: a pause pod is always Pending, "+
+						"so a node is rented and billed 24x7 and the cluster never returns to zero.", label, j+1, pol.IdleCount),
+					Evidence: []checks.Evidence{{Source: src, Detail: line}},
+					Fix:      "Give the policy periods (working hours) and a policy with idle_count = 0 for the rest, or set idle_count = 0.",
+				})
+			}
+		}
+	}
+}
+
+func requiredAntiAffinity(k *runnerconfig.Kubernetes) bool {
+	pa := k.Affinity.PodAntiAffinity
+	return pa != nil && len(pa.RequiredDuringSchedulingIgnoredDuringExecution) > 0
+}
+
+func orInt(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+func orDefault(line, def string) string {
+	if line == "" {
+		return def
+	}
+	return line
+}

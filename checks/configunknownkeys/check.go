@@ -1,0 +1,94 @@
+// Package configunknownkeys reports config.toml keys the runner ignores.
+package configunknownkeys
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/configdecode"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+)
+
+var Check = &checks.Check{
+	ID:       "config-unknown-keys",
+	Title:    "Every config.toml key is one the runner reads",
+	Severity: checks.Warning,
+	Doc: checks.Doc{
+		Cause: "The runner decodes config.toml into its own types and never reports a key that matches no field: " +
+			"a misspelt or invented key is dropped without a word, and the setting it was meant to change keeps " +
+			"its default. run_untagged and tag_list are registration settings kept in GitLab, not config.toml " +
+			"keys; image_pull_policy is not a field (the field is pull_policy).",
+		Symptom: "Nothing in the runner's log. Untagged jobs go to another runner although run_untagged = false is in the file, or images are pulled on every job although image_pull_policy = \"if-not-present\" is set.",
+		Fix:     "Rename the key to the one the runner reads, or set the value where it lives (GitLab's runner page for tags and run_untagged).",
+		Verify:  "doctor run --only config-unknown-keys",
+	},
+	Requires: []checks.Node{configdecode.Check, facts.Config},
+	Run:      run,
+}
+
+// hints are the keys the guide itself gets wrong, with where the setting lives.
+var hints = map[string]string{
+	"run_untagged":      "run_untagged is a registration setting kept on the GitLab server: set it with `gitlab-runner register --run-untagged=false` or on the runner's page in GitLab (Settings > CI/CD > Runners > edit, \"Run untagged jobs\").",
+	"tag_list":          "tag_list is a registration setting kept on the GitLab server: set the tags with `gitlab-runner register --tag-list` or on the runner's page in GitLab (Settings > CI/CD > Runners > edit, \"Tags\").",
+	"image_pull_policy": "image_pull_policy is not a runner field: the Kubernetes executor reads pull_policy (e.g. pull_policy = [\"if-not-present\"]).",
+}
+
+func run(p *checks.Pass) error {
+	c := facts.Config.Get(p)
+	for _, key := range c.Meta.Undecoded() {
+		last := key[len(key)-1]
+		src, line := c.At(key)
+		fix, known := hints[last]
+		if !known {
+			if s := Suggest(key); s != "" {
+				fix = fmt.Sprintf("%s is not a field the runner reads; did you mean %s?", key, s)
+			} else {
+				fix = fmt.Sprintf("%s is not a field the runner reads: remove it, or move it to the table that has it.", key)
+			}
+		}
+		p.Report(checks.Finding{
+			Cause:    fmt.Sprintf("The runner ignores %s: no field of its config has that key, so the setting has no effect.", key),
+			Evidence: []checks.Evidence{{Source: src, Detail: line}},
+			Fix:      fix,
+		})
+	}
+	return nil
+}
+
+// Suggest names the closest key the runner does read beside an unknown one
+// (edit distance at most 3), e.g. pull_polcy -> pull_policy.
+func Suggest(key []string) string {
+	known := facts.KnownKeys(key[:len(key)-1])
+	best, bestD := "", 4
+	want := strings.ToLower(key[len(key)-1])
+	for _, k := range known {
+		if d := distance(want, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return strings.Join(append(append([]string{}, key[:len(key)-1]...), best), ".")
+}
+
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

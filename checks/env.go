@@ -1,0 +1,166 @@
+package checks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// MaxFileSize bounds every local read: config files, kubeconfigs and /proc
+// entries are small, and a larger file is a finding, not a reason to load it.
+const MaxFileSize = 10 << 20
+
+// Env is the one door to the outside world: every file read goes through
+// Root, every clock read through Now, every dial through Dial. That makes a
+// fixture, a saved bundle and a live host the same input to the same checks.
+type Env struct {
+	Root    string    // "/" on a live host; a fixture directory in tests
+	Clock   time.Time // --now; zero means the wall clock
+	Offline bool      // --offline: network facts and checks are skipped
+
+	RunnerPID      int    // --runner-pid; 0 means discover
+	ConfigPath     string // --config; "" means locate as the runner does
+	KubeconfigPath string // --kubeconfig; "" means the runner's KUBECONFIG
+
+	// Settings for later checks (API, DNS, HTTP) live here too, each with a
+	// production default that the CLI sets and tests override.
+	Settings map[string]string
+}
+
+// Now is the clock every time comparison uses.
+func (e *Env) Now() time.Time {
+	if !e.Clock.IsZero() {
+		return e.Clock
+	}
+	return time.Now()
+}
+
+// Path maps an absolute host path to where it lives under Root.
+func (e *Env) Path(p string) string {
+	if e.Root == "" || e.Root == "/" {
+		return p
+	}
+	return filepath.Join(e.Root, filepath.FromSlash(p))
+}
+
+// FileError names the host path (not the root-prefixed one) and says what
+// was wrong, so every finding about a file reads the same.
+type FileError struct {
+	Path string
+	Err  error
+}
+
+func (e *FileError) Error() string { return e.Path + ": " + e.Err.Error() }
+func (e *FileError) Unwrap() error { return e.Err }
+
+var (
+	ErrTooLarge   = fmt.Errorf("larger than %d MiB", MaxFileSize>>20)
+	ErrNotRegular = errors.New("not a regular file")
+)
+
+// ReadFile reads a regular file under Root, refusing directories, devices
+// and anything over MaxFileSize without reading it whole.
+func (e *Env) ReadFile(p string) ([]byte, error) {
+	return e.readFile(p, MaxFileSize, true)
+}
+
+// ReadProc reads a /proc entry, which stat reports as size 0 and irregular
+// sizes; the same bound applies to what is read.
+func (e *Env) ReadProc(p string) ([]byte, error) {
+	return e.readFile(p, MaxFileSize, false)
+}
+
+func (e *Env) readFile(p string, limit int64, regular bool) ([]byte, error) {
+	f, err := os.Open(e.Path(p))
+	if err != nil {
+		return nil, &FileError{p, unwrapPathError(err)}
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, &FileError{p, unwrapPathError(err)}
+	}
+	if st.IsDir() {
+		return nil, &FileError{p, errors.New("is a directory")}
+	}
+	if regular && !st.Mode().IsRegular() {
+		return nil, &FileError{p, ErrNotRegular}
+	}
+	if st.Size() > limit {
+		return nil, &FileError{p, ErrTooLarge}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, &FileError{p, unwrapPathError(err)}
+	}
+	if int64(len(b)) > limit {
+		return nil, &FileError{p, ErrTooLarge}
+	}
+	return b, nil
+}
+
+// Stat is Lstat-free stat under Root (symlinks followed, as the runner would).
+func (e *Env) Stat(p string) (fs.FileInfo, error) {
+	st, err := os.Stat(e.Path(p))
+	if err != nil {
+		return nil, &FileError{p, unwrapPathError(err)}
+	}
+	return st, nil
+}
+
+// ReadDir lists a directory under Root.
+func (e *Env) ReadDir(p string) ([]fs.DirEntry, error) {
+	ents, err := os.ReadDir(e.Path(p))
+	if err != nil {
+		return nil, &FileError{p, unwrapPathError(err)}
+	}
+	return ents, nil
+}
+
+// unwrapPathError drops the *fs.PathError wrapper, whose path is the
+// root-prefixed one; FileError carries the host path instead.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Setting returns a named setting or its default.
+func (e *Env) Setting(name, def string) string {
+	if v, ok := e.Settings[name]; ok && v != "" {
+		return v
+	}
+	return def
+}
+
+// Dial is the only way a check opens a connection: it refuses under
+// --offline and always carries the pass's deadline.
+func (e *Env) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	if e.Offline {
+		return nil, ErrOffline
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		return nil, errors.New("dial " + addr + ": no deadline (a bug: every network call needs one)")
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, network, addr)
+}
+
+// IsTimeout tells a deadline from other failures, so a timeout is reported
+// as a timeout and not as some other error.
+func IsTimeout(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout() || strings.Contains(fmt.Sprint(err), "Client.Timeout exceeded")
+}

@@ -1,0 +1,196 @@
+package facts
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"io/fs"
+	"path"
+	"path/filepath"
+	"syscall"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/socialwebcomputer/doctor/checks"
+)
+
+// KubeFile is one file of the kubeconfig path list.
+type KubeFile struct {
+	Path    string      // host path
+	Stat    fs.FileInfo // nil when missing or unreadable by doctor
+	Owner   int         // uid, -1 when unknown
+	Group   int
+	DirMode fs.FileMode // the parent directory's permission bits
+	DirStat fs.FileInfo
+	Err      error                // missing, not a file, too large, unreadable
+	ParseErr error                // read, but not a kubeconfig
+	Parsed   *clientcmdapi.Config // nil unless it parsed
+}
+
+// Kubeconfig is what client-go's default loading rules give the runner:
+// KUBECONFIG from its environment as a path list, else ~/.kube/config of the
+// process user, merged first-wins, with config.toml's context as override.
+type Kubeconfig struct {
+	Source string // how the path list was found, for evidence
+	// None says why there is nothing to examine (no KUBECONFIG and no
+	// ~/.kube/config); Files is then empty.
+	None  string
+	Files []*KubeFile
+	// Merged is the merge client-go makes; MergeErr is the error the runner's
+	// own load would return (an unparseable file fails it whole).
+	Merged   *clientcmdapi.Config
+	MergeErr error
+	// The current context as the runner resolves it.
+	ContextName string
+	Context     *clientcmdapi.Context
+	Cluster     *clientcmdapi.Cluster
+	AuthInfo    *clientcmdapi.AuthInfo
+}
+
+// KubeconfigFact loads the kubeconfig as the runner would. It needs config.toml
+// only for its context key, so a config that did not decode does not stop it.
+var KubeconfigFact = &checks.Fact[*Kubeconfig]{
+	ID:       "kubeconfig",
+	Doc:      "the kubeconfig files the runner's client-go would load, each parsed, and their merge",
+	Requires: []checks.Node{Runner, RunnerEnviron, Config},
+	Compute: func(p *checks.Pass) (*Kubeconfig, error) {
+		k := &Kubeconfig{}
+		paths := kubeconfigPaths(p.Env, Runner.Get(p), RunnerEnviron.Get(p), k)
+		if len(paths) == 0 {
+			return k, nil
+		}
+		var loadable []string
+		for _, hp := range paths {
+			f := statKubeFile(p.Env, hp)
+			k.Files = append(k.Files, f)
+			if errors.Is(f.Err, os.ErrNotExist) {
+				continue // client-go skips missing files silently
+			}
+			if f.Err == nil {
+				data, err := p.Env.ReadFile(hp)
+				if err != nil {
+					f.Err = err
+				} else if cfg, err := clientcmd.Load(data); err != nil {
+					f.ParseErr = err
+				} else {
+					f.Parsed = cfg
+				}
+			}
+			switch {
+			case f.Err != nil:
+				k.MergeErr = f.Err
+			case f.ParseErr != nil:
+				k.MergeErr = &checks.FileError{Path: hp, Err: f.ParseErr}
+			default:
+				loadable = append(loadable, p.Env.Path(hp))
+			}
+		}
+		if k.MergeErr != nil {
+			return k, nil
+		}
+		rules := &clientcmd.ClientConfigLoadingRules{Precedence: loadable}
+		merged, err := rules.Load()
+		if err != nil {
+			k.MergeErr = err
+			return k, nil
+		}
+		k.Merged = merged
+		k.ContextName = merged.CurrentContext
+		if c := Config.Get(p); c.Decoded() {
+			if ctx := ContextOverride(c); ctx != "" {
+				k.ContextName = ctx
+			}
+		}
+		if k.ContextName != "" {
+			k.Context = merged.Contexts[k.ContextName]
+			if k.Context != nil {
+				k.Cluster = merged.Clusters[k.Context.Cluster]
+				k.AuthInfo = merged.AuthInfos[k.Context.AuthInfo]
+			}
+		}
+		return k, nil
+	},
+}
+
+func kubeconfigPaths(env *checks.Env, r *Runners, e *Environ, k *Kubeconfig) []string {
+	if env.KubeconfigPath != "" {
+		k.Source = "--kubeconfig given to doctor"
+		return splitKubeconfig(env.KubeconfigPath)
+	}
+	if r.Selected == nil {
+		k.None = errNoRunner(r).Error() + ", and no --kubeconfig was given"
+		return nil
+	}
+	if e.Err != nil {
+		k.None = "cannot read the runner's environment (" + e.Err.Error() + "): run as root or as the runner's user, or give --kubeconfig"
+		return nil
+	}
+	if v, ok := e.Lookup("KUBECONFIG"); ok && v != "" {
+		k.Source = "KUBECONFIG in " + e.Source
+		return splitKubeconfig(v)
+	}
+	if r.Selected.Home == "" {
+		k.None = fmt.Sprintf("KUBECONFIG is not in %s and uid %d has no home directory", e.Source, r.Selected.UID)
+		return nil
+	}
+	home := path.Join(r.Selected.Home, ".kube/config")
+	if _, err := env.Stat(home); err != nil {
+		k.None = fmt.Sprintf("KUBECONFIG is not in %s and %s does not exist", e.Source, home)
+		return nil
+	}
+	k.Source = "~/.kube/config of " + r.Selected.User + " (KUBECONFIG is not set)"
+	return []string{home}
+}
+
+// splitKubeconfig splits a path list as client-go does: empty entries and
+// repeats dropped.
+func splitKubeconfig(v string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range filepath.SplitList(v) {
+		if p == "" || seen[p] {
+			continue
+		}
+		seen[p] = true
+		out = append(out, p)
+	}
+	return out
+}
+
+func statKubeFile(env *checks.Env, hp string) *KubeFile {
+	f := &KubeFile{Path: hp, Owner: -1, Group: -1}
+	st, err := env.Stat(hp)
+	if err != nil {
+		f.Err = err
+		return f
+	}
+	f.Stat = st
+	f.Owner, f.Group = Ownership(st)
+	if st.IsDir() {
+		f.Err = &checks.FileError{Path: hp, Err: fmt.Errorf("is a directory")}
+	}
+	if dst, err := env.Stat(path.Dir(hp)); err == nil {
+		f.DirStat, f.DirMode = dst, dst.Mode().Perm()
+	}
+	return f
+}
+
+// ContextOverride is [runners.kubernetes] context of the first kubernetes
+// runner, which the executor passes to client-go as the current context.
+func ContextOverride(c *ConfigFile) string {
+	for _, r := range c.Config.Runners {
+		if r.Kubernetes != nil && r.Kubernetes.Context != "" {
+			return r.Kubernetes.Context
+		}
+	}
+	return ""
+}
+
+// Ownership is a file's uid and gid, -1 when the platform does not say.
+func Ownership(st fs.FileInfo) (uid, gid int) {
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		return int(sys.Uid), int(sys.Gid)
+	}
+	return -1, -1
+}

@@ -1,0 +1,26 @@
+package checks
+
+// Evidence is one observation behind a finding: where it was seen and what.
+// Detail describes secrets (type, subject, expiry) and never contains them.
+type Evidence struct {
+	Source string `json:"source"` // "/proc/4242/environ", "config.toml:9", "GET /api/v1/nodes"
+	Detail string `json:"detail"`
+}
+
+// Finding is data: one diagnosis made by one check.
+type Finding struct {
+	Check    string     `json:"check"`
+	Severity Severity   `json:"severity"`
+	Title    string     `json:"title"`
+	Cause    string     `json:"cause"`
+	Evidence []Evidence `json:"evidence"`
+	Fix      string     `json:"fix"`
+	Docs     string     `json:"docs"`
+	// CausedBy names the check whose failure explains this one, when the
+	// reporting check knows it (api-auth knows a 401 with past dates is
+	// cert-expiry's). The report fills it from Explains otherwise.
+	CausedBy string `json:"causedBy"`
+}
+
+// DocsAnchor is where a check's README section lives.
+func DocsAnchor(id string) string { return "README.md#" + id }

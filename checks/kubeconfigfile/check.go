@@ -1,0 +1,226 @@
+// Package kubeconfigfile examines the files KUBECONFIG names.
+package kubeconfigfile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+)
+
+var Check = &checks.Check{
+	ID:       "kubeconfig-file",
+	Title:    "The kubeconfig exists, parses, and only the runner can read it",
+	Severity: checks.Error,
+	Doc: checks.Doc{
+		Cause: "KUBECONFIG names a file that is missing (client-go skips it silently), unreadable by the runner's " +
+			"user, not a kubeconfig, or without a current-context; or the file is readable by others although its " +
+			"key is cluster-admin in the tenant cluster; or its server is not the https kcp mount URL getKubeconfig returns.",
+		Symptom: "getting Kubernetes config: invalid configuration: no configuration has been provided, try setting KUBERNETES_MASTER environment variable; or error loading config file \"/etc/gitlab-runner/tenant-ci/kubeconfig.yaml\": open …: permission denied",
+		Fix: "sudo install -d -m 0700 /etc/gitlab-runner/tenant-ci && " +
+			"sudo install -m 0600 -o <runner user> <cluster>.kubeconfig.yaml /etc/gitlab-runner/tenant-ci/kubeconfig.yaml",
+		Verify: "KUBECONFIG=/etc/gitlab-runner/tenant-ci/kubeconfig.yaml kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}'; stat -c '%a %U' /etc/gitlab-runner/tenant-ci/kubeconfig.yaml",
+	},
+	Requires: []checks.Node{facts.KubeconfigFact, facts.Runner},
+	Run:      run,
+}
+
+// MountPath is the kcp mount form of a tenant cluster's URL path:
+// /clusters/root:<accountHash>:<cluster>:clusters.
+var MountPath = regexp.MustCompile(`^/clusters/root:[0-9a-z]+:[a-z0-9]([-a-z0-9]*[a-z0-9])?:clusters/?$`)
+
+func run(p *checks.Pass) error {
+	k := facts.KubeconfigFact.Get(p)
+	if len(k.Files) == 0 {
+		return checks.Skip("no kubeconfig to examine: %s", k.None)
+	}
+	proc := facts.Runner.Get(p).Selected
+	if p.Env.KubeconfigPath != "" {
+		proc = nil // --kubeconfig is examined as a file; whose it is, is not known
+	}
+	src := checks.Evidence{Source: "kubeconfig", Detail: "path list from " + k.Source}
+	missing := 0
+	for _, f := range k.Files {
+		if examineFile(p, f, proc, src) {
+			missing++
+		}
+	}
+	if missing == len(k.Files) {
+		return nil // each missing file is reported; no merged config to look at
+	}
+	if k.MergeErr != nil || k.Merged == nil {
+		return nil // reported per file above
+	}
+	examineContext(p, k, src)
+	return nil
+}
+
+// examineFile reports what is wrong with one file; it returns true when the
+// file is missing, which client-go would skip without a word.
+func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.Process, src checks.Evidence) bool {
+	if f.Err != nil {
+		missing := errors.Is(f.Err, os.ErrNotExist)
+		cause := fmt.Sprintf("The kubeconfig %s cannot be loaded: %v; client-go's load fails, and so does every job.", f.Path, errText(f.Err))
+		if missing {
+			cause = fmt.Sprintf("The kubeconfig %s does not exist: client-go skips a missing file without a word, and with "+
+				"nothing else to load every job fails with `invalid configuration: no configuration has been provided`.", f.Path)
+		}
+		p.Report(checks.Finding{Cause: cause, Evidence: []checks.Evidence{src, {Source: f.Path, Detail: errText(f.Err)}}})
+		return missing
+	}
+	if f.ParseErr != nil {
+		p.Report(checks.Finding{
+			Cause:    fmt.Sprintf("The kubeconfig %s does not parse: client-go's load fails, and so does every job.", f.Path),
+			Evidence: []checks.Evidence{src, {Source: f.Path, Detail: f.ParseErr.Error()}},
+			Fix:      "Download the kubeconfig again from getKubeconfig and install it over this file.",
+		})
+	}
+	mode := f.Stat.Mode().Perm()
+	if proc != nil && !readableBy(p.Env, f, proc) {
+		p.Report(checks.Finding{
+			Cause: fmt.Sprintf("The runner's user (%s) cannot read %s (mode %04o, owner uid %d gid %d): client-go fails "+
+				"to load it and every job fails.", proc.Label(), f.Path, mode, f.Owner, f.Group),
+			Evidence: []checks.Evidence{src, {Source: f.Path, Detail: fmt.Sprintf("mode %04o owner %d:%d", mode, f.Owner, f.Group)}},
+			Fix:      fmt.Sprintf("sudo chown %d %s && sudo chmod 0600 %s", proc.UID, f.Path, f.Path),
+		})
+	}
+	if mode&0o077 != 0 {
+		p.Report(checks.Finding{
+			Severity: checks.Warning,
+			Cause: fmt.Sprintf("%s has mode %04o: users other than the runner's can read it, and its key is cluster-admin "+
+				"in the tenant cluster.", f.Path, mode),
+			Evidence: []checks.Evidence{{Source: f.Path, Detail: fmt.Sprintf("mode %04o owner %d:%d", mode, f.Owner, f.Group)}},
+			Fix:      "sudo chmod 0600 " + f.Path,
+		})
+	}
+	if f.DirStat != nil && f.DirMode&0o077 != 0 {
+		dir := path.Dir(f.Path)
+		p.Report(checks.Finding{
+			Severity: checks.Warning,
+			Cause:    fmt.Sprintf("%s, the kubeconfig's directory, has mode %04o: wider than 0700, so others can list it and reach the cluster-admin key if the file's mode ever widens.", dir, f.DirMode),
+			Evidence: []checks.Evidence{{Source: dir, Detail: fmt.Sprintf("mode %04o", f.DirMode)}},
+			Fix:      "sudo chmod 0700 " + dir,
+		})
+	}
+	return false
+}
+
+func examineContext(p *checks.Pass, k *facts.Kubeconfig, src checks.Evidence) {
+	if k.ContextName == "" {
+		p.Report(checks.Finding{
+			Cause:    "The kubeconfig has no current-context and config.toml names no context: client-go has no cluster to talk to, and every job fails with `invalid configuration: no configuration has been provided`.",
+			Evidence: []checks.Evidence{src, {Source: k.Files[0].Path, Detail: fmt.Sprintf("current-context empty; contexts: %s", contextNames(k))}},
+			Fix:      "Set a current-context (kubectl config use-context <cluster>), or download the kubeconfig again from getKubeconfig.",
+		})
+		return
+	}
+	if k.Context == nil {
+		p.Report(checks.Finding{
+			Cause:    fmt.Sprintf("The context %q does not exist in the kubeconfig: client-go fails with `context was not found for specified context: %s`.", k.ContextName, k.ContextName),
+			Evidence: []checks.Evidence{src, {Source: k.Files[0].Path, Detail: "contexts: " + contextNames(k)}},
+			Fix:      "Name an existing context in config.toml's context key or the kubeconfig's current-context.",
+		})
+		return
+	}
+	if k.Cluster == nil {
+		p.Report(checks.Finding{
+			Cause:    fmt.Sprintf("The context %q names cluster %q, which the kubeconfig does not define.", k.ContextName, k.Context.Cluster),
+			Evidence: []checks.Evidence{src},
+			Fix:      "Download the kubeconfig again from getKubeconfig.",
+		})
+		return
+	}
+	server := k.Cluster.Server
+	u, err := url.Parse(server)
+	switch {
+	case err != nil || u.Host == "":
+		p.Report(checks.Finding{
+			Cause:    fmt.Sprintf("The cluster %q has server %q, which is not a URL client-go can use.", k.Context.Cluster, server),
+			Evidence: []checks.Evidence{src, {Source: "clusters." + k.Context.Cluster + ".server", Detail: server}},
+			Fix:      "Download the kubeconfig again from getKubeconfig; its server is the kcp mount URL.",
+		})
+	case u.Scheme != "https":
+		p.Report(checks.Finding{
+			Cause:    fmt.Sprintf("The cluster %q has server %s, which is not https: the client certificate cannot be presented and nothing verifies the server.", k.Context.Cluster, server),
+			Evidence: []checks.Evidence{src, {Source: "clusters." + k.Context.Cluster + ".server", Detail: server}},
+			Fix:      "Use the https kcp mount URL getKubeconfig returns.",
+		})
+	case !MountPath.MatchString(u.Path):
+		p.Report(checks.Finding{
+			Severity: checks.Info,
+			Cause:    fmt.Sprintf("The server %s is not of the kcp mount form https://<kcp front>/clusters/root:<accountHash>:<cluster>:clusters: this kubeconfig did not come from getKubeconfig, or it was edited.", server),
+			Evidence: []checks.Evidence{{Source: "clusters." + k.Context.Cluster + ".server", Detail: server}},
+			Fix:      "None if this cluster is meant; otherwise use the kubeconfig getKubeconfig returned.",
+		})
+	}
+}
+
+// readableBy applies the permission bits the kernel would for the runner's
+// uid: the file needs r, every directory above it x.
+func readableBy(env *checks.Env, f *facts.KubeFile, proc *facts.Process) bool {
+	if proc.UID == 0 {
+		return true
+	}
+	if !permits(f.Stat.Mode(), f.Owner, f.Group, proc, 4) {
+		return false
+	}
+	for dir := path.Dir(f.Path); ; dir = path.Dir(dir) {
+		st, err := env.Stat(dir)
+		if err == nil {
+			owner, group := facts.Ownership(st)
+			if !permits(st.Mode(), owner, group, proc, 1) {
+				return false
+			}
+		}
+		if dir == "/" || dir == "." {
+			return true
+		}
+	}
+}
+
+func permits(mode fs.FileMode, owner, group int, proc *facts.Process, bit fs.FileMode) bool {
+	perm := mode.Perm()
+	switch {
+	case owner == proc.UID:
+		return perm&(bit<<6) != 0
+	case group == proc.GID || contains(proc.Groups, group):
+		return perm&(bit<<3) != 0
+	}
+	return perm&bit != 0
+}
+
+func contains(xs []int, x int) bool {
+	for _, y := range xs {
+		if x == y {
+			return true
+		}
+	}
+	return false
+}
+
+func contextNames(k *facts.Kubeconfig) string {
+	var names []string
+	for n := range k.Merged.Contexts {
+		names = append(names, n)
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+// errText is an error without the path FileError already put in evidence.
+func errText(err error) string {
+	var fe *checks.FileError
+	if errors.As(err, &fe) {
+		return fe.Err.Error()
+	}
+	return err.Error()
+}

@@ -1,0 +1,64 @@
+package checks
+
+import (
+	"context"
+	"sync"
+)
+
+// Pass is what a node's Run or Compute sees: the context carrying its
+// deadline, the environment (root, clock, options), the values of the facts
+// it required, and Report.
+type Pass struct {
+	Context context.Context
+	Env     *Env
+
+	node   Node
+	values map[Node]any // only the node's declared requirements
+
+	mu       sync.Mutex
+	closed   bool // set when the node ended; late reports from a timed-out Run are dropped
+	findings []Finding
+}
+
+// Report records a finding. Empty fields take the check's defaults: its
+// severity, title, fix and README anchor.
+func (p *Pass) Report(f Finding) {
+	c, ok := p.node.(*Check)
+	if !ok {
+		panic("fact " + p.node.NodeID() + " reported a finding: facts gather, checks diagnose")
+	}
+	f.Check = c.ID
+	if f.Severity == Default {
+		f.Severity = c.Severity
+	}
+	if f.Title == "" {
+		f.Title = c.Title
+	}
+	if f.Fix == "" {
+		f.Fix = c.Doc.Fix
+	}
+	if f.Docs == "" {
+		f.Docs = DocsAnchor(c.ID)
+	}
+	if f.Evidence == nil {
+		f.Evidence = []Evidence{}
+	}
+	f.Cause, f.Fix = Redact(f.Cause), Redact(f.Fix)
+	for i := range f.Evidence {
+		f.Evidence[i].Source = Redact(f.Evidence[i].Source)
+		f.Evidence[i].Detail = Redact(f.Evidence[i].Detail)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.closed {
+		p.findings = append(p.findings, f)
+	}
+}
+
+// close ends reporting and returns what was reported.
+func (p *Pass) close() []Finding {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	return p.findings
+}

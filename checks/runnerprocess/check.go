@@ -1,0 +1,107 @@
+// Package runnerprocess checks that a `gitlab-runner … run` process exists.
+package runnerprocess
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+)
+
+var Check = &checks.Check{
+	ID:       "runner-process",
+	Title:    "A gitlab-runner run process is running",
+	Severity: checks.Error,
+	Doc: checks.Doc{
+		Cause: "No `gitlab-runner run` process exists on this host: the service is stopped, or it exited at " +
+			"start-up (a FATAL while decoding config.toml ends the process). GitLab keeps showing the runner " +
+			"online for a while after its last contact, so the runner page is not evidence that it runs.",
+		Symptom: "Jobs stay pending with \"This job is stuck because the project doesn't have any runners online\", " +
+			"or the runner's own log ends with FATAL: Service run failed  error=decoding configuration file: toml: line 9",
+		Fix:    "Start the runner (sudo systemctl start gitlab-runner, or gitlab-runner run --config <file>) and read its own output for a FATAL.",
+		Verify: "pgrep -a gitlab-runner; sudo journalctl -u gitlab-runner -n 50",
+	},
+	Requires: []checks.Node{facts.Runner},
+	Run:      run,
+}
+
+func run(p *checks.Pass) error {
+	r := facts.Runner.Get(p)
+	if r.ScanErr != nil {
+		return fmt.Errorf("cannot look for runner processes: %w", r.ScanErr)
+	}
+	if r.Problem != "" {
+		p.Report(checks.Finding{
+			Cause:    r.Problem + ".",
+			Evidence: listed(p.Env, r),
+			Fix:      "Give --runner-pid one of the listed pids, or leave it out to diagnose the first.",
+		})
+		return nil
+	}
+	switch len(r.All) {
+	case 0:
+		p.Report(checks.Finding{
+			Cause: "No `gitlab-runner run` process is running: no job runs here, though GitLab may still show " +
+				"the runner online (the guide, Verify, step 1).",
+			Evidence: []checks.Evidence{{Source: "/proc", Detail: "no process whose comm or argv[0] is gitlab-runner with the run subcommand"}},
+		})
+	case 1:
+	default:
+		several(p, r)
+	}
+	return nil
+}
+
+// several examines each runner process: two that serve one config.toml poll
+// GitLab with the same token and split its jobs between them.
+func several(p *checks.Pass, r *facts.Runners) {
+	ev := listed(p.Env, r)
+	byConfig := map[string][]int{}
+	for _, proc := range r.All {
+		cfg := facts.LocateConfigFor(p.Env, proc)
+		byConfig[cfg] = append(byConfig[cfg], proc.PID)
+	}
+	for cfg, pids := range byConfig {
+		if len(pids) > 1 && cfg != "" {
+			p.Report(checks.Finding{
+				Severity: checks.Warning,
+				Cause: fmt.Sprintf("%d runner processes (pids %s) serve the same %s: they poll GitLab with the same tokens "+
+					"and each takes jobs the other was expected to run.", len(pids), joinInts(pids), cfg),
+				Evidence: ev,
+				Fix:      "Stop the extra process; run one gitlab-runner per config.toml.",
+			})
+			return
+		}
+	}
+	p.Report(checks.Finding{
+		Severity: checks.Info,
+		Cause: fmt.Sprintf("%d gitlab-runner run processes; diagnosing %s. Pass --runner-pid to diagnose another.",
+			len(r.All), r.Selected.Label()),
+		Evidence: ev,
+		Fix:      "None needed; run doctor once per runner with --runner-pid.",
+	})
+}
+
+func listed(env *checks.Env, r *facts.Runners) []checks.Evidence {
+	var ev []checks.Evidence
+	for _, proc := range r.All {
+		cfg := facts.LocateConfigFor(env, proc)
+		if cfg == "" {
+			cfg = "config.toml not locatable"
+		}
+		ev = append(ev, checks.Evidence{
+			Source: fmt.Sprintf("/proc/%d/cmdline", proc.PID),
+			Detail: fmt.Sprintf("%s: %s; config %s", proc.Label(), strings.Join(proc.Cmdline, " "), cfg),
+		})
+	}
+	return ev
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
+}

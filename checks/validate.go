@@ -1,0 +1,103 @@
+package checks
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Validate proves the catalog is well formed before anything runs: unique
+// IDs, docs present, requirements acyclic, Explains naming known checks.
+func Validate(catalog []*Check) error {
+	var errs []error
+	checks := map[string]*Check{}
+	facts := map[string]Node{}
+	for _, c := range catalog {
+		if !idPattern.MatchString(c.ID) {
+			errs = append(errs, fmt.Errorf("check %q: ID is not kebab-case", c.ID))
+		}
+		if checks[c.ID] != nil {
+			errs = append(errs, fmt.Errorf("check %q: duplicate ID", c.ID))
+		}
+		checks[c.ID] = c
+		if c.Title == "" || c.Doc.Cause == "" || c.Doc.Symptom == "" || c.Doc.Fix == "" || c.Doc.Verify == "" {
+			errs = append(errs, fmt.Errorf("check %q: title and doc (cause, symptom, fix, verify) are required", c.ID))
+		}
+		if c.Severity < Info || c.Severity > Critical {
+			errs = append(errs, fmt.Errorf("check %q: default severity must be info..critical", c.ID))
+		}
+		if c.Run == nil {
+			errs = append(errs, fmt.Errorf("check %q: no Run", c.ID))
+		}
+	}
+	// Walk every node reachable through Requires: collect facts, and find
+	// cycles with the usual three colours.
+	const (
+		white = iota
+		grey
+		black
+	)
+	colour := map[Node]int{}
+	var walk func(n Node, path []string)
+	walk = func(n Node, path []string) {
+		switch colour[n] {
+		case grey:
+			errs = append(errs, fmt.Errorf("requirement cycle: %v -> %s", path, n.NodeID()))
+			return
+		case black:
+			return
+		}
+		colour[n] = grey
+		if _, isCheck := n.(*Check); !isCheck {
+			if prev, ok := facts[n.NodeID()]; ok && prev != n {
+				errs = append(errs, fmt.Errorf("fact %q: two facts share the ID", n.NodeID()))
+			}
+			facts[n.NodeID()] = n
+			if checks[n.NodeID()] != nil {
+				errs = append(errs, fmt.Errorf("fact %q: shares its ID with a check", n.NodeID()))
+			}
+		} else if checks[n.NodeID()] == nil {
+			errs = append(errs, fmt.Errorf("%v requires check %q, which is not in the catalog", path, n.NodeID()))
+		}
+		for _, r := range n.requirements() {
+			if r == nil {
+				errs = append(errs, fmt.Errorf("%s: nil requirement", n.NodeID()))
+				continue
+			}
+			walk(r, append(path, n.NodeID()))
+		}
+		colour[n] = black
+	}
+	for _, c := range catalog {
+		walk(c, nil)
+	}
+	// Explains must name known checks and must not loop, or no root exists.
+	for _, c := range catalog {
+		for _, e := range c.Explains {
+			if checks[e] == nil {
+				errs = append(errs, fmt.Errorf("check %q explains unknown check %q", c.ID, e))
+			}
+		}
+	}
+	ecolour := map[string]int{}
+	var ewalk func(id string, path []string)
+	ewalk = func(id string, path []string) {
+		switch ecolour[id] {
+		case grey:
+			errs = append(errs, fmt.Errorf("explains cycle: %v -> %s", path, id))
+			return
+		case black:
+			return
+		}
+		ecolour[id] = grey
+		if c := checks[id]; c != nil {
+			for _, e := range c.Explains {
+				ewalk(e, append(path, id))
+			}
+		}
+		ecolour[id] = black
+	}
+	for _, c := range catalog {
+		ewalk(c.ID, nil)
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,344 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/socialwebcomputer/doctor/internal/testpki"
+	"github.com/socialwebcomputer/doctor/report"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden outputs of testdata/fixtures/*/golden")
+
+const fixtures = "../../testdata/fixtures"
+
+// Scenario is testdata/fixtures/<name>/scenario.json: how to lay the root
+// out (modes git cannot carry, certificates minted now) and what the report
+// must say.
+type Scenario struct {
+	Description string   `json:"description"`
+	Now         string   `json:"now"`
+	Args        []string `json:"args"`
+	Setup       struct {
+		// Modes are octal permission bits by root-relative path.
+		Modes map[string]string `json:"modes"`
+		// Owners are uid:gid by root-relative path (the tests run as root).
+		Owners      map[string]string `json:"owners"`
+		Kubeconfigs []KubeconfigSpec  `json:"kubeconfigs"`
+		// Files are written as given (content that must not sit in git, like
+		// a 10 MiB file) by root-relative path; "size:N" makes N bytes.
+		Files map[string]string `json:"files"`
+		// Symlinks are link -> target, by root-relative path.
+		Symlinks map[string]string `json:"symlinks"`
+	} `json:"setup"`
+	Want Want `json:"want"`
+}
+
+// KubeconfigSpec mints a CA and a client certificate relative to Now.
+type KubeconfigSpec struct {
+	Path      string   `json:"path"`
+	Server    string   `json:"server"`
+	CN        string   `json:"cn"`
+	Groups    []string `json:"groups"`
+	NotBefore string   `json:"notBefore"` // a Go duration relative to now, e.g. "-1h"
+	NotAfter  string   `json:"notAfter"`
+	Mode      string   `json:"mode"`
+}
+
+// Want is what the report must say.
+type Want struct {
+	Exit     int               `json:"exit"`
+	Top      string            `json:"top"`      // findings[0].check
+	Findings []string          `json:"findings"` // checks that must have a finding
+	Absent   []string          `json:"absent"`   // checks that must have none
+	CausedBy map[string]string `json:"causedBy"` // check -> the check it folds under
+	Status   map[string]string `json:"status"`   // check -> pass|fail|unknown|skipped
+}
+
+func TestScenarios(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join(fixtures, "*", "scenario.json"))
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no scenarios under %s: %v", fixtures, err)
+	}
+	for _, sj := range dirs {
+		dir := filepath.Dir(sj)
+		t.Run(filepath.Base(dir), func(t *testing.T) { runScenario(t, dir) })
+	}
+}
+
+func runScenario(t *testing.T, dir string) {
+	var sc Scenario
+	raw, err := os.ReadFile(filepath.Join(dir, "scenario.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &sc); err != nil {
+		t.Fatalf("scenario.json: %v", err)
+	}
+	root := LayRoot(t, dir, &sc)
+	base := append([]string{"run", "--root", root, "--now", sc.Now}, sc.Args...)
+
+	outputs := map[string]string{}
+	for _, format := range []string{"json", "table", "markdown"} {
+		var out, errb bytes.Buffer
+		code := Main(append(append([]string{}, base...), "-o", format), IO{Out: &out, Err: &errb, Getenv: func(string) string { return "" }})
+		if code != sc.Want.Exit {
+			t.Errorf("-o %s: exit %d, want %d; stderr: %s", format, code, sc.Want.Exit, errb.String())
+		}
+		outputs[format] = Normalize(out.String())
+	}
+
+	var rep report.Report
+	if err := json.Unmarshal([]byte(outputs["json"]), &rep); err != nil {
+		t.Fatalf("json output does not parse: %v\n%s", err, outputs["json"])
+	}
+	AssertWant(t, &rep, sc.Want)
+	AssertNoSecrets(t, outputs)
+
+	for format, name := range map[string]string{"json": "report.json", "table": "table.txt", "markdown": "report.md"} {
+		golden := filepath.Join(dir, "golden", name)
+		if *update {
+			if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(golden, []byte(outputs[format]), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatalf("%v (run go test ./internal/cli -run TestScenarios -update)", err)
+		}
+		if string(want) != outputs[format] {
+			t.Errorf("%s differs from the golden file; if the change is meant, run with -update.\n--- got ---\n%s", golden, outputs[format])
+		}
+	}
+}
+
+// AssertWant checks the ranking and statuses a scenario names.
+func AssertWant(t *testing.T, rep *report.Report, w Want) {
+	t.Helper()
+	have := map[string]*report.Finding{}
+	for i := range rep.Findings {
+		f := &rep.Findings[i]
+		if have[f.Check] == nil {
+			have[f.Check] = f
+		}
+	}
+	if w.Top != "" {
+		if len(rep.Findings) == 0 || rep.Findings[0].Check != w.Top {
+			t.Errorf("top finding is %s, want %s", topOf(rep), w.Top)
+		}
+	}
+	if w.Top == "" && len(w.Findings) == 0 && len(rep.Findings) > 0 {
+		t.Errorf("want no findings, got %d, first %s: %s", len(rep.Findings), rep.Findings[0].Check, rep.Findings[0].Cause)
+	}
+	for _, c := range w.Findings {
+		if have[c] == nil {
+			t.Errorf("want a finding from %s; findings: %s", c, checksOf(rep))
+		}
+	}
+	for _, c := range w.Absent {
+		if have[c] != nil {
+			t.Errorf("want no finding from %s, got: %s", c, have[c].Cause)
+		}
+	}
+	for c, by := range w.CausedBy {
+		f := have[c]
+		if f == nil {
+			t.Errorf("want %s folded under %s, but it has no finding", c, by)
+			continue
+		}
+		if got := deref(f.CausedBy); got != by {
+			t.Errorf("%s causedBy %q, want %q", c, got, by)
+		}
+	}
+	status := map[string]string{}
+	for _, c := range rep.Checks {
+		status[c.ID] = string(c.Status)
+	}
+	for c, s := range w.Status {
+		if status[c] != s {
+			t.Errorf("check %s is %q, want %q", c, status[c], s)
+		}
+	}
+}
+
+// secretShapes are what must never leave doctor in any format.
+var secretShapes = regexp.MustCompile(`-----BEGIN|glrt-[A-Za-z0-9_-]{6,}|(?i)bearer [A-Za-z0-9._-]{10,}|[A-Za-z0-9+/]{80,}`)
+
+// AssertNoSecrets fails when any output carries a PEM block, a runner token,
+// a bearer token or a long base64 run (key bytes).
+func AssertNoSecrets(t *testing.T, outputs map[string]string) {
+	t.Helper()
+	for format, out := range outputs {
+		if m := secretShapes.FindString(out); m != "" {
+			t.Errorf("-o %s output carries a secret-shaped string: %.40q", format, m)
+		}
+	}
+}
+
+var durationField = regexp.MustCompile(`("durationMs": )\d+|\((\d+)ms\)`)
+
+// Normalize zeroes wall-clock durations, the only part of a report that
+// --now does not fix.
+func Normalize(s string) string {
+	return durationField.ReplaceAllStringFunc(s, func(m string) string {
+		if strings.HasPrefix(m, "(") {
+			return "(0ms)"
+		}
+		return `"durationMs": 0`
+	})
+}
+
+// LayRoot copies <dir>/root into a temporary root, normalises modes (git
+// carries only the exec bit, and umasks differ), then applies the
+// scenario's setup: modes, owners, files, symlinks and minted kubeconfigs.
+func LayRoot(t *testing.T, dir string, sc *Scenario) string {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), "root")
+	src := filepath.Join(dir, "root")
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		dst := filepath.Join(root, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	now, err := time.Parse(time.RFC3339, sc.Now)
+	if err != nil {
+		t.Fatalf("scenario now %q: %v", sc.Now, err)
+	}
+	for _, k := range sc.Setup.Kubeconfigs {
+		writeKubeconfig(t, root, now, k)
+	}
+	for rel, content := range sc.Setup.Files {
+		p := filepath.Join(root, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		data := []byte(content)
+		if n, ok := strings.CutPrefix(content, "size:"); ok {
+			size, err := strconv.Atoi(n)
+			if err != nil {
+				t.Fatalf("files[%s]: %v", rel, err)
+			}
+			data = bytes.Repeat([]byte("x"), size)
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range sc.Setup.Symlinks {
+		p := filepath.Join(root, link)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for rel, m := range sc.Setup.Modes {
+		mode, err := strconv.ParseUint(m, 8, 32)
+		if err != nil {
+			t.Fatalf("modes[%s]: %v", rel, err)
+		}
+		if err := os.Chmod(filepath.Join(root, rel), fs.FileMode(mode)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for rel, o := range sc.Setup.Owners {
+		var uid, gid int
+		if _, err := fmt.Sscanf(o, "%d:%d", &uid, &gid); err != nil {
+			t.Fatalf("owners[%s]: %v", rel, err)
+		}
+		if err := os.Lchown(filepath.Join(root, rel), uid, gid); err != nil {
+			t.Fatalf("owners[%s]: %v (the fixture tests run as root, as CI does)", rel, err)
+		}
+	}
+	return root
+}
+
+func writeKubeconfig(t *testing.T, root string, now time.Time, k KubeconfigSpec) {
+	t.Helper()
+	rel := func(s string) time.Time {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			t.Fatalf("kubeconfig %s: %q: %v", k.Path, s, err)
+		}
+		return now.Add(d)
+	}
+	ca, err := testpki.NewCA("tenant-ci PKI", now.Add(-48*time.Hour), now.Add(10*365*24*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, key, err := ca.Client(k.CN, k.Groups, rel(k.NotBefore), rel(k.NotAfter))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(root, k.Path)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mode := fs.FileMode(0o600)
+	if k.Mode != "" {
+		m, err := strconv.ParseUint(k.Mode, 8, 32)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mode = fs.FileMode(m)
+	}
+	if err := os.WriteFile(p, testpki.Kubeconfig("tenant-ci", k.Server, ca.CertPEM, cert, key), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func topOf(rep *report.Report) string {
+	if len(rep.Findings) == 0 {
+		return "(none)"
+	}
+	return rep.Findings[0].Check
+}
+
+func checksOf(rep *report.Report) string {
+	var s []string
+	for _, f := range rep.Findings {
+		s = append(s, f.Check)
+	}
+	return strings.Join(s, ", ")
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,212 @@
+package report
+
+import (
+	"sort"
+	"time"
+
+	"github.com/socialwebcomputer/doctor/checks"
+)
+
+// Build ranks the findings of a run. startedAt is the run's clock (--now when
+// given, so golden outputs are stable).
+func Build(res *checks.Result, ignores []Ignore, version string, startedAt time.Time) *Report {
+	rep := &Report{
+		SchemaVersion: SchemaVersion,
+		Doctor:        DoctorInfo{Version: version},
+		StartedAt:     startedAt.UTC(),
+		DurationMs:    res.Duration.Milliseconds(),
+		Findings:      []Finding{},
+		Checks:        []CheckStatus{},
+		Ignores:       []Ignore{},
+	}
+	ign := map[string]int{}
+	for i, ig := range ignores {
+		ign[ig.Check] = i
+		rep.Ignores = append(rep.Ignores, ig)
+	}
+
+	var all []checks.Finding
+	depth := map[string]int{} // how fundamental: fewer checks below it first
+	explains := map[string][]string{}
+	for _, cr := range res.Checks {
+		rep.Checks = append(rep.Checks, CheckStatus{
+			ID: cr.Check.ID, Status: cr.Status, DurationMs: cr.Duration.Milliseconds(), Reason: cr.Reason,
+		})
+		switch cr.Status {
+		case checks.StatusPass:
+			rep.Summary.Pass++
+		case checks.StatusFail:
+			rep.Summary.Fail++
+		case checks.StatusUnknown:
+			rep.Summary.Unknown++
+		case checks.StatusSkipped:
+			rep.Summary.Skipped++
+		}
+		depth[cr.Check.ID] = checkDepth(cr.Check)
+		explains[cr.Check.ID] = cr.Check.Explains
+		for _, f := range cr.Findings {
+			if i, ok := ign[f.Check]; ok {
+				rep.Ignores[i].Matched++
+				continue
+			}
+			all = append(all, f)
+		}
+	}
+	rep.Findings = rank(all, explains, depth)
+	worst := checks.Default
+	for _, f := range rep.Findings {
+		switch f.Severity {
+		case checks.Critical:
+			rep.Summary.Critical++
+		case checks.Error:
+			rep.Summary.Error++
+		case checks.Warning:
+			rep.Summary.Warning++
+		case checks.Info:
+			rep.Summary.Info++
+		}
+		if f.CausedBy == nil {
+			rep.Summary.Roots++
+		}
+		if f.Severity > worst {
+			worst = f.Severity
+		}
+	}
+	rep.Summary.ExitCode = exitCode(worst)
+	return rep
+}
+
+// rank orders findings: roots by severity, then by how many findings they
+// explain, then by how fundamental their check is, then by ID; each root is
+// followed by its consequences, ranked the same way.
+func rank(all []checks.Finding, explains map[string][]string, depth map[string]int) []Finding {
+	// The finding that stands for a check as a cause: its most severe one,
+	// and only when it is a warning or worse (a note explains nothing).
+	lead := map[string]int{}
+	for i, f := range all {
+		if f.Severity < checks.Warning {
+			continue
+		}
+		if j, ok := lead[f.Check]; !ok || f.Severity > all[j].Severity {
+			lead[f.Check] = i
+		}
+	}
+	explainedBy := map[string][]string{} // check -> checks that explain it
+	for c, es := range explains {
+		for _, e := range es {
+			explainedBy[e] = append(explainedBy[e], c)
+		}
+	}
+	parent := make([]int, len(all))
+	for i, f := range all {
+		parent[i] = -1
+		if f.CausedBy != "" {
+			if j, ok := lead[f.CausedBy]; ok && j != i {
+				parent[i] = j
+				continue
+			}
+		}
+		best := -1
+		for _, c := range explainedBy[f.Check] {
+			j, ok := lead[c]
+			if !ok || j == i {
+				continue
+			}
+			if best < 0 || all[j].Severity > all[best].Severity ||
+				all[j].Severity == all[best].Severity && all[j].Check < all[best].Check {
+				best = j
+			}
+		}
+		parent[i] = best
+	}
+	// An explicit CausedBy can close a loop that Validate cannot see: break
+	// it by making the finding where the loop is found a root.
+	for i := range all {
+		seen := map[int]bool{}
+		for j := i; parent[j] >= 0; j = parent[j] {
+			if seen[j] {
+				parent[j] = -1
+				break
+			}
+			seen[j] = true
+		}
+	}
+	children := make([][]int, len(all))
+	var roots []int
+	for i, p := range parent {
+		if p < 0 {
+			roots = append(roots, i)
+		} else {
+			children[p] = append(children[p], i)
+		}
+	}
+	var size func(i int) int
+	size = func(i int) int {
+		n := 0
+		for _, c := range children[i] {
+			n += 1 + size(c)
+		}
+		return n
+	}
+	order := func(ids []int) {
+		sort.SliceStable(ids, func(a, b int) bool {
+			fa, fb := all[ids[a]], all[ids[b]]
+			if fa.Severity != fb.Severity {
+				return fa.Severity > fb.Severity
+			}
+			if sa, sb := size(ids[a]), size(ids[b]); sa != sb {
+				return sa > sb
+			}
+			if depth[fa.Check] != depth[fb.Check] {
+				return depth[fa.Check] < depth[fb.Check]
+			}
+			if fa.Check != fb.Check {
+				return fa.Check < fb.Check
+			}
+			return ids[a] < ids[b]
+		})
+	}
+	out := []Finding{}
+	var emit func(i, d int)
+	emit = func(i, d int) {
+		f := all[i]
+		rf := Finding{
+			Rank: len(out) + 1, Check: f.Check, Severity: f.Severity, Title: f.Title,
+			Cause: f.Cause, Evidence: f.Evidence, Fix: f.Fix, Docs: f.Docs,
+			Explains: []string{}, depth: d,
+		}
+		if parent[i] >= 0 {
+			c := all[parent[i]].Check
+			rf.CausedBy = &c
+		}
+		seen := map[string]bool{}
+		for _, c := range children[i] {
+			if !seen[all[c].Check] {
+				seen[all[c].Check] = true
+				rf.Explains = append(rf.Explains, all[c].Check)
+			}
+		}
+		out = append(out, rf)
+		order(children[i])
+		for _, c := range children[i] {
+			emit(c, d+1)
+		}
+	}
+	order(roots)
+	for _, r := range roots {
+		emit(r, 0)
+	}
+	return out
+}
+
+// checkDepth is the length of the longest chain of checks a check requires:
+// runner-process is 0, what needs it is 1, and so on.
+func checkDepth(c *checks.Check) int {
+	d := 0
+	for _, r := range checks.RequiredChecks(c) {
+		if x := checkDepth(r) + 1; x > d {
+			d = x
+		}
+	}
+	return d
+}
