@@ -42,9 +42,9 @@ func run(p *checks.Pass) error {
 	if cfg.Concurrent <= 1 {
 		src, line := c.At([]string{"concurrent"})
 		p.Report(checks.Finding{
-			Cause: fmt.Sprintf("concurrent = %d: one job in flight at a time, and a stale job from a cancelled pipeline wedges the runner.", max(cfg.Concurrent, 1)),
+			Cause:    fmt.Sprintf("concurrent = %d: one job in flight at a time, and a stale job from a cancelled pipeline wedges the runner.", max(cfg.Concurrent, 1)),
 			Evidence: []checks.Evidence{{Source: src, Detail: orDefault(line, "concurrent not set (the runner's default is 1)")}},
-			Fix: "Set concurrent to the number of nodes the user will pay for (every concurrent job is a rented node), at least 2.",
+			Fix:      "Set concurrent to the number of nodes the user will pay for (every concurrent job is a rented node), at least 2.",
 		})
 	}
 	for i, r := range cfg.Runners {

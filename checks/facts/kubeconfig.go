@@ -3,8 +3,8 @@ package facts
 import (
 	"errors"
 	"fmt"
-	"os"
 	"io/fs"
+	"os"
 	"path"
 	"path/filepath"
 	"syscall"
@@ -17,12 +17,12 @@ import (
 
 // KubeFile is one file of the kubeconfig path list.
 type KubeFile struct {
-	Path    string      // host path
-	Stat    fs.FileInfo // nil when missing or unreadable by doctor
-	Owner   int         // uid, -1 when unknown
-	Group   int
-	DirMode fs.FileMode // the parent directory's permission bits
-	DirStat fs.FileInfo
+	Path     string      // host path
+	Stat     fs.FileInfo // nil when missing or unreadable by doctor
+	Owner    int         // uid, -1 when unknown
+	Group    int
+	DirMode  fs.FileMode // the parent directory's permission bits
+	DirStat  fs.FileInfo
 	Err      error                // missing, not a file, too large, unreadable
 	ParseErr error                // read, but not a kubeconfig
 	Parsed   *clientcmdapi.Config // nil unless it parsed

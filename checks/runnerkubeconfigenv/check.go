@@ -22,8 +22,8 @@ var Check = &checks.Check{
 			"its user. A KUBECONFIG exported in a login shell, or set in [[runners]] environment = [...] (which " +
 			"reaches only the job container), never reaches a runner started by systemd.",
 		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up credentials: getting Kubernetes config: invalid configuration: no configuration has been provided, try setting KUBERNETES_MASTER environment variable",
-		Fix: dropIn("/etc/gitlab-runner/tenant-ci/kubeconfig.yaml"),
-		Verify: "sudo tr '\\0' '\\n' < /proc/$(pgrep -f 'gitlab-runner.* run' | head -1)/environ | grep ^KUBECONFIG=",
+		Fix:     dropIn("/etc/gitlab-runner/tenant-ci/kubeconfig.yaml"),
+		Verify:  "sudo tr '\\0' '\\n' < /proc/$(pgrep -f 'gitlab-runner.* run' | head -1)/environ | grep ^KUBECONFIG=",
 	},
 	Requires: []checks.Node{runnerprocess.Check, configdecode.Check, facts.Runner, facts.RunnerEnviron, facts.Config},
 	Run:      run,
