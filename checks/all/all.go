@@ -4,14 +4,22 @@ package all
 
 import (
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/certexpiry"
 	"github.com/socialwebcomputer/doctor/checks/clusteroverride"
 	"github.com/socialwebcomputer/doctor/checks/configdecode"
 	"github.com/socialwebcomputer/doctor/checks/configlint"
 	"github.com/socialwebcomputer/doctor/checks/configunknownkeys"
+	"github.com/socialwebcomputer/doctor/checks/imagepull"
 	"github.com/socialwebcomputer/doctor/checks/kubeconfigfile"
+	"github.com/socialwebcomputer/doctor/checks/namespace"
+	"github.com/socialwebcomputer/doctor/checks/ownerrbac"
+	"github.com/socialwebcomputer/doctor/checks/pendingnonode"
+	"github.com/socialwebcomputer/doctor/checks/pendingunschedulable"
 	"github.com/socialwebcomputer/doctor/checks/runnerkubeconfigenv"
 	"github.com/socialwebcomputer/doctor/checks/runnerprocess"
+	"github.com/socialwebcomputer/doctor/checks/runnerrbac"
+	"github.com/socialwebcomputer/doctor/checks/scaletozero"
 )
 
 // Checks returns the catalog.
@@ -25,5 +33,13 @@ func Checks() []*checks.Check {
 		clusteroverride.Check,
 		certexpiry.Check,
 		configlint.Check,
+		apiauth.Check,
+		ownerrbac.Check,
+		runnerrbac.Check,
+		namespace.Check,
+		pendingnonode.Check,
+		pendingunschedulable.Check,
+		imagepull.Check,
+		scaletozero.Check,
 	}
 }

@@ -38,6 +38,7 @@ var Check = &checks.Check{
 		Verify:  "kubectl config view --raw --minify -o jsonpath='{.users[0].user.client-certificate-data}' | base64 -d | openssl x509 -noout -subject -enddate",
 	},
 	Requires: []checks.Node{kubeconfigfile.Check, facts.ClientCertFact},
+	Explains: []string{"api-auth"},
 	Run:      run,
 }
 

@@ -17,8 +17,8 @@ var Check = &checks.Check{
 	Doc: checks.Doc{
 		Cause: "getKubeClientConfig takes the out-of-cluster branch whenever [runners.kubernetes] host is non-empty, " +
 			"and then never reads the kubeconfig; with host empty it tries in-cluster config first, which wins " +
-			"whenever KUBERNETES_SERVICE_HOST is in the runner's environment. cert_file without key_file or ca_file " +
-			"decodes fine and fails only when a job starts.",
+			"whenever KUBERNETES_SERVICE_HOST is in the runner's environment. With host set, cert_file without key_file " +
+			"or ca_file decodes fine and fails only when a job starts; with host empty the three are never read.",
 		Symptom: "The runner talks to the wrong cluster (or its own); or every job fails with \"ca file, cert file and key file must be specified when using file based auth\".",
 		Fix:     "Remove host, cert_file, key_file and ca_file from [runners.kubernetes] (the kubeconfig carries them), and do not run the kubeconfig-shaped runner inside a pod.",
 		Verify:  "grep -nE '^\\s*(host|cert_file|key_file|ca_file)\\s*=' /etc/gitlab-runner/config.toml; doctor run --only cluster-override",
@@ -49,7 +49,27 @@ func run(p *checks.Pass) error {
 				Fix:      "Remove host (and cert_file, key_file, ca_file) from [runners.kubernetes]; the kubeconfig carries the URL and the certificate.",
 			})
 		}
-		if k.CertFile != "" && (k.KeyFile == "" || k.CAFile == "") {
+		// getOutClusterClientConfig is the only reader of the three files, and
+		// only host selects it: with host empty they are dead settings.
+		if k.Host == "" && (k.CertFile != "" || k.KeyFile != "" || k.CAFile != "") {
+			key := "cert_file"
+			switch {
+			case k.CertFile != "":
+			case k.KeyFile != "":
+				key = "key_file"
+			default:
+				key = "ca_file"
+			}
+			src, line := c.At(facts.RunnerKey("kubernetes", key))
+			p.Report(checks.Finding{
+				Severity: checks.Info,
+				Cause: fmt.Sprintf("%s sets %s with host empty: the executor loads the kubeconfig and never reads "+
+					"cert_file, key_file or ca_file, so the setting has no effect.", label, key),
+				Evidence: []checks.Evidence{{Source: src, Detail: line}},
+				Fix:      "Remove cert_file, key_file and ca_file from [runners.kubernetes]; the kubeconfig carries the certificate and the CA.",
+			})
+		}
+		if k.Host != "" && k.CertFile != "" && (k.KeyFile == "" || k.CAFile == "") {
 			src, line := c.At(facts.RunnerKey("kubernetes", "cert_file"))
 			p.Report(checks.Finding{
 				Cause: fmt.Sprintf("%s sets cert_file without key_file or ca_file: config.toml decodes, and every job fails with "+

@@ -36,13 +36,32 @@ func run(p *checks.Pass) error {
 		return checks.Skip("%s", c.Unlocated)
 	}
 	located := checks.Evidence{Source: c.Path, Detail: "located by " + c.How}
-	if c.ReadErr != nil {
-		what := "cannot be read"
-		if errors.Is(c.ReadErr, os.ErrNotExist) {
-			what = "does not exist"
-		}
+	if errors.Is(c.ReadErr, os.ErrNotExist) {
+		// The runner's LoadConfig returns nil when os.Stat says the file does
+		// not exist: it runs with an empty configuration, with no FATAL.
 		p.Report(checks.Finding{
-			Cause: fmt.Sprintf("config.toml %s (%v): the runner exits at start-up with a FATAL.", what, c.ReadErr),
+			Severity: checks.Error,
+			Cause: fmt.Sprintf("config.toml does not exist (%s): the runner treats a missing file as empty and runs "+
+				"with no [[runners]], so it takes no job and logs no error.", c.Path),
+			Evidence: []checks.Evidence{located, {Source: c.Path, Detail: "no such file or directory"}},
+			Fix:      "Point the runner at its real config.toml (--config or CONFIG_FILE), or restore the file, then restart it.",
+		})
+		return nil
+	}
+	if errors.Is(c.ReadErr, checks.ErrTooLarge) {
+		// doctor refuses to load it; the runner would try, so claim no FATAL.
+		p.Report(checks.Finding{
+			Severity: checks.Error,
+			Cause: fmt.Sprintf("config.toml %s is larger than %d MiB: no runner configuration is that large, so this is not "+
+				"the file it should be; doctor did not read it.", c.Path, checks.MaxFileSize>>20),
+			Evidence: []checks.Evidence{located},
+			Fix:      "Point the runner at its real config.toml (--config or CONFIG_FILE), or restore the file, then restart it.",
+		})
+		return nil
+	}
+	if c.ReadErr != nil {
+		p.Report(checks.Finding{
+			Cause: fmt.Sprintf("config.toml cannot be read (%v): the runner exits at start-up with a FATAL.", c.ReadErr),
 			Evidence: []checks.Evidence{located,
 				{Source: "runner log", Detail: "FATAL: Service run failed  error=" + c.ReadErr.Error()}},
 			Fix: "Point the runner at its real config.toml (--config or CONFIG_FILE), or restore the file, then restart it.",

@@ -8,6 +8,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/configdecode"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
 var Check = &checks.Check{
@@ -36,9 +37,12 @@ var hints = map[string]string{
 
 func run(p *checks.Pass) error {
 	c := facts.Config.Get(p)
-	for _, key := range c.Meta.Undecoded() {
+	for _, occ := range runnerconfig.Undecoded(c.Data, c.Meta) {
+		key := occ.Key
+		if underFreeForm(key) {
+			continue // the plugin receives these; the runner's decoder only does not look
+		}
 		last := key[len(key)-1]
-		src, line := c.At(key)
 		fix, known := hints[last]
 		if !known {
 			if s := Suggest(key); s != "" {
@@ -47,13 +51,29 @@ func run(p *checks.Pass) error {
 				fix = fmt.Sprintf("%s is not a field the runner reads: remove it, or move it to the table that has it.", key)
 			}
 		}
+		src, line := c.Path, ""
+		if occ.Line > 0 {
+			src, line = fmt.Sprintf("%s:%d", c.Path, occ.Line), c.LineText(occ.Line)
+		}
 		p.Report(checks.Finding{
-			Cause:    fmt.Sprintf("The runner ignores %s: no field of its config has that key, so the setting has no effect.", key),
+			Cause:    fmt.Sprintf("The runner ignores %s: no field of its config has that key, so the setting has no effect.", occ.Path),
 			Evidence: []checks.Evidence{{Source: src, Detail: line}},
 			Fix:      fix,
 		})
 	}
 	return nil
+}
+
+// underFreeForm tells keys inside a table the runner passes through whole
+// (plugin_config, nesting_config): its decoder marks only their first level
+// as read, though the plugin gets everything below.
+func underFreeForm(key []string) bool {
+	for _, k := range key[:len(key)-1] {
+		if k == "plugin_config" || k == "nesting_config" {
+			return true
+		}
+	}
+	return false
 }
 
 // Suggest names the closest key the runner does read beside an unknown one

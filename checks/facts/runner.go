@@ -134,14 +134,22 @@ func IsRunnerRun(comm string, args []string) bool {
 	if comm != "gitlab-runner" && bin != "gitlab-runner" && !strings.HasPrefix(bin, "gitlab-runner") {
 		return false
 	}
-	for _, a := range args[1:] {
+	for i := 1; i < len(args); i++ {
+		a := args[i]
 		if strings.HasPrefix(a, "-") {
+			if globalValueFlags[strings.TrimLeft(a, "-")] {
+				i++ // `--log-level debug run`: debug is the flag's value, not the subcommand
+			}
 			continue
 		}
 		return a == "run" // the first non-flag argument is the subcommand
 	}
 	return false
 }
+
+// globalValueFlags are gitlab-runner's global flags that take a separate
+// value (urfave/cli also accepts --flag=value, which needs no skipping).
+var globalValueFlags = map[string]bool{"log-level": true, "l": true, "log-format": true, "cpuprofile": true, "cpu-profile": true}
 
 func splitNUL(b []byte) []string {
 	b = bytes.TrimRight(b, "\x00")

@@ -83,13 +83,27 @@ func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.Process, src che
 		})
 	}
 	mode := f.Stat.Mode().Perm()
-	if proc != nil && !readableBy(p.Env, f, proc) {
-		p.Report(checks.Finding{
-			Cause: fmt.Sprintf("The runner's user (%s) cannot read %s (mode %04o, owner uid %d gid %d): client-go fails "+
-				"to load it and every job fails.", proc.Label(), f.Path, mode, f.Owner, f.Group),
-			Evidence: []checks.Evidence{src, {Source: f.Path, Detail: fmt.Sprintf("mode %04o owner %d:%d", mode, f.Owner, f.Group)}},
-			Fix:      fmt.Sprintf("sudo chown %d %s && sudo chmod 0600 %s", proc.UID, f.Path, f.Path),
-		})
+	if proc != nil {
+		if blocked := deniedBy(p.Env, f, proc); len(blocked) > 0 {
+			ev := []checks.Evidence{src}
+			var fix []string
+			for _, b := range blocked {
+				ev = append(ev, checks.Evidence{Source: b.path, Detail: fmt.Sprintf("mode %04o owner %d:%d", b.mode, b.owner, b.group)})
+				want := "0700"
+				if b.path == f.Path {
+					want = "0600"
+				}
+				fix = append(fix, fmt.Sprintf("sudo chown %d %s && sudo chmod %s %s", proc.UID, b.path, want, b.path))
+			}
+			// A directory the runner cannot enter hides a file it could read:
+			// the fix names every component in the way, not only the file.
+			p.Report(checks.Finding{
+				Cause: fmt.Sprintf("The runner's user (%s) cannot read %s (blocked at %s): client-go fails "+
+					"to load it and every job fails.", proc.Label(), f.Path, blockedNames(blocked)),
+				Evidence: ev,
+				Fix:      strings.Join(fix, " && "),
+			})
+		}
 	}
 	if mode&0o077 != 0 {
 		p.Report(checks.Finding{
@@ -162,27 +176,44 @@ func examineContext(p *checks.Pass, k *facts.Kubeconfig, src checks.Evidence) {
 	}
 }
 
-// readableBy applies the permission bits the kernel would for the runner's
-// uid: the file needs r, every directory above it x.
-func readableBy(env *checks.Env, f *facts.KubeFile, proc *facts.Process) bool {
+// blocker is a path component that denies the runner's uid.
+type blocker struct {
+	path         string
+	mode         fs.FileMode
+	owner, group int
+}
+
+// deniedBy applies the permission bits the kernel would for the runner's
+// uid: the file needs r, every directory above it x. It returns what denies
+// access, the file first, then directories from the nearest up; nil when
+// the runner can read the file.
+func deniedBy(env *checks.Env, f *facts.KubeFile, proc *facts.Process) []blocker {
 	if proc.UID == 0 {
-		return true
+		return nil
 	}
+	var out []blocker
 	if !permits(f.Stat.Mode(), f.Owner, f.Group, proc, 4) {
-		return false
+		out = append(out, blocker{f.Path, f.Stat.Mode().Perm(), f.Owner, f.Group})
 	}
 	for dir := path.Dir(f.Path); ; dir = path.Dir(dir) {
-		st, err := env.Stat(dir)
-		if err == nil {
+		if st, err := env.Stat(dir); err == nil {
 			owner, group := facts.Ownership(st)
 			if !permits(st.Mode(), owner, group, proc, 1) {
-				return false
+				out = append(out, blocker{dir, st.Mode().Perm(), owner, group})
 			}
 		}
 		if dir == "/" || dir == "." {
-			return true
+			return out
 		}
 	}
+}
+
+func blockedNames(bs []blocker) string {
+	names := make([]string, len(bs))
+	for i, b := range bs {
+		names[i] = b.path
+	}
+	return strings.Join(names, " and ")
 }
 
 func permits(mode fs.FileMode, owner, group int, proc *facts.Process, bit fs.FileMode) bool {

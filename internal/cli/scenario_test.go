@@ -53,6 +53,8 @@ type KubeconfigSpec struct {
 	NotBefore string   `json:"notBefore"` // a Go duration relative to now, e.g. "-1h"
 	NotAfter  string   `json:"notAfter"`
 	Mode      string   `json:"mode"`
+	// OmitCurrentContext drops current-context, as a hand-edited file might.
+	OmitCurrentContext bool `json:"omitCurrentContext"`
 }
 
 // Want is what the report must say.
@@ -63,6 +65,11 @@ type Want struct {
 	Absent   []string          `json:"absent"`   // checks that must have none
 	CausedBy map[string]string `json:"causedBy"` // check -> the check it folds under
 	Status   map[string]string `json:"status"`   // check -> pass|fail|unknown|skipped
+	// Says lists text each check's findings must carry (cause, evidence or
+	// fix), so a scenario pins the words an operator reads, not only the ID.
+	Says map[string][]string `json:"says"`
+	// Reason is text the check's unknown or skipped reason must contain.
+	Reason map[string]string `json:"reason"`
 }
 
 func TestScenarios(t *testing.T) {
@@ -171,6 +178,32 @@ func AssertWant(t *testing.T, rep *report.Report, w Want) {
 	for c, s := range w.Status {
 		if status[c] != s {
 			t.Errorf("check %s is %q, want %q", c, status[c], s)
+		}
+	}
+	reason := map[string]string{}
+	for _, c := range rep.Checks {
+		reason[c.ID] = c.Reason
+	}
+	for c, want := range w.Reason {
+		if !strings.Contains(reason[c], want) {
+			t.Errorf("check %s reason is %q, want it to contain %q", c, reason[c], want)
+		}
+	}
+	for c, texts := range w.Says {
+		var all strings.Builder
+		for _, f := range rep.Findings {
+			if f.Check != c {
+				continue
+			}
+			fmt.Fprintf(&all, "%s\n%s\n", f.Cause, f.Fix)
+			for _, e := range f.Evidence {
+				fmt.Fprintf(&all, "%s: %s\n", e.Source, e.Detail)
+			}
+		}
+		for _, want := range texts {
+			if !strings.Contains(all.String(), want) {
+				t.Errorf("%s's findings do not say %q; they say:\n%s", c, want, all.String())
+			}
 		}
 	}
 }
@@ -313,7 +346,11 @@ func writeKubeconfig(t *testing.T, root string, now time.Time, k KubeconfigSpec)
 		}
 		mode = fs.FileMode(m)
 	}
-	if err := os.WriteFile(p, testpki.Kubeconfig("tenant-ci", k.Server, ca.CertPEM, cert, key), mode); err != nil {
+	data := testpki.Kubeconfig("tenant-ci", k.Server, ca.CertPEM, cert, key)
+	if k.OmitCurrentContext {
+		data = bytes.Replace(data, []byte("current-context: tenant-ci\n"), nil, 1)
+	}
+	if err := os.WriteFile(p, data, mode); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(p, mode); err != nil {

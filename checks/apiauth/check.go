@@ -1,0 +1,58 @@
+// Package apiauth makes one authenticated call and classifies its failure.
+package apiauth
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/certexpiry"
+	"github.com/socialwebcomputer/doctor/checks/clusteroverride"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/kubeconfigfile"
+)
+
+var Check = &checks.Check{
+	ID:       "api-auth",
+	Title:    "The cluster accepts the kubeconfig's credential",
+	Severity: checks.Critical,
+	Doc: checks.Doc{
+		Cause: "The runner's first API call fails: the client certificate expired or was revoked (the front " +
+			"answers 401 within a second of a revocation), the account no longer owns the cluster, or the " +
+			"connection itself fails (TLS authority, hostname, refused, timeout) before any credential is read.",
+		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up credentials: … the server has asked for the client to provide credentials (Unauthorized)",
+		Fix:     "Download a new kubeconfig with getKubeconfig and install it over the old file; for a connection failure, fix what the finding names.",
+		Verify:  "KUBECONFIG=/etc/gitlab-runner/tenant-ci/kubeconfig.yaml kubectl auth whoami",
+	},
+	Requires: []checks.Node{kubeconfigfile.Check, clusteroverride.Check, facts.Whoami, facts.ClientCertFact},
+	Network:  true,
+	Run:      run,
+}
+
+func run(p *checks.Pass) error {
+	id := facts.Whoami.Get(p)
+	if id.Err == nil {
+		return nil
+	}
+	cc := facts.ClientCertFact.Get(p)
+	c := Classify(id.Err)
+	f := checks.Finding{
+		Cause:    strings.TrimSpace(fmt.Sprintf("%s %s (server %s)", c.Cause, c.Detail, id.Server)),
+		Evidence: []checks.Evidence{{Source: "POST " + id.Server + "/apis/authentication.k8s.io/v1/selfsubjectreviews", Detail: c.Message}},
+		Fix:      c.Fix,
+	}
+	if cc.Cert != nil {
+		f.Evidence = append(f.Evidence, checks.Evidence{Source: cc.Source, Detail: facts.Describe(cc.Cert)})
+	}
+	if c.Kind == Unauthorized && cc.Cert != nil {
+		now := p.Env.Now()
+		if now.After(cc.Cert.NotAfter) || now.Before(cc.Cert.NotBefore) {
+			f.Cause = "The server answers 401 Unauthorized: the client certificate is outside its validity dates."
+			f.CausedBy = certexpiry.Check.ID
+		} else {
+			f.Cause = "The server answers 401 Unauthorized to a certificate within its dates: it was revoked, or this account no longer owns the cluster. Download a new kubeconfig."
+		}
+	}
+	p.Report(f)
+	return nil
+}

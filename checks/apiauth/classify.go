@@ -1,0 +1,80 @@
+package apiauth
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"net"
+	"strings"
+	"syscall"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/socialwebcomputer/doctor/checks"
+)
+
+// Kind is a class of API failure, each with its own finding.
+type Kind string
+
+const (
+	Unauthorized     Kind = "unauthorized"
+	Forbidden        Kind = "forbidden"
+	UnknownAuthority Kind = "tls-unknown-authority"
+	HostnameMismatch Kind = "tls-hostname-mismatch"
+	TLSRefused       Kind = "tls-handshake"
+	Refused          Kind = "connection-refused"
+	Timeout          Kind = "timeout"
+	NoSuchHost       Kind = "dns"
+	Other            Kind = "other"
+)
+
+// Class is a classified failure: what to tell the operator.
+type Class struct {
+	Kind    Kind
+	Cause   string
+	Detail  string
+	Fix     string
+	Message string // the error text, redacted by Report
+}
+
+// Classify names an API failure: the 401 the front gives a dead certificate,
+// and each connection failure apart, because each has its own fix.
+func Classify(err error) Class {
+	msg := err.Error()
+	c := Class{Kind: Other, Message: msg, Cause: "The API call fails:", Detail: msg,
+		Fix: "Fix what the error names; the runner gets the same error on every job."}
+	var ua x509.UnknownAuthorityError
+	var hn x509.HostnameError
+	var dns *net.DNSError
+	var cv *tls.CertificateVerificationError
+	switch {
+	case apierrors.IsUnauthorized(err):
+		c.Kind, c.Cause, c.Detail = Unauthorized, "The server answers 401 Unauthorized:", "the credential is not accepted."
+		c.Fix = "Download a new kubeconfig with getKubeconfig and install it over the old file."
+	case apierrors.IsForbidden(err):
+		c.Kind, c.Cause, c.Detail = Forbidden, "The server answers 403 Forbidden to a self-review:", msg
+		c.Fix = "The identity may not even review itself: the owner-group binding changed."
+	case errors.As(err, &ua) || errors.As(err, &cv) && errors.As(cv.Err, &ua) || strings.Contains(msg, "certificate signed by unknown authority"):
+		c.Kind, c.Cause = UnknownAuthority, "TLS fails: the server's certificate is signed by an authority the kubeconfig does not trust."
+		c.Detail = "Its certificate-authority-data is not the CA that signed this server, or a proxy in between presents its own certificate."
+		c.Fix = "Download the kubeconfig again (it carries the right CA); if a TLS-inspecting proxy sits in between, bypass it for this host."
+	case errors.As(err, &hn) || strings.Contains(msg, "certificate is valid for"):
+		c.Kind, c.Cause = HostnameMismatch, "TLS fails: the server's certificate does not name the host in the kubeconfig's server URL."
+		c.Detail = ""
+		c.Fix = "Use the server URL getKubeconfig returned; do not point it at an address or another name."
+	case strings.Contains(msg, "tls: ") && (strings.Contains(msg, "certificate required") || strings.Contains(msg, "bad certificate") || strings.Contains(msg, "handshake failure")):
+		c.Kind, c.Cause = TLSRefused, "The front refuses the TLS handshake: it does not accept the client certificate."
+		c.Detail = "The certificate front rejects certificates it does not admit (revoked, expired or foreign) before any HTTP."
+		c.Fix = "Download a new kubeconfig with getKubeconfig and install it over the old file."
+	case errors.Is(err, syscall.ECONNREFUSED):
+		c.Kind, c.Cause, c.Detail = Refused, "The connection is refused:", "nothing listens at the server's address and port."
+		c.Fix = "Check the server URL in the kubeconfig and that the kcp front is up."
+	case checks.IsTimeout(err):
+		c.Kind, c.Cause, c.Detail = Timeout, "The API call timed out:", "the server's address does not answer within the deadline (a firewall dropping packets, or a host that is down)."
+		c.Fix = "Check the route from this host to the server (the guide's prerequisite: the runner host resolves and reaches the kcp front)."
+	case errors.As(err, &dns):
+		c.Kind, c.Cause, c.Detail = NoSuchHost, "The server's name does not resolve:", dns.Error()
+		c.Fix = "Check DNS on this host for the kubeconfig's server name."
+	}
+	return c
+}

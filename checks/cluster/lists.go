@@ -1,0 +1,172 @@
+// Package cluster holds the facts that need an authenticated API: the shared
+// lists every cluster check reads. They require api-auth, so a refused
+// credential is diagnosed once instead of failing every list.
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	schedv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/apiauth"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+)
+
+// PageSize is the limit of every list request.
+const PageSize = 500
+
+// Lists are the cluster state every API check reads, listed once per run:
+// each request independent of the others goes out in parallel, and each list
+// is paginated.
+type Lists struct {
+	Namespace       string // the runner namespace
+	RunnerPods      []corev1.Pod
+	PendingPods     []corev1.Pod // cluster-wide, status.phase=Pending
+	Nodes           []corev1.Node
+	PendingEvents   map[string][]corev1.Event // Warning events by pod "<ns>/<name>", Pending pods only
+	PriorityClasses []schedv1.PriorityClass
+	// Errs holds the list that failed, by name: a check that needs it
+	// returns the error (unknown); the others still run.
+	Errs map[string]error
+}
+
+// ListsFact needs api-auth to have passed: listing with a credential the
+// server refuses would only repeat its 401 five times.
+var ListsFact = &checks.Fact[*Lists]{
+	ID:       "cluster-lists",
+	Doc:      "runner-namespace pods, Pending pods, nodes, their events and priority classes, listed once",
+	Requires: []checks.Node{apiauth.Check, facts.APIClient, facts.Config},
+	Network:  true,
+	Compute: func(p *checks.Pass) (*Lists, error) {
+		return gather(p.Context, facts.APIClient.Get(p), facts.RunnerNamespace(facts.Config.Get(p)))
+	},
+}
+
+func gather(ctx context.Context, api *facts.API, ns string) (*Lists, error) {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	l := &Lists{Namespace: ns, Errs: map[string]error{}, PendingEvents: map[string][]corev1.Event{}}
+	var mu sync.Mutex
+	fail := func(name string, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		l.Errs[name] = err
+	}
+	core := api.Client.CoreV1()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		err := pages(ctx, func(o metav1.ListOptions) (string, error) {
+			r, err := core.Pods(ns).List(ctx, o)
+			if err != nil {
+				return "", err
+			}
+			l.RunnerPods = append(l.RunnerPods, r.Items...)
+			return r.Continue, nil
+		}, metav1.ListOptions{})
+		if err != nil {
+			fail("runner pods", err)
+		}
+	})
+	wg.Go(func() {
+		err := pages(ctx, func(o metav1.ListOptions) (string, error) {
+			r, err := core.Pods("").List(ctx, o)
+			if err != nil {
+				return "", err
+			}
+			l.PendingPods = append(l.PendingPods, r.Items...)
+			return r.Continue, nil
+		}, metav1.ListOptions{FieldSelector: "status.phase=Pending"})
+		if err != nil {
+			fail("pending pods", err)
+			return
+		}
+		// Events only matter for Pending pods, and only when there are any.
+		if len(l.PendingPods) == 0 {
+			return
+		}
+		pending := map[string]bool{}
+		for _, p := range l.PendingPods {
+			pending[p.Namespace+"/"+p.Name] = true
+		}
+		err = pages(ctx, func(o metav1.ListOptions) (string, error) {
+			r, err := core.Events("").List(ctx, o)
+			if err != nil {
+				return "", err
+			}
+			for _, e := range r.Items {
+				key := e.InvolvedObject.Namespace + "/" + e.InvolvedObject.Name
+				if pending[key] {
+					l.PendingEvents[key] = append(l.PendingEvents[key], e)
+				}
+			}
+			return r.Continue, nil
+		}, metav1.ListOptions{FieldSelector: "involvedObject.kind=Pod,type=Warning"})
+		if err != nil {
+			fail("events", err)
+		}
+	})
+	wg.Go(func() {
+		err := pages(ctx, func(o metav1.ListOptions) (string, error) {
+			r, err := core.Nodes().List(ctx, o)
+			if err != nil {
+				return "", err
+			}
+			l.Nodes = append(l.Nodes, r.Items...)
+			return r.Continue, nil
+		}, metav1.ListOptions{})
+		if err != nil {
+			fail("nodes", err)
+		}
+	})
+	wg.Go(func() {
+		err := pages(ctx, func(o metav1.ListOptions) (string, error) {
+			r, err := api.Client.SchedulingV1().PriorityClasses().List(ctx, o)
+			if err != nil {
+				return "", err
+			}
+			l.PriorityClasses = append(l.PriorityClasses, r.Items...)
+			return r.Continue, nil
+		}, metav1.ListOptions{})
+		if err != nil {
+			fail("priorityclasses", err)
+		}
+	})
+	wg.Wait()
+	return l, nil
+}
+
+// pages follows continue tokens with limit=PageSize; it stops at 1000 pages
+// so a server that never ends a list cannot hold a run forever.
+func pages(ctx context.Context, list func(metav1.ListOptions) (string, error), o metav1.ListOptions) error {
+	o.Limit = PageSize
+	for i := 0; i < 1000; i++ {
+		next, err := list(o)
+		if err != nil {
+			return err
+		}
+		if next == "" {
+			return nil
+		}
+		o.Continue = next
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("more than %d pages", 1000)
+}
+
+// Err returns the error of a named list, for a check that needs it.
+func (l *Lists) Err(names ...string) error {
+	for _, n := range names {
+		if err := l.Errs[n]; err != nil {
+			return fmt.Errorf("listing %s: %w", n, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,95 @@
+package cluster
+
+import (
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// IsJobPod tells a build pod of the Kubernetes executor: it is named
+// runner-<token>-project-<id>-concurrent-<n>-<suffix>, and newer runners label
+// it under *.runner.gitlab.com/.
+func IsJobPod(p *corev1.Pod) bool {
+	if strings.HasPrefix(p.Name, "runner-") && strings.Contains(p.Name, "-project-") {
+		return true
+	}
+	for k := range p.Labels {
+		if strings.HasSuffix(strings.SplitN(k, "/", 2)[0], "runner.gitlab.com") {
+			return true
+		}
+	}
+	return false
+}
+
+// IsAddon tells the cluster's own pods, which the scale decision ignores.
+func IsAddon(p *corev1.Pod) bool { return p.Namespace == "kube-system" }
+
+// Unbound is a pod the scheduler has not placed.
+func Unbound(p *corev1.Pod) bool { return p.Spec.NodeName == "" }
+
+// Age of an object at now.
+func Age(created time.Time, now time.Time) time.Duration {
+	if created.IsZero() || now.Before(created) {
+		return 0
+	}
+	return now.Sub(created)
+}
+
+// Requests is what the scheduler places a pod on: the sum of its containers'
+// requests, or the largest init container's when that is more.
+func Requests(p *corev1.Pod) corev1.ResourceList {
+	sum := corev1.ResourceList{}
+	for _, c := range p.Spec.Containers {
+		for name, q := range c.Resources.Requests {
+			v := sum[name]
+			v.Add(q)
+			sum[name] = v
+		}
+	}
+	for _, c := range p.Spec.InitContainers {
+		for name, q := range c.Resources.Requests {
+			if cur, ok := sum[name]; !ok || q.Cmp(cur) > 0 {
+				sum[name] = q.DeepCopy()
+			}
+		}
+	}
+	return sum
+}
+
+// LargestAllocatable is, per resource, the most any one node offers.
+func LargestAllocatable(nodes []corev1.Node) corev1.ResourceList {
+	max := corev1.ResourceList{}
+	for _, n := range nodes {
+		for name, q := range n.Status.Allocatable {
+			if cur, ok := max[name]; !ok || q.Cmp(cur) > 0 {
+				max[name] = q.DeepCopy()
+			}
+		}
+	}
+	return max
+}
+
+// Exceeds lists the resources where want is more than have offers.
+func Exceeds(want, have corev1.ResourceList) []string {
+	var out []string
+	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage} {
+		w, ok := want[name]
+		if !ok || w.IsZero() {
+			continue
+		}
+		h := have[name]
+		if w.Cmp(h) > 0 {
+			out = append(out, string(name)+" "+w.String()+" > "+quantity(h))
+		}
+	}
+	return out
+}
+
+func quantity(q resource.Quantity) string {
+	if q.IsZero() {
+		return "0"
+	}
+	return q.String()
+}

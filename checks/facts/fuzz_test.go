@@ -1,0 +1,164 @@
+package facts
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/testpki"
+)
+
+// Every parser here reads bytes a host (or an attacker with write access to
+// a file doctor reads) controls: none may panic, and what each returns is
+// never larger than what it was given.
+
+func FuzzParseEnviron(f *testing.F) {
+	f.Add([]byte("KUBECONFIG=/etc/k.yaml\x00PATH=/bin\x00"))
+	f.Add([]byte("=\x00==\x00A\x00"))
+	f.Add([]byte{0, 0, 0xff, '=', 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		vars := ParseEnviron(b)
+		n := 0
+		for k, v := range vars {
+			if k == "" || strings.ContainsAny(k, "=\x00") || strings.Contains(v, "\x00") {
+				t.Fatalf("bad entry %q=%q", k, v)
+			}
+			n += len(k) + 1 + len(v)
+		}
+		if n > len(b)+1 {
+			t.Fatalf("%d bytes of variables from %d bytes of environ", n, len(b))
+		}
+	})
+}
+
+func FuzzReadProcess(f *testing.F) {
+	f.Add([]byte("gitlab-runner\n"), []byte("/usr/bin/gitlab-runner\x00run\x00--config\x00/c.toml\x00"),
+		[]byte("Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nGroups:\t1 2\n"))
+	f.Add([]byte(""), []byte("gitlab-runner\x00--log-level\x00"), []byte("Uid:\nGroups:\t-1 99999999999999999999\n"))
+	f.Add([]byte("\xff"), []byte("\x00\x00run"), []byte("Uid:\tx\ty\n:::\n"))
+	f.Fuzz(func(t *testing.T, comm, cmdline, status []byte) {
+		root := t.TempDir()
+		for name, b := range map[string][]byte{"comm": comm, "cmdline": cmdline, "status": status} {
+			p := filepath.Join(root, "proc", "7", name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		proc, ok := readProcess(&checks.Env{Root: root}, 7, map[int]PasswdEntry{0: {"root", "/root"}})
+		if !ok {
+			return
+		}
+		n := 0
+		for _, a := range proc.Cmdline {
+			n += len(a)
+		}
+		if n > len(cmdline) || len(proc.Groups) > len(status) || len(proc.Comm) > len(comm) {
+			t.Fatalf("process larger than its /proc entry: %+v", proc)
+		}
+		_ = proc.Label()
+	})
+}
+
+func FuzzReadPasswd(f *testing.F) {
+	f.Add([]byte("root:x:0:0:root:/root:/bin/bash\ngitlab-runner:x:999:999::/home/gitlab-runner:/bin/sh\n"))
+	f.Add([]byte(":::::::\n::-1:::::\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		root := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(root, "etc"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "etc", "passwd"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got := ReadPasswd(&checks.Env{Root: root})
+		if len(got) > strings.Count(string(b), "\n")+1 {
+			t.Fatalf("%d users from %d lines", len(got), strings.Count(string(b), "\n")+1)
+		}
+		for _, e := range got {
+			if len(e.Name)+len(e.Home) > len(b) {
+				t.Fatal("entry larger than the file")
+			}
+		}
+	})
+}
+
+func FuzzParseCertPEM(f *testing.F) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	ca, err := testpki.NewCA("fuzz CA", now.Add(-time.Hour), now.Add(time.Hour))
+	if err != nil {
+		f.Fatal(err)
+	}
+	cert, key, err := ca.Client("did:plc:fuzz", []string{"socialweb.computer:cluster-owners"}, now.Add(-time.Hour), now.Add(time.Hour))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(cert)
+	f.Add(append(append([]byte{}, key...), cert...)) // key first: skipped by type
+	f.Add([]byte("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n"))
+	f.Add([]byte("not pem"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := ParseCertPEM(b)
+		if (c == nil) == (err == nil) {
+			t.Fatalf("cert %v and err %v: exactly one must be set", c != nil, err)
+		}
+		if c != nil {
+			if d := Describe(c); len(d) > 400+2*len(b) {
+				t.Fatalf("description of %d bytes for %d bytes of input", len(d), len(b))
+			}
+		}
+	})
+}
+
+// FuzzKubeconfig feeds arbitrary bytes through the kubeconfig and
+// client-cert facts, the path a runner's KUBECONFIG file takes.
+func FuzzKubeconfig(f *testing.F) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	ca, err := testpki.NewCA("fuzz CA", now.Add(-time.Hour), now.Add(time.Hour))
+	if err != nil {
+		f.Fatal(err)
+	}
+	cert, key, err := ca.Client("did:plc:fuzz", nil, now.Add(-time.Hour), now.Add(time.Hour))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(testpki.Kubeconfig("c", "https://kcp.socialweb.invalid/clusters/root:k3x9q2mf:c:clusters", ca.CertPEM, cert, key))
+	f.Add([]byte("apiVersion: v1\nkind: Config\ncurrent-context: x\ncontexts:\n- name: x\n  context: {cluster: y, user: z}\n"))
+	f.Add([]byte("users:\n- name: u\n  user:\n    client-certificate: ../../../../etc/passwd\n"))
+	f.Add([]byte("{}"))
+	f.Add([]byte("\x00\xff\xfe"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		root := t.TempDir()
+		if err := os.WriteFile(filepath.Join(root, "k.yaml"), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		env := &checks.Env{Root: root, KubeconfigPath: "/k.yaml", Clock: now}
+		var k *Kubeconfig
+		var cc *ClientCert
+		probe := &checks.Check{
+			ID: "probe", Title: "t", Severity: checks.Info,
+			Doc:      checks.Doc{Cause: "c", Symptom: "s", Fix: "f", Verify: "v"},
+			Requires: []checks.Node{KubeconfigFact, ClientCertFact},
+			Run: func(p *checks.Pass) error {
+				k, cc = KubeconfigFact.Get(p), ClientCertFact.Get(p)
+				return nil
+			},
+		}
+		res, err := checks.Run(context.Background(), env, []*checks.Check{probe}, checks.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := res.Checks[0].Status; st != checks.StatusPass {
+			t.Fatalf("probe %s: %s", st, res.Checks[0].Reason) // a panic in a fact lands here
+		}
+		if k == nil || len(k.Files) != 1 || cc == nil {
+			t.Fatalf("facts missing: %+v %+v", k, cc)
+		}
+	})
+}

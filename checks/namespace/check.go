@@ -1,0 +1,66 @@
+// Package namespace checks that the runner namespace exists and is usable.
+package namespace
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/apiauth"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+)
+
+var Check = &checks.Check{
+	ID:       "namespace",
+	Title:    "The runner namespace exists",
+	Severity: checks.Error,
+	Doc: checks.Doc{
+		Cause: "The runner does not create its namespace: setupBuildNamespace returns at once unless namespace_per_job " +
+			"= true, so with the default the configured namespace has to exist. The user applies it once; a " +
+			"namespace being deleted (Terminating) refuses new pods just the same.",
+		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up build pod: namespaces \"gitlab-runner\" not found",
+		Fix:     "kubectl apply -f - <<'EOF'\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: gitlab-runner\nEOF",
+		Verify:  "kubectl get ns gitlab-runner",
+	},
+	Requires: []checks.Node{apiauth.Check, facts.APIClient, facts.Config},
+	Network:  true,
+	Run:      run,
+}
+
+func run(p *checks.Pass) error {
+	cfg := facts.Config.Get(p)
+	if r := facts.FirstKubernetesRunner(cfg); r != nil && r.Kubernetes != nil && r.Kubernetes.NamespacePerJob {
+		return checks.Skip("namespace_per_job is set: the runner creates a namespace per job")
+	}
+	ns := facts.RunnerNamespace(cfg)
+	ctx, cancel := context.WithTimeout(p.Context, 10*time.Second)
+	defer cancel()
+	obj, err := facts.APIClient.Get(p).Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	src := fmt.Sprintf("GET /api/v1/namespaces/%s", ns)
+	switch {
+	case apierrors.IsNotFound(err):
+		p.Report(checks.Finding{
+			Cause:    fmt.Sprintf("The namespace %q does not exist: every job fails with `namespaces %q not found`. The runner does not create it.", ns, ns),
+			Evidence: []checks.Evidence{{Source: src, Detail: "404: " + err.Error()}},
+			Fix:      manifest(ns),
+		})
+	case err != nil:
+		return fmt.Errorf("%s: %w", src, err)
+	case obj.Status.Phase == corev1.NamespaceTerminating:
+		p.Report(checks.Finding{
+			Cause:    fmt.Sprintf("The namespace %q is Terminating: new job pods are refused until it is gone, then every job fails with `namespaces %q not found`.", ns, ns),
+			Evidence: []checks.Evidence{{Source: src, Detail: fmt.Sprintf("status.phase=Terminating since %s", obj.DeletionTimestamp)}},
+			Fix:      "Wait for the deletion to finish (or clear its stuck finalizers), then apply it again:\n" + manifest(ns),
+		})
+	}
+	return nil
+}
+
+func manifest(ns string) string {
+	return fmt.Sprintf("kubectl apply -f - <<'EOF'\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\nEOF", ns)
+}

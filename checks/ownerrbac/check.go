@@ -1,0 +1,54 @@
+// Package ownerrbac checks that the gateway owner is still cluster-admin.
+package ownerrbac
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/apiauth"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+)
+
+var Check = &checks.Check{
+	ID:       "owner-rbac",
+	Title:    "The kubeconfig's identity is cluster-admin",
+	Severity: checks.Error,
+	Doc: checks.Doc{
+		Cause: "The gateway's certificate carries the group socialweb.computer:cluster-owners, bound to cluster-admin " +
+			"in every tenant cluster, so `kubectl auth can-i '*' '*'` answers yes and the whole class of 403s " +
+			"cannot happen. When it answers no, the owner-group binding changed: the runner is not what broke.",
+		Symptom: "A job's first request is Forbidden: pods is forbidden: User \"did:plc:…\" cannot create resource \"pods\" in API group \"\" in the namespace \"gitlab-runner\"",
+		Fix:     "Restore the ClusterRoleBinding of group socialweb.computer:cluster-owners to cluster-admin (the gateway owns it; ask its operator), or download a kubeconfig for an account that owns the cluster.",
+		Verify:  "kubectl auth can-i '*' '*'; kubectl auth whoami",
+	},
+	Requires: []checks.Node{apiauth.Check, facts.APIClient, facts.Whoami},
+	Explains: []string{"runner-rbac"},
+	Network:  true,
+	Run:      run,
+}
+
+func run(p *checks.Pass) error {
+	api, id := facts.APIClient.Get(p), facts.Whoami.Get(p)
+	ctx, cancel := context.WithTimeout(p.Context, 10*time.Second)
+	defer cancel()
+	all := facts.Access{Verb: "*", Group: "*", Resource: "*"}
+	ok, err := facts.Allowed(ctx, api, []facts.Access{all})
+	if err != nil {
+		return fmt.Errorf("access review: %w", err)
+	}
+	if ok[all] {
+		return nil
+	}
+	p.Report(checks.Finding{
+		Cause: fmt.Sprintf("%s (groups %s) is not cluster-admin: an access review for verb * on resource * is denied. "+
+			"The owner-group binding changed; the runner is not what broke.", id.User, strings.Join(id.Groups, ", ")),
+		Evidence: []checks.Evidence{
+			{Source: "POST /apis/authentication.k8s.io/v1/selfsubjectreviews", Detail: fmt.Sprintf("user %s, groups [%s]", id.User, strings.Join(id.Groups, ", "))},
+			{Source: "POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews", Detail: "verb=* group=* resource=*: denied"},
+		},
+	})
+	return nil
+}

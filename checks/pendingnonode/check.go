@@ -1,0 +1,102 @@
+// Package pendingnonode diagnoses job pods that wait for a node.
+package pendingnonode
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/cluster"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+)
+
+// DefaultPollTimeout is the runner's, when config.toml sets none.
+const DefaultPollTimeout = 180 * time.Second
+
+var Check = &checks.Check{
+	ID:       "pending-no-node",
+	Title:    "Job pods get a node within poll_timeout",
+	Severity: checks.Error,
+	Doc: checks.Doc{
+		Cause: "The cluster rests at zero nodes: a job pod is Pending until the market rents, boots and joins a node, " +
+			"which takes minutes and is normal. Past poll_timeout the runner gives up. With zero nodes for that long, " +
+			"nothing rented a node: the provider is not running, or the market lost the RFP.",
+		Symptom: "ERROR: Job failed (system failure): prepare environment: waiting for pod running: timed out waiting for pod to start",
+		Fix:     "Compare kubectl get pods -A with kubectl get nodes: a Pending pod the scale decision never sees is a provider that is not running; start it, or raise poll_timeout to cover a node boot (3600).",
+		Verify:  "kubectl get pods -n gitlab-runner -o wide -w; kubectl get nodes -w",
+	},
+	Requires: []checks.Node{cluster.ListsFact, facts.Config},
+	Network:  true,
+	Run:      run,
+}
+
+func run(p *checks.Pass) error {
+	l := cluster.ListsFact.Get(p)
+	if err := l.Err("runner pods", "nodes"); err != nil {
+		return err
+	}
+	poll := PollTimeout(facts.Config.Get(p))
+	now := p.Env.Now()
+	var waiting []*corev1.Pod
+	for i := range l.RunnerPods {
+		pod := &l.RunnerPods[i]
+		if pod.Status.Phase == corev1.PodPending && cluster.Unbound(pod) && cluster.IsJobPod(pod) {
+			waiting = append(waiting, pod)
+		}
+	}
+	if len(waiting) == 0 {
+		return nil
+	}
+	sort.Slice(waiting, func(i, j int) bool {
+		return waiting[i].CreationTimestamp.Before(&waiting[j].CreationTimestamp)
+	})
+	oldest := cluster.Age(waiting[0].CreationTimestamp.Time, now)
+	counts := checks.Evidence{Source: "GET pods, nodes", Detail: fmt.Sprintf("%d job pods Pending with no node in %s (%d Pending cluster-wide); %d nodes",
+		len(waiting), l.Namespace, len(l.PendingPods), len(l.Nodes))}
+	var ev []checks.Evidence
+	for i, pod := range waiting {
+		if i == 5 {
+			ev = append(ev, checks.Evidence{Source: "…", Detail: fmt.Sprintf("%d more", len(waiting)-5)})
+			break
+		}
+		ev = append(ev, checks.Evidence{Source: "pod " + pod.Namespace + "/" + pod.Name,
+			Detail: fmt.Sprintf("Pending %s, no node, created %s", round(cluster.Age(pod.CreationTimestamp.Time, now)), pod.CreationTimestamp.UTC().Format(time.RFC3339))})
+	}
+	ev = append([]checks.Evidence{counts}, ev...)
+	switch {
+	case oldest < poll && len(l.Nodes) == 0:
+		p.Report(checks.Finding{
+			Severity: checks.Info,
+			Cause: fmt.Sprintf("%d job pods Pending for up to %s with zero nodes: normal, a rented node is booting (poll_timeout %s).",
+				len(waiting), round(oldest), poll),
+			Evidence: ev,
+			Fix:      "None: the gap between \"pod Pending\" and \"node Ready\" is a market round trip plus a VM boot.",
+		})
+	case oldest >= poll && len(l.Nodes) == 0:
+		p.Report(checks.Finding{
+			Cause: fmt.Sprintf("A job pod has been Pending %s, past poll_timeout (%s), and the cluster still has zero nodes: nothing rented a node. "+
+				"The provider is not running, or the market lost the RFP.", round(oldest), poll),
+			Evidence: ev,
+		})
+	case oldest >= poll:
+		p.Report(checks.Finding{
+			Cause:    fmt.Sprintf("A job pod has been Pending %s with no node, past poll_timeout (%s), although %d nodes exist.", round(oldest), poll, len(l.Nodes)),
+			Evidence: ev,
+			Fix:      "See pending-unschedulable: a pod that waits while nodes exist does not fit them.",
+		})
+	}
+	return nil
+}
+
+// PollTimeout is [runners.kubernetes] poll_timeout, or the runner's default.
+func PollTimeout(c *facts.ConfigFile) time.Duration {
+	if r := facts.FirstKubernetesRunner(c); r != nil && r.Kubernetes != nil && r.Kubernetes.PollTimeout > 0 {
+		return time.Duration(r.Kubernetes.PollTimeout) * time.Second
+	}
+	return DefaultPollTimeout
+}
+
+func round(d time.Duration) time.Duration { return d.Truncate(time.Second) }

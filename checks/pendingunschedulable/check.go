@@ -1,0 +1,98 @@
+// Package pendingunschedulable diagnoses pods that wait while nodes exist.
+package pendingunschedulable
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/cluster"
+)
+
+var Check = &checks.Check{
+	ID:       "pending-unschedulable",
+	Title:    "Pending job pods fit the nodes that exist",
+	Severity: checks.Error,
+	Doc: checks.Doc{
+		Cause: "The scheduler places a pod on its requests. A request (build, helper and service containers summed) " +
+			"larger than any node the market rents is a pod that waits forever, and a bill for a node that never " +
+			"gets used. A limit with no request is the request.",
+		Symptom: "Pod Pending forever on a cluster whose nodes exist; kubectl describe pod shows FailedScheduling: 0/1 nodes are available: 1 Insufficient cpu.",
+		Fix:     "Lower cpu_request / memory_request (and helper_*, service_*) in [runners.kubernetes] below the allocatable of the node size the market rents, or rent a larger size.",
+		Verify:  "kubectl describe pod -n gitlab-runner <pod> | sed -n '/Events/,$p'; kubectl get nodes -o custom-columns=NAME:.metadata.name,CPU:.status.allocatable.cpu,MEM:.status.allocatable.memory",
+	},
+	Requires: []checks.Node{cluster.ListsFact},
+	Explains: []string{"pending-no-node"},
+	Network:  true,
+	Run:      run,
+}
+
+func run(p *checks.Pass) error {
+	l := cluster.ListsFact.Get(p)
+	if err := l.Err("runner pods", "nodes"); err != nil {
+		return err
+	}
+	if len(l.Nodes) == 0 {
+		return nil // nothing to fit: pending-no-node's case
+	}
+	largest := cluster.LargestAllocatable(l.Nodes)
+	for i := range l.RunnerPods {
+		pod := &l.RunnerPods[i]
+		if pod.Status.Phase != corev1.PodPending || !cluster.Unbound(pod) || !cluster.IsJobPod(pod) {
+			continue
+		}
+		diagnose(p, l, pod, largest)
+	}
+	return nil
+}
+
+func diagnose(p *checks.Pass, l *cluster.Lists, pod *corev1.Pod, largest corev1.ResourceList) {
+	req := cluster.Requests(pod)
+	src := "pod " + pod.Namespace + "/" + pod.Name
+	ev := []checks.Evidence{
+		{Source: src, Detail: "requests " + list(req)},
+		{Source: "largest node allocatable", Detail: fmt.Sprintf("%s (of %d nodes)", list(largest), len(l.Nodes))},
+	}
+	for _, e := range l.PendingEvents[pod.Namespace+"/"+pod.Name] {
+		if e.Reason == "FailedScheduling" {
+			ev = append(ev, checks.Evidence{Source: "event FailedScheduling", Detail: e.Message})
+		}
+	}
+	if over := cluster.Exceeds(req, largest); len(over) > 0 {
+		p.Report(checks.Finding{
+			Cause: fmt.Sprintf("%s is Pending while nodes exist: its requests fit no node size (%s). It waits forever, and the node rented for it is billed unused.",
+				src, strings.Join(over, "; ")),
+			Evidence: ev,
+		})
+		return
+	}
+	if len(ev) > 2 {
+		p.Report(checks.Finding{
+			Cause:    fmt.Sprintf("%s is Pending while nodes exist, and the scheduler says why: %s", src, ev[2].Detail),
+			Evidence: ev,
+			Fix:      "Act on the scheduler's reason: taints, node selectors, affinity or requests that no node satisfies.",
+		})
+		return
+	}
+	p.Report(checks.Finding{
+		Severity: checks.Warning,
+		Cause:    fmt.Sprintf("%s is Pending while nodes exist, its requests fit the largest node, and no scheduler event says why yet.", src),
+		Evidence: ev,
+		Fix:      "Watch kubectl describe pod for a FailedScheduling event; a node that is not Ready, or taints, hold it.",
+	})
+}
+
+func list(r corev1.ResourceList) string {
+	var parts []string
+	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		if q, ok := r[name]; ok {
+			parts = append(parts, fmt.Sprintf("%s=%s", name, q.String()))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,83 @@
+package checks_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/socialwebcomputer/doctor/checks"
+)
+
+const pemBlock = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk3yByxZpYRTBnVJk5oDrs5VMc6dMgoAoGCCqGSM49\nAwEHoUQDQgAE\n-----END EC PRIVATE KEY-----"
+
+func TestRedactRemovesSecrets(t *testing.T) {
+	for _, tc := range []struct{ in, secret string }{
+		{"key: " + pemBlock + " trailing", "MHcCAQEEIBkg4LVWM9nuwNSk3yByxZpYRTBnVJk5oDrs5VMc6dMgoAoGCCqGSM49"},
+		{"-----BEGIN CERTIFICATE-----\nMIIBunterminated", "MIIBunterminated"},
+		{`token = "glrt-t3_AbCdEfGhIjKlMnOp"`, "t3_AbCdEfGhIjKlMnOp"},
+		{"url https://gitlab-ci-token:glrt-AbCdEfGh123@gitlab.example.invalid/x.git", "AbCdEfGh123"},
+		{"glpat-0123456789abcdef", "0123456789abcdef"},
+		{"Authorization: Bearer eyJhbGciOiJSUzI1NiJ9.payload.sig", "eyJhbGciOiJSUzI1NiJ9"},
+		{"authorization: bearer abcdefgh12345678", "abcdefgh12345678"},
+		{"password=hunter2hunter2", "hunter2hunter2"},
+		{"client-key-data: LS0tLS1CRUdJTiBFQyBQUklWQVRFIEtFWS0tLS0t", "LS0tLS1CRUdJTiBFQyBQUklWQVRFIEtFWS0tLS0t"},
+		{"blob " + strings.Repeat("QUJD", 20) + "==", strings.Repeat("QUJD", 20)},
+	} {
+		out := checks.Redact(tc.in)
+		if strings.Contains(out, tc.secret) {
+			t.Errorf("Redact(%q) = %q: the secret survived", tc.in, out)
+		}
+	}
+}
+
+func TestRedactKeepsOrdinaryText(t *testing.T) {
+	for _, s := range []string{
+		"",
+		"config.toml does not decode: toml: line 10 (last key \"runners.output_limit\"): expected value but found '=' instead",
+		"/etc/gitlab-runner/tenant-ci/kubeconfig.yaml: no such file or directory",
+		"client certificate ECDSA P-256, CN=did:plc:ewvi7nxzyoun6zhxrhs64oiz, groups=[socialweb.computer:cluster-owners], valid 2026-11-29T11:00Z to 2026-11-29T23:00Z",
+		"https://kcp.socialweb.invalid/clusters/root:k3x9q2mf:tenant-ci:clusters",
+		"pid 4242 (uid 999 gitlab-runner): /usr/bin/gitlab-runner run --config /etc/gitlab-runner/config.toml",
+		"token not set", // a word, not an assignment
+		"KUBECONFIG=/etc/gitlab-runner/tenant-ci/kubeconfig.yaml",
+	} {
+		if out := checks.Redact(s); out != s {
+			t.Errorf("Redact changed ordinary text:\n in: %q\nout: %q", s, out)
+		}
+	}
+}
+
+// FuzzRedact embeds known secrets in arbitrary text: none may survive, the
+// output stays within a small factor of the input, and nothing panics.
+func FuzzRedact(f *testing.F) {
+	f.Add("", "")
+	f.Add("token = \"", "\"")
+	f.Add("-----BEGIN X-----", "-----END X-----")
+	f.Add("Authorization:", "\n")
+	f.Add("key=", strings.Repeat("A", 70))
+	const (
+		glrt   = "glrtSECRETzq9x8c7v6b5n"
+		bearer = "brSECRETqw8e7r6t5y4u3"
+		pemMid = "PEMSECRETaz1sx2dc3fv4"
+	)
+	pemHeader := regexp.MustCompile(`-----BEGIN [A-Z0-9 ]+-----`)
+	f.Fuzz(func(t *testing.T, prefix, suffix string) {
+		in := prefix + " glrt-" + glrt + " Bearer " + bearer + " \n-----BEGIN CERTIFICATE-----\n" + pemMid + "\n-----END CERTIFICATE-----\n" + suffix
+		out := checks.Redact(in)
+		for _, s := range []string{glrt, bearer, pemMid} {
+			if strings.Contains(out, s) {
+				t.Fatalf("secret %q survived in %q", s, out)
+			}
+		}
+		if len(out) > 2*len(in)+64 {
+			t.Fatalf("output grew from %d to %d bytes", len(in), len(out))
+		}
+		if pemHeader.MatchString(out) {
+			t.Fatalf("a PEM header survived: %q", out)
+		}
+		// Arbitrary input alone: no panic, bounded.
+		if o := checks.Redact(prefix); len(o) > 2*len(prefix)+64 {
+			t.Fatalf("output grew from %d to %d bytes", len(prefix), len(o))
+		}
+	})
+}

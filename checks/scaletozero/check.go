@@ -1,0 +1,152 @@
+// Package scaletozero finds what keeps a rented node alive without a job.
+package scaletozero
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/cluster"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/pendingnonode"
+)
+
+var Check = &checks.Check{
+	ID:       "scale-to-zero",
+	Title:    "The cluster can return to zero nodes",
+	Severity: checks.Warning,
+	Doc: checks.Doc{
+		Cause: "The scale decision counts every Pending pod that is not a cluster add-on as intent and rents a node " +
+			"to place it. Pause pods are exactly that, so while one exists the cluster never returns to zero and a " +
+			"node is billed with no job on it. Pause pods also need their PriorityClass, below the job pods', so a " +
+			"job preempts them.",
+		Symptom: "kubectl get nodes is never empty after the last job; a node runs only pause or other non-job pods.",
+		Fix:     "Set idle_count = 0 outside working hours (a policy with periods, or a cron on the runner), and remove Pending pods that are not jobs.",
+		Verify:  "kubectl get pods -A --field-selector=status.phase=Pending; kubectl get nodes; kubectl get priorityclass",
+	},
+	Requires: []checks.Node{cluster.ListsFact, facts.Config},
+	Network:  true,
+	Run:      run,
+}
+
+func run(p *checks.Pass) error {
+	l := cluster.ListsFact.Get(p)
+	if err := l.Err("runner pods", "pending pods", "nodes"); err != nil {
+		return err
+	}
+	cfg := facts.Config.Get(p)
+	idleNodes(p, l, cfg)
+	if r := facts.FirstKubernetesRunner(cfg); r != nil && r.Kubernetes != nil && r.Kubernetes.Autoscaler != nil {
+		if err := l.Err("priorityclasses"); err != nil {
+			return err
+		}
+		pausePriority(p, l, r.Kubernetes.Autoscaler.PausePodPriorityClassName)
+	}
+	return nil
+}
+
+// idleNodes reports nodes with no job pod, with the Pending non-job pods
+// that keep the scale decision renting them.
+func idleNodes(p *checks.Pass, l *cluster.Lists, cfg *facts.ConfigFile) {
+	now, poll := p.Env.Now(), pendingnonode.PollTimeout(cfg)
+	jobs := map[string]int{}
+	waitingJobs := 0
+	for i := range l.RunnerPods {
+		pod := &l.RunnerPods[i]
+		if !cluster.IsJobPod(pod) || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		if cluster.Unbound(pod) {
+			waitingJobs++
+		}
+		jobs[pod.Spec.NodeName]++
+	}
+	var idle []string
+	for _, n := range l.Nodes {
+		// A node younger than poll_timeout while a job waits is the node
+		// being rented for it.
+		if jobs[n.Name] == 0 && !(waitingJobs > 0 && cluster.Age(n.CreationTimestamp.Time, now) < poll) {
+			idle = append(idle, n.Name)
+		}
+	}
+	if len(idle) == 0 {
+		return
+	}
+	var holders []string
+	for i := range l.PendingPods {
+		pod := &l.PendingPods[i]
+		if !cluster.IsJobPod(pod) && !cluster.IsAddon(pod) {
+			holders = append(holders, pod.Namespace+"/"+pod.Name)
+		}
+	}
+	ev := []checks.Evidence{{Source: "GET nodes", Detail: fmt.Sprintf("%d of %d nodes run no job pod: %s", len(idle), len(l.Nodes), first(idle, 10))}}
+	if len(holders) == 0 {
+		p.Report(checks.Finding{
+			Severity: checks.Info,
+			Cause:    fmt.Sprintf("%d nodes run no job pod and nothing non-job is Pending: scale-down should remove them; if they stay, the provider is not scaling down.", len(idle)),
+			Evidence: ev,
+			Fix:      "None if they go within the provider's idle time; otherwise check the provider.",
+		})
+		return
+	}
+	ev = append(ev, checks.Evidence{Source: "GET pods --field-selector=status.phase=Pending", Detail: fmt.Sprintf("%d Pending pods that are neither jobs nor add-ons: %s", len(holders), first(holders, 10))})
+	p.Report(checks.Finding{
+		Cause: fmt.Sprintf("%d nodes run no job pod while %d Pending non-job pods (pause pods or others) count as intent: the cluster never returns to zero, and those nodes are billed without a job.",
+			len(idle), len(holders)),
+		Evidence: ev,
+	})
+}
+
+// pausePriority checks the pause pods' PriorityClass exists and sits below
+// the job pods', so a job preempts a pause pod instead of waiting behind it.
+func pausePriority(p *checks.Pass, l *cluster.Lists, name string) {
+	if name == "" {
+		return
+	}
+	var pause *int32
+	var globalDefault int32
+	for _, pc := range l.PriorityClasses {
+		if pc.Name == name {
+			v := pc.Value
+			pause = &v
+		}
+		if pc.GlobalDefault {
+			globalDefault = pc.Value
+		}
+	}
+	if pause == nil {
+		p.Report(checks.Finding{
+			Severity: checks.Error,
+			Cause:    fmt.Sprintf("pause_pod_priority_class_name = %q, but no PriorityClass %q exists: the runner's pause pods are refused at creation.", name, name),
+			Evidence: []checks.Evidence{{Source: "GET /apis/scheduling.k8s.io/v1/priorityclasses", Detail: fmt.Sprintf("%d classes, none named %s", len(l.PriorityClasses), name)}},
+			Fix: fmt.Sprintf("kubectl apply -f - <<'EOF'\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: %s\nvalue: -10\nglobalDefault: false\n"+
+				"description: \"Pause pods, below job pods, so a job preempts one.\"\nEOF", name),
+		})
+		return
+	}
+	jobPriority, source := globalDefault, "the global default PriorityClass (0 when none)"
+	for i := range l.RunnerPods {
+		pod := &l.RunnerPods[i]
+		if cluster.IsJobPod(pod) && pod.Spec.Priority != nil {
+			jobPriority, source = *pod.Spec.Priority, "job pod "+pod.Name
+			break
+		}
+	}
+	if *pause >= jobPriority {
+		p.Report(checks.Finding{
+			Cause: fmt.Sprintf("PriorityClass %s has value %d, not below the job pods' %d (%s): a job cannot preempt a pause pod and waits for a new node instead.",
+				name, *pause, jobPriority, source),
+			Evidence: []checks.Evidence{{Source: "priorityclass " + name, Detail: fmt.Sprintf("value %d", *pause)}},
+			Fix:      fmt.Sprintf("Give %s a negative value (the guide uses -10): kubectl delete priorityclass %s and apply it again with value: -10.", name, name),
+		})
+	}
+}
+
+func first(xs []string, n int) string {
+	if len(xs) > n {
+		return strings.Join(xs[:n], ", ") + fmt.Sprintf(" and %d more", len(xs)-n)
+	}
+	return strings.Join(xs, ", ")
+}

@@ -1,0 +1,103 @@
+package checks_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/socialwebcomputer/doctor/checks"
+)
+
+func wantInvalid(t *testing.T, catalog []*checks.Check, msg string) {
+	t.Helper()
+	err := checks.Validate(catalog)
+	if err == nil || !strings.Contains(err.Error(), msg) {
+		t.Errorf("Validate: %v, want an error containing %q", err, msg)
+	}
+}
+
+func TestValidateAcceptsAWellFormedCatalog(t *testing.T) {
+	a := mk("a", ok)
+	b := mk("b-two", ok, a)
+	b.Explains = []string{"a"}
+	if err := checks.Validate([]*checks.Check{a, b}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestValidateRejectsDuplicateIDs(t *testing.T) {
+	wantInvalid(t, []*checks.Check{mk("a", ok), mk("a", ok)}, `check "a": duplicate ID`)
+}
+
+func TestValidateRejectsMissingDocs(t *testing.T) {
+	for _, blank := range []func(*checks.Check){
+		func(c *checks.Check) { c.Title = "" },
+		func(c *checks.Check) { c.Doc.Cause = "" },
+		func(c *checks.Check) { c.Doc.Symptom = "" },
+		func(c *checks.Check) { c.Doc.Fix = "" },
+		func(c *checks.Check) { c.Doc.Verify = "" },
+	} {
+		c := mk("a", ok)
+		blank(c)
+		wantInvalid(t, []*checks.Check{c}, "doc (cause, symptom, fix, verify) are required")
+	}
+}
+
+func TestValidateRejectsBadIDSeverityAndRun(t *testing.T) {
+	wantInvalid(t, []*checks.Check{mk("Not_Kebab", ok)}, "not kebab-case")
+	c := mk("a", ok)
+	c.Severity = checks.Default
+	wantInvalid(t, []*checks.Check{c}, "default severity must be info..critical")
+	wantInvalid(t, []*checks.Check{mk("a", nil)}, "no Run")
+}
+
+func TestValidateRejectsRequirementCycles(t *testing.T) {
+	a := mk("a", ok)
+	b := mk("b", ok, a)
+	a.Requires = []checks.Node{b}
+	wantInvalid(t, []*checks.Check{a, b}, "requirement cycle")
+
+	// Through a fact too.
+	c := mk("c", ok)
+	f := &checks.Fact[int]{ID: "f", Requires: []checks.Node{c}}
+	c.Requires = []checks.Node{f}
+	wantInvalid(t, []*checks.Check{c}, "requirement cycle")
+}
+
+func TestValidateRejectsRequiredCheckOutsideCatalog(t *testing.T) {
+	stray := mk("stray", ok)
+	wantInvalid(t, []*checks.Check{mk("a", ok, stray)}, `requires check "stray", which is not in the catalog`)
+}
+
+func TestValidateRejectsFactIDClashes(t *testing.T) {
+	f1 := &checks.Fact[int]{ID: "x"}
+	f2 := &checks.Fact[string]{ID: "x"}
+	wantInvalid(t, []*checks.Check{mk("a", ok, f1, f2)}, `fact "x": two facts share the ID`)
+	f3 := &checks.Fact[int]{ID: "a"}
+	wantInvalid(t, []*checks.Check{mk("a", ok, f3)}, `fact "a": shares its ID with a check`)
+}
+
+func TestValidateRejectsUnknownAndCyclicExplains(t *testing.T) {
+	a := mk("a", ok)
+	a.Explains = []string{"api-auth"}
+	wantInvalid(t, []*checks.Check{a}, `check "a" explains unknown check "api-auth"`)
+
+	x, y := mk("x", ok), mk("y", ok)
+	x.Explains, y.Explains = []string{"y"}, []string{"x"}
+	wantInvalid(t, []*checks.Check{x, y}, "explains cycle")
+}
+
+func TestRunRefusesAnInvalidCatalog(t *testing.T) {
+	if _, err := checks.Run(t.Context(), &checks.Env{}, []*checks.Check{mk("a", ok), mk("a", ok)}, checks.Options{}); err == nil {
+		t.Error("Run accepted a catalog with duplicate IDs")
+	}
+}
+
+func TestRequiredChecksWalksThroughFacts(t *testing.T) {
+	a := mk("a", ok)
+	f := &checks.Fact[int]{ID: "f", Requires: []checks.Node{a}}
+	b := mk("b", ok, f, a)
+	got := checks.RequiredChecks(b)
+	if len(got) != 1 || got[0] != a {
+		t.Errorf("RequiredChecks(b) = %v, want [a] once", got)
+	}
+}

@@ -1,0 +1,188 @@
+//go:build integration
+
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	schedv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/socialwebcomputer/doctor/internal/testenv"
+	"github.com/socialwebcomputer/doctor/internal/testpki"
+	"github.com/socialwebcomputer/doctor/internal/testroot"
+	"github.com/socialwebcomputer/doctor/report"
+)
+
+const ownerDID = "did:plc:ewvi7nxzyoun6zhxrhs64oiz"
+
+// clusterCase is one row of the guide's failure table, reproduced on a real
+// apiserver: setup shapes the cluster and the kubeconfig, want is the report.
+type clusterCase struct {
+	name   string
+	setup  func(t *testing.T, env *testenv.Env) []byte // returns the kubeconfig
+	config string
+	now    time.Duration // --now relative to the wall clock
+	want   Want
+}
+
+func TestClusterScenarios(t *testing.T) {
+	hour := time.Hour
+	owner := func(env *testenv.Env, notAfter time.Time) []byte {
+		cert, key := env.OwnerCert(ownerDID, notAfter)
+		return testpki.Kubeconfig("tenant-ci", env.URL, env.CAPEM, cert, key)
+	}
+	healthy := func(t *testing.T, env *testenv.Env) []byte {
+		env.BindOwnersToClusterAdmin()
+		env.EnsureNamespace("gitlab-runner")
+		return owner(env, time.Now().Add(12*hour))
+	}
+	cases := []clusterCase{
+		{name: "healthy", setup: healthy,
+			// The one finding is kubeconfig-file's note that a loopback
+			// apiserver is not a kcp mount URL.
+			want: Want{Exit: 0, Findings: []string{"kubeconfig-file"}, Absent: []string{"api-auth", "owner-rbac", "runner-rbac", "namespace", "pending-no-node", "scale-to-zero", "cert-expiry"},
+				Status: map[string]string{"api-auth": "pass", "owner-rbac": "pass", "runner-rbac": "pass", "namespace": "pass"}}},
+		{name: "expired-certificate", setup: func(t *testing.T, env *testenv.Env) []byte {
+			healthy(t, env)
+			return owner(env, time.Now().Add(-10*time.Minute))
+		}, want: Want{Exit: 2, Top: "cert-expiry", Findings: []string{"api-auth"}, CausedBy: map[string]string{"api-auth": "cert-expiry"},
+			Status: map[string]string{"namespace": "skipped", "owner-rbac": "skipped"}}},
+		{name: "certificate-from-another-ca", setup: func(t *testing.T, env *testenv.Env) []byte {
+			healthy(t, env)
+			cert, key := env.MintForeignClient(ownerDID, []string{testenv.OwnersGroup})
+			return testpki.Kubeconfig("tenant-ci", env.URL, env.CAPEM, cert, key)
+		}, want: Want{Exit: 2, Top: "api-auth", CausedBy: map[string]string{"api-auth": ""}}},
+		{name: "owner-binding-deleted", setup: func(t *testing.T, env *testenv.Env) []byte {
+			env.EnsureNamespace("gitlab-runner")
+			return owner(env, time.Now().Add(12*hour))
+		}, want: Want{Exit: 2, Top: "owner-rbac", Findings: []string{"runner-rbac"}, CausedBy: map[string]string{"runner-rbac": "owner-rbac"}}},
+		{name: "namespace-missing", setup: func(t *testing.T, env *testenv.Env) []byte {
+			env.BindOwnersToClusterAdmin()
+			return owner(env, time.Now().Add(12*hour))
+		}, want: Want{Exit: 2, Top: "namespace"}},
+		{name: "pending-pod-no-node", now: 2 * hour, setup: func(t *testing.T, env *testenv.Env) []byte {
+			kc := healthy(t, env)
+			env.CreatePod("gitlab-runner", "runner-abc123-project-5-concurrent-0-x1y2z3", "")
+			return kc
+		}, want: Want{Exit: 2, Top: "pending-no-node"}},
+		{name: "pending-pod-young-is-normal", setup: func(t *testing.T, env *testenv.Env) []byte {
+			kc := healthy(t, env)
+			env.CreatePod("gitlab-runner", "runner-abc123-project-5-concurrent-0-x1y2z3", "")
+			return kc
+		}, want: Want{Exit: 0, Findings: []string{"pending-no-node"}}},
+		{name: "requests-fit-no-node", now: 2 * hour, setup: func(t *testing.T, env *testenv.Env) []byte {
+			kc := healthy(t, env)
+			env.CreateNode("rented-1", testenv.ReadyNodeStatus("4", "16Gi", 0))
+			pod := env.CreatePod("gitlab-runner", "runner-abc123-project-5-concurrent-0-big", "", func(p *corev1.Pod) {
+				p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("64")}
+			})
+			env.CreatePodEvent(pod, corev1.EventTypeWarning, "FailedScheduling", "0/1 nodes are available: 1 Insufficient cpu.")
+			return kc
+		}, want: Want{Exit: 2, Top: "pending-unschedulable", CausedBy: map[string]string{"pending-no-node": "pending-unschedulable"}}},
+		{name: "image-pull-backoff", setup: func(t *testing.T, env *testenv.Env) []byte {
+			kc := healthy(t, env)
+			env.CreateNode("rented-1", testenv.ReadyNodeStatus("4", "16Gi", 0))
+			env.CreatePod("gitlab-runner", "runner-abc123-project-5-concurrent-0-img", "rented-1")
+			env.SetPodStatus("gitlab-runner", "runner-abc123-project-5-concurrent-0-img",
+				testenv.PodWaiting("ImagePullBackOff", `Back-off pulling image "registry.example.invalid/nope:1"`))
+			return kc
+		}, want: Want{Exit: 2, Top: "image-pull"}},
+		{name: "pause-pods-hold-a-node", config: pauseConfig, setup: func(t *testing.T, env *testenv.Env) []byte {
+			kc := healthy(t, env)
+			createPriorityClass(t, env, "gitlab-pause", -10)
+			env.CreateNode("rented-1", testenv.ReadyNodeStatus("4", "16Gi", 0))
+			env.CreatePod("gitlab-runner", "pause-pod-0", "")
+			return kc
+		}, want: Want{Exit: 1, Top: "scale-to-zero"}},
+		{name: "pause-priority-class-missing", config: pauseConfig, setup: healthy,
+			want: Want{Exit: 2, Top: "scale-to-zero"}},
+		{name: "node-with-no-pods", setup: func(t *testing.T, env *testenv.Env) []byte {
+			kc := healthy(t, env)
+			env.CreateNode("rented-1", testenv.ReadyNodeStatus("4", "16Gi", 0))
+			return kc
+		}, want: Want{Exit: 0, Findings: []string{"scale-to-zero"}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := testenv.Start(t)
+			kc := tc.setup(t, env)
+			cfg := tc.config
+			if cfg == "" {
+				cfg = testroot.GuideConfig
+			}
+			rep := runAgainst(t, cfg, kc, tc.now)
+			AssertWant(t, rep, tc.want)
+		})
+	}
+}
+
+// runAgainst runs doctor on a fake host whose runner holds kubeconfig.
+func runAgainst(t *testing.T, config string, kubeconfig []byte, now time.Duration) *report.Report {
+	t.Helper()
+	root := testroot.New(t)
+	root.GuideRunner(config, kubeconfig)
+	var out, errb bytes.Buffer
+	args := []string{"run", "--root", root.Dir, "-o", "json", "--now", time.Now().Add(now).UTC().Format(time.RFC3339), "--timeout", "60s"}
+	code := Main(args, IO{Out: &out, Err: &errb, Getenv: func(string) string { return "" }})
+	var rep report.Report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("exit %d, stderr %s, output does not parse: %v\n%s", code, errb.String(), err, out.String())
+	}
+	if code != rep.Summary.ExitCode {
+		t.Errorf("exit %d but summary says %d", code, rep.Summary.ExitCode)
+	}
+	AssertNoSecrets(t, map[string]string{"json": out.String()})
+	if t.Failed() || testing.Verbose() {
+		t.Logf("report:\n%s", summarize(&rep))
+	}
+	return &rep
+}
+
+func summarize(rep *report.Report) string {
+	var b strings.Builder
+	for _, f := range rep.Findings {
+		b.WriteString(strings.Repeat("  ", boolInt(f.CausedBy != nil)) + f.Severity.String() + " " + f.Check + ": " + f.Cause + "\n")
+	}
+	for _, c := range rep.Checks {
+		if c.Status != "pass" {
+			b.WriteString("  [" + string(c.Status) + "] " + c.ID + ": " + c.Reason + "\n")
+		}
+	}
+	return b.String()
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func createPriorityClass(t *testing.T, env *testenv.Env, name string, value int32) {
+	t.Helper()
+	_, err := env.Clientset().SchedulingV1().PriorityClasses().Create(t.Context(), &schedv1.PriorityClass{
+		ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value,
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+var pauseConfig = strings.Replace(testroot.GuideConfig, "    poll_timeout = 3600\n", `    poll_timeout = 3600
+
+    [runners.kubernetes.autoscaler]
+      max_pause_pods = 1
+      pause_pod_image = "registry.k8s.io/pause:3.10"
+      pause_pod_priority_class_name = "gitlab-pause"
+
+      [[runners.kubernetes.autoscaler.policy]]
+        idle_count = 0
+        idle_time = "1m"
+`, 1)
