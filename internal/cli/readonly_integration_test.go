@@ -1,0 +1,71 @@
+//go:build integration
+
+package cli
+
+import (
+	"testing"
+	"time"
+
+	"github.com/socialwebcomputer/doctor/internal/testenv"
+	"github.com/socialwebcomputer/doctor/internal/testpki"
+)
+
+// reviews are the only writes doctor may send: they ask the authorizer a
+// question and store nothing.
+var reviews = map[string]bool{
+	"selfsubjectreviews":       true,
+	"selfsubjectaccessreviews": true,
+	"selfsubjectrulesreviews":  true,
+}
+
+// TestReadOnlyByAuditLog proves the default mode is read-only from the
+// apiserver's own record: every request doctor's identity made is a get,
+// list or watch, or an access/self review.
+func TestReadOnlyByAuditLog(t *testing.T) {
+	env := testenv.Start(t)
+	env.BindOwnersToClusterAdmin()
+	env.EnsureNamespace("gitlab-runner")
+	env.CreateNode("rented-1", testenv.ReadyNodeStatus("4", "16Gi", 0))
+	env.CreatePod("gitlab-runner", "runner-abc123-project-5-concurrent-0-x1y2z3", "")
+	createPriorityClass(t, env, "gitlab-pause", -10)
+	cert, key := env.OwnerCert(ownerDID, time.Now().Add(12*time.Hour))
+	rep := runAgainst(t, pauseConfig, testpki.Kubeconfig("tenant-ci", env.URL, env.CAPEM, cert, key), time.Hour)
+	for _, c := range rep.Checks {
+		if c.Status == "unknown" {
+			t.Errorf("%s unknown: %s", c.ID, c.Reason)
+		}
+	}
+
+	// The audit log is written after each response; wait for the last
+	// request doctor made to land.
+	deadline := time.Now().Add(10 * time.Second)
+	var mine []testenv.AuditEvent
+	for time.Now().Before(deadline) {
+		events, err := env.AuditEvents()
+		if err != nil {
+			t.Fatal(err)
+		}
+		mine = mine[:0]
+		for _, e := range events {
+			if e.User.Username == ownerDID {
+				mine = append(mine, e)
+			}
+		}
+		if len(mine) >= 7 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(mine) < 7 {
+		t.Fatalf("audit log has %d requests from %s; want at least the review and the five lists", len(mine), ownerDID)
+	}
+	for _, e := range mine {
+		switch {
+		case e.Verb == "get" || e.Verb == "list" || e.Verb == "watch":
+		case e.Verb == "create" && reviews[e.ObjectRef.Resource]:
+		default:
+			t.Errorf("doctor sent %s %s (%s/%s): default mode must be read-only", e.Verb, e.RequestURI, e.ObjectRef.Resource, e.ObjectRef.Subresource)
+		}
+	}
+	t.Logf("%d requests from doctor's identity, all reads or reviews", len(mine))
+}
