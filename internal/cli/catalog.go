@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/socialwebcomputer/doctor/checks"
+)
+
+// CatalogMarkdown is the README's check catalog: one section per check,
+// anchored at its ID, made from the check values themselves so the docs and
+// `doctor explain` cannot drift apart (a test compares it with README.md).
+func CatalogMarkdown(catalog []*checks.Check) string {
+	var b strings.Builder
+	b.WriteString("| ID | Severity | Title |\n|---|---|---|\n")
+	for _, c := range catalog {
+		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s |\n", c.ID, c.ID, c.Severity, c.Title)
+	}
+	for _, c := range catalog {
+		fmt.Fprintf(&b, "\n<a id=\"%s\"></a>\n### %s\n\n%s. Default severity **%s**.\n\n", c.ID, c.ID, c.Title, c.Severity)
+		fmt.Fprintf(&b, "**Cause.** %s\n\n", c.Doc.Cause)
+		fmt.Fprintf(&b, "**Symptom.**\n\n```\n%s\n```\n\n", c.Doc.Symptom)
+		fmt.Fprintf(&b, "**Fix.**\n\n```\n%s\n```\n\n", c.Doc.Fix)
+		fmt.Fprintf(&b, "**Verify.**\n\n```\n%s\n```\n", c.Doc.Verify)
+		if req := checks.RequiredChecks(c); len(req) > 0 {
+			ids := make([]string, len(req))
+			for i, r := range req {
+				ids[i] = "[" + r.ID + "](#" + r.ID + ")"
+			}
+			fmt.Fprintf(&b, "\nRuns after: %s.", strings.Join(ids, ", "))
+		}
+		if len(c.Explains) > 0 {
+			ids := make([]string, len(c.Explains))
+			for i, e := range c.Explains {
+				ids[i] = "[" + e + "](#" + e + ")"
+			}
+			fmt.Fprintf(&b, " Explains: %s.", strings.Join(ids, ", "))
+		}
+		if c.Network {
+			b.WriteString(" Needs the network: skipped under `--offline`.")
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
