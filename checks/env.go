@@ -24,6 +24,9 @@ type Env struct {
 	Root    string    // "/" on a live host; a fixture directory in tests
 	Clock   time.Time // --now; zero means the wall clock
 	Offline bool      // --offline: network facts and checks are skipped
+	// Deep allows the one mutating probe (a pod in the runner namespace,
+	// always deleted). Nothing else in doctor writes to a cluster.
+	Deep bool
 
 	RunnerPID      int    // --runner-pid; 0 means discover
 	ConfigPath     string // --config; "" means locate as the runner does

@@ -88,12 +88,15 @@ func runCmd(args []string, io IO) int {
 		timeout   = fs.Duration("timeout", 30*time.Second, "deadline for the whole run")
 		ignores   = fs.StringArray("ignore", nil, "ID:reason — hide a check's findings; the reason is required (repeatable)")
 		showSkips = fs.Bool("verbose", false, "also list checks that passed or were skipped (table output)")
+		deep      = fs.Bool("deep", false, "also create a probe pod in the runner namespace and exec through the full path (the only mutating mode; the pod is always deleted)")
 	)
 	settings := registerSettings(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return report.ExitOK
 		}
+		// pflag's ContinueOnError returns the error without printing it.
+		fmt.Fprintf(io.Err, "doctor: %v (see doctor run --help)\n", err)
 		return report.ExitCantRun
 	}
 	fail := func(format string, a ...any) int {
@@ -116,7 +119,13 @@ func runCmd(args []string, io IO) int {
 	if _, err := os.ReadDir(absRoot); err != nil {
 		return fail("--root %s: %v", *root, err)
 	}
-	env := &checks.Env{Root: absRoot, Offline: *offline, RunnerPID: *pid,
+	if *deep && *offline {
+		return fail("--deep needs the cluster; it cannot be combined with --offline")
+	}
+	if *deep {
+		fmt.Fprintln(io.Err, "doctor: --deep creates a probe pod in the runner namespace and deletes it when done")
+	}
+	env := &checks.Env{Root: absRoot, Offline: *offline, Deep: *deep, RunnerPID: *pid,
 		ConfigPath: *config, KubeconfigPath: *kubecfg, Settings: settings()}
 	if *now != "" {
 		t, err := time.Parse(time.RFC3339, *now)

@@ -1,10 +1,53 @@
 package cli
 
-import "github.com/spf13/pflag"
+import (
+	"os"
 
-// registerSettings adds the flags that set production defaults later checks
-// read through Env.Setting (addresses, resolvers). Every address doctor
-// contacts is one of these, so tests point them at loopback.
+	"github.com/spf13/pflag"
+)
+
+// Setting names, read by checks through Env.Setting. Every address doctor
+// contacts is one of these or comes from the runner's own files, so tests
+// point them at loopback.
+const (
+	SettingResolver      = "resolver"       // host:port; default: nameservers of /etc/resolv.conf under --root
+	SettingPublicDNS     = "public-dns"     // host:port of a public resolver, to compare a Funnel name's answers
+	SettingNodeDNS       = "dns-server"     // host:port of node-local DNS
+	SettingRepositoryURL = "repository-url" // CI_REPOSITORY_URL, when known
+	SettingProbeImage    = "probe-image"    // image of the --deep probe pod
+)
+
+// Production defaults. None of them is contacted by a test.
+const (
+	DefaultPublicDNS  = "1.1.1.1:53"
+	DefaultNodeDNS    = "169.254.20.10:53"
+	DefaultProbeImage = "busybox:1.36"
+)
+
+// registerSettings adds the flags behind the settings; the returned func
+// reads them after parsing. Only flags given (or a known environment) are
+// set, so a check can tell "given" from "default".
 func registerSettings(fs *pflag.FlagSet) func() map[string]string {
-	return func() map[string]string { return map[string]string{} }
+	resolver := fs.String(SettingResolver, "", "DNS server for the system resolver, host:port (default: /etc/resolv.conf under --root)")
+	public := fs.String(SettingPublicDNS, "", "public DNS resolver, host:port, for names that must resolve publicly (default "+DefaultPublicDNS+")")
+	node := fs.String(SettingNodeDNS, "", "node-local DNS server to probe directly, host:port (default "+DefaultNodeDNS+" when doctor runs on a node or in a job pod)")
+	repo := fs.String(SettingRepositoryURL, "", "CI_REPOSITORY_URL of a failing job (default: $CI_REPOSITORY_URL)")
+	image := fs.String(SettingProbeImage, "", "image of the --deep probe pod (default "+DefaultProbeImage+")")
+	return func() map[string]string {
+		m := map[string]string{}
+		set := func(k, v string) {
+			if v != "" {
+				m[k] = v
+			}
+		}
+		set(SettingResolver, *resolver)
+		set(SettingPublicDNS, *public)
+		set(SettingNodeDNS, *node)
+		set(SettingRepositoryURL, *repo)
+		if *repo == "" {
+			set(SettingRepositoryURL, os.Getenv("CI_REPOSITORY_URL"))
+		}
+		set(SettingProbeImage, *image)
+		return m
+	}
 }

@@ -1,0 +1,202 @@
+// Package dnsq asks one DNS server one question and classifies the answer:
+// the failure modes the guide's clone errors come from (a node-local DNS
+// that times out, refuses, fails or truncates) each get their own name.
+package dnsq
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/socialwebcomputer/doctor/checks"
+)
+
+// Outcome classifies one exchange.
+type Outcome string
+
+const (
+	OK        Outcome = "ok"         // an answer with A/AAAA records
+	NoAddress Outcome = "no-address" // NOERROR, but no A/AAAA record
+	NXDomain  Outcome = "nxdomain"
+	ServFail  Outcome = "servfail"
+	Refused   Outcome = "refused" // RCODE REFUSED, or nothing listens (ICMP/TCP RST)
+	Truncated Outcome = "truncated"
+	Timeout   Outcome = "timeout"
+	Garbage   Outcome = "garbage" // a reply that is not DNS
+	Failed    Outcome = "error"   // anything else: the error says what
+)
+
+// Answer is one exchange with one server over one transport.
+type Answer struct {
+	Server  string
+	Name    string
+	Net     string // udp or tcp
+	Outcome Outcome
+	Rcode   string
+	Addrs   []netip.Addr
+	Err     error
+	RTT     time.Duration
+}
+
+// String is the evidence line: "udp 127.0.0.1:53 gitlab.example.: timeout after 2s".
+func (a Answer) String() string {
+	s := fmt.Sprintf("%s %s %s: %s", a.Net, a.Server, a.Name, a.Outcome)
+	switch {
+	case len(a.Addrs) > 0:
+		s += " " + joinAddrs(a.Addrs)
+	case a.Err != nil:
+		s += " (" + a.Err.Error() + ")"
+	case a.Rcode != "" && a.Outcome != OK:
+		s += " (rcode " + a.Rcode + ")"
+	}
+	return s
+}
+
+// Query sends one question (qtype A or AAAA) for name to server over netw.
+// The context's deadline bounds it; without one, 3 s does.
+func Query(ctx context.Context, env *checks.Env, server, name, netw string, qtype uint16) Answer {
+	a := Answer{Server: server, Name: dns.Fqdn(name), Net: netw}
+	if env.Offline {
+		a.Outcome, a.Err = Failed, checks.ErrOffline
+		return a
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 3*time.Second)
+		defer cancel()
+	}
+	m := new(dns.Msg)
+	m.SetQuestion(a.Name, qtype)
+	m.RecursionDesired = true
+	start := time.Now()
+	conn, err := env.Dial(ctx, netw, server)
+	if err != nil {
+		return classifyErr(a, err)
+	}
+	defer conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
+	co := &dns.Conn{Conn: conn, UDPSize: dns.DefaultMsgSize}
+	if err := co.WriteMsg(m); err != nil {
+		return classifyErr(a, err)
+	}
+	r, err := co.ReadMsg()
+	a.RTT = time.Since(start)
+	if err != nil {
+		return classifyErr(a, err)
+	}
+	if r.Id != m.Id {
+		a.Outcome, a.Err = Garbage, errors.New("reply id does not match the query")
+		return a
+	}
+	a.Rcode = dns.RcodeToString[r.Rcode]
+	switch {
+	case r.Truncated:
+		a.Outcome = Truncated
+	case r.Rcode == dns.RcodeNameError:
+		a.Outcome = NXDomain
+	case r.Rcode == dns.RcodeServerFailure:
+		a.Outcome = ServFail
+	case r.Rcode == dns.RcodeRefused:
+		a.Outcome = Refused
+	case r.Rcode != dns.RcodeSuccess:
+		a.Outcome, a.Err = Failed, fmt.Errorf("rcode %s", a.Rcode)
+	default:
+		for _, rr := range r.Answer {
+			switch v := rr.(type) {
+			case *dns.A:
+				if ip, ok := netip.AddrFromSlice(v.A.To4()); ok {
+					a.Addrs = append(a.Addrs, ip)
+				}
+			case *dns.AAAA:
+				if ip, ok := netip.AddrFromSlice(v.AAAA); ok {
+					a.Addrs = append(a.Addrs, ip)
+				}
+			}
+		}
+		a.Outcome = OK
+		if len(a.Addrs) == 0 {
+			a.Outcome = NoAddress
+		}
+	}
+	return a
+}
+
+func classifyErr(a Answer, err error) Answer {
+	a.Err = err
+	switch {
+	case checks.IsTimeout(err):
+		a.Outcome = Timeout
+	case errors.Is(err, syscall.ECONNREFUSED):
+		a.Outcome = Refused
+	case errors.Is(err, checks.ErrOffline):
+		a.Outcome = Failed
+	case strings.Contains(err.Error(), "dns:") || errors.Is(err, dns.ErrShortRead) || errors.Is(err, dns.ErrBuf):
+		a.Outcome = Garbage // miekg's unpack errors all start "dns:"
+	default:
+		a.Outcome = Failed
+	}
+	return a
+}
+
+// Resolve looks a name up as a stub resolver does: A and AAAA over UDP,
+// again over TCP when the UDP answer is truncated. It returns every
+// exchange made, and the addresses found.
+func Resolve(ctx context.Context, env *checks.Env, server, name string) ([]Answer, []netip.Addr) {
+	var all []Answer
+	var addrs []netip.Addr
+	for _, qt := range []uint16{dns.TypeA, dns.TypeAAAA} {
+		a := Query(ctx, env, server, name, "udp", qt)
+		all = append(all, a)
+		if a.Outcome == Truncated {
+			a = Query(ctx, env, server, name, "tcp", qt)
+			all = append(all, a)
+		}
+		addrs = append(addrs, a.Addrs...)
+		if a.Outcome == Timeout || a.Outcome == Refused {
+			break // the server is not answering: one more question proves nothing
+		}
+	}
+	return all, addrs
+}
+
+// SystemServers are the nameservers of /etc/resolv.conf under the root, as
+// host:port, or the --resolver setting when given.
+func SystemServers(env *checks.Env, override string) ([]string, error) {
+	if override != "" {
+		return []string{override}, nil
+	}
+	b, err := env.ReadFile("/etc/resolv.conf")
+	if err != nil {
+		return nil, err
+	}
+	cc, err := dns.ClientConfigFromReader(bytes.NewReader(b))
+	if err != nil {
+		return nil, &checks.FileError{Path: "/etc/resolv.conf", Err: err}
+	}
+	if len(cc.Servers) == 0 {
+		return nil, &checks.FileError{Path: "/etc/resolv.conf", Err: errors.New("no nameserver line")}
+	}
+	out := make([]string, len(cc.Servers))
+	for i, s := range cc.Servers {
+		out[i] = net.JoinHostPort(s, cc.Port)
+	}
+	return out, nil
+}
+
+func joinAddrs(as []netip.Addr) string {
+	s := make([]string, len(as))
+	for i, a := range as {
+		s[i] = a.String()
+	}
+	return strings.Join(s, ", ")
+}
