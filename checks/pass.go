@@ -18,6 +18,15 @@ type Pass struct {
 	mu       sync.Mutex
 	closed   bool // set when the node ended; late reports from a timed-out Run are dropped
 	findings []Finding
+	cleanups *cleanups
+}
+
+// Cleanup registers an undo for something Run created (the --deep probe
+// pod). The engine runs every cleanup when the run ends, however it ends:
+// after Run returns, after a deadline, after Ctrl-C. Register before
+// creating, so a create that succeeds after a timeout is still undone.
+func (p *Pass) Cleanup(name string, f func(context.Context) error) {
+	p.cleanups.add(name, f)
 }
 
 // Report records a finding. Empty fields take the check's defaults: its

@@ -36,6 +36,49 @@ type Result struct {
 	StartedAt time.Time
 	Duration  time.Duration
 	Checks    []CheckResult
+	// CleanupErrors are undos that failed: what doctor may have left behind.
+	CleanupErrors []string
+}
+
+// CleanupTimeout bounds the undos run at the end of a run.
+const CleanupTimeout = 30 * time.Second
+
+type cleanups struct {
+	mu     sync.Mutex
+	names  []string
+	fns    []func(context.Context) error
+	closed bool // the run has ended: a late registration undoes at once
+}
+
+func (c *cleanups) add(name string, f func(context.Context) error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), CleanupTimeout)
+		defer cancel()
+		_ = f(ctx)
+		return
+	}
+	defer c.mu.Unlock()
+	c.names = append(c.names, name)
+	c.fns = append(c.fns, f)
+}
+
+// run undoes in reverse order, on a context of its own: the run's may be
+// cancelled already (Ctrl-C), and the undo must still happen.
+func (c *cleanups) run() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []string
+	ctx, cancel := context.WithTimeout(context.Background(), CleanupTimeout)
+	defer cancel()
+	for i := len(c.fns) - 1; i >= 0; i-- {
+		if err := c.fns[i](ctx); err != nil {
+			errs = append(errs, c.names[i]+": "+err.Error())
+		}
+	}
+	c.fns, c.names, c.closed = nil, nil, true
+	return errs
 }
 
 type nodeResult struct {
@@ -87,6 +130,7 @@ func Run(ctx context.Context, env *Env, catalog []*Check, opt Options) (*Result,
 		visit(c)
 	}
 
+	undo := &cleanups{}
 	var wg sync.WaitGroup
 	for _, n := range order {
 		wg.Add(1)
@@ -95,13 +139,14 @@ func Run(ctx context.Context, env *Env, catalog []*Check, opt Options) (*Result,
 			r := results[n]
 			defer close(r.done)
 			t0 := time.Now()
-			execute(ctx, env, n, r, results, skip)
+			execute(ctx, env, n, r, results, skip, undo)
 			r.duration = time.Since(t0)
 		}(n)
 	}
 	wg.Wait()
 
-	res := &Result{StartedAt: start, Duration: time.Since(start)}
+	res := &Result{StartedAt: start, CleanupErrors: undo.run()}
+	res.Duration = time.Since(start)
 	for _, c := range catalog {
 		r, ok := results[c]
 		if !ok {
@@ -116,7 +161,7 @@ func Run(ctx context.Context, env *Env, catalog []*Check, opt Options) (*Result,
 }
 
 // execute waits for n's requirements, then runs it under its deadline.
-func execute(ctx context.Context, env *Env, n Node, r *nodeResult, all map[Node]*nodeResult, skip map[string]bool) {
+func execute(ctx context.Context, env *Env, n Node, r *nodeResult, all map[Node]*nodeResult, skip map[string]bool, undo *cleanups) {
 	values := map[Node]any{}
 	for _, req := range n.requirements() {
 		rr := all[req]
@@ -138,7 +183,7 @@ func execute(ctx context.Context, env *Env, n Node, r *nodeResult, all map[Node]
 	}
 	nctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	p := &Pass{Context: nctx, Env: env, node: n, values: values}
+	p := &Pass{Context: nctx, Env: env, node: n, values: values, cleanups: undo}
 
 	type outcome struct {
 		value any

@@ -18,6 +18,7 @@ func Build(res *checks.Result, ignores []Ignore, version string, startedAt time.
 		Findings:      []Finding{},
 		Checks:        []CheckStatus{},
 		Ignores:       []Ignore{},
+		CleanupErrors: res.CleanupErrors,
 	}
 	ign := map[string]int{}
 	for i, ig := range ignores {

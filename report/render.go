@@ -102,6 +102,9 @@ func renderTail(w io.Writer, rep *Report) {
 			fmt.Fprintln(w, line)
 		}
 	}
+	for _, e := range rep.CleanupErrors {
+		fmt.Fprintf(w, "cleanup failed, remove by hand: %s\n", e)
+	}
 	for _, ig := range rep.Ignores {
 		if ig.Matched == 0 {
 			fmt.Fprintf(w, "--ignore %s matched nothing (%s): remove it\n", ig.Check, ig.Reason)
@@ -159,9 +162,10 @@ func renderMarkdown(w io.Writer, rep *Report) error {
 	return nil
 }
 
-// mdCell keeps a value inside one markdown table cell.
+// mdCell keeps a value on one line of its markdown table cell; go-pretty
+// escapes the pipes itself, so escaping them here too would break the cell.
 func mdCell(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+	return strings.ReplaceAll(s, "\n", " ")
 }
 
 // findingWidth keeps the table inside a 140-column terminal.

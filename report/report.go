@@ -22,6 +22,8 @@ type Report struct {
 	Findings      []Finding     `json:"findings"`
 	Checks        []CheckStatus `json:"checks"`
 	Ignores       []Ignore      `json:"ignores"`
+	// CleanupErrors are undos of --deep that failed: what may be left behind.
+	CleanupErrors []string `json:"cleanupErrors,omitempty"`
 	// Target names what was examined when it is not the only candidate, e.g.
 	// "runner pid 4242" when several runner processes exist.
 	Target string `json:"target,omitempty"`

@@ -10,6 +10,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/configdecode"
 	"github.com/socialwebcomputer/doctor/checks/configlint"
 	"github.com/socialwebcomputer/doctor/checks/configunknownkeys"
+	"github.com/socialwebcomputer/doctor/checks/execupgrade"
 	"github.com/socialwebcomputer/doctor/checks/imagepull"
 	"github.com/socialwebcomputer/doctor/checks/kubeconfigfile"
 	"github.com/socialwebcomputer/doctor/checks/namespace"
@@ -41,5 +42,6 @@ func Checks() []*checks.Check {
 		pendingunschedulable.Check,
 		imagepull.Check,
 		scaletozero.Check,
+		execupgrade.Check,
 	}
 }

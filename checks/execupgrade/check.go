@@ -1,0 +1,123 @@
+// Package execupgrade probes the exec upgrade through every proxy between
+// the runner and the apiserver: the guide's 502 at Caddy.
+package execupgrade
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/apiauth"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/runnerrbac"
+)
+
+// ProbePod is the name the default probe asks for. It cannot be a pod the
+// runner made (those are runner-…), so the apiserver answers 404 and nothing
+// runs: a read-only test of the upgrade path.
+const ProbePod = "doctor-upgrade-probe-nonexistent"
+
+var Check = &checks.Check{
+	ID:       "exec-upgrade",
+	Title:    "The exec upgrade survives every proxy to the cluster",
+	Severity: checks.Critical,
+	Doc: checks.Doc{
+		Cause: "The Kubernetes executor attaches and execs over SPDY only: POST …/pods/<pod>/exec with Connection: " +
+			"Upgrade and Upgrade: SPDY/3.1. A reverse proxy that speaks HTTP/2 to its upstream drops the upgrade: " +
+			"Caddy answers 502 unless its transport has `versions 1.1` (and `flush_interval -1` to stream). Plain " +
+			"API calls still work, and kubectl ≥1.30 execs over WebSocket, so `kubectl exec` succeeds while every " +
+			"job hangs.",
+		Symptom: "The job hangs at \"Preparing the environment\" while its pod is Running; the runner's log shows error: unable to upgrade connection: empty server response, or 502 Bad Gateway",
+		Fix: "In the kcp vhost of the Caddyfile: reverse_proxy … { flush_interval -1; transport http { versions 1.1 } }, " +
+			"then reload Caddy.",
+		Verify: "KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false kubectl exec -n gitlab-runner <a running pod> -- true",
+	},
+	Requires: []checks.Node{apiauth.Check, facts.APIClient, facts.Config},
+	Network:  true,
+	Timeout:  3 * time.Minute, // --deep waits for a pod; the default probe takes a second
+	Run:      run,
+}
+
+// probeTimeout bounds each upgrade request of the default probe.
+const probeTimeout = 10 * time.Second
+
+func run(p *checks.Pass) error {
+	api := facts.APIClient.Get(p)
+	ns := facts.RunnerNamespace(facts.Config.Get(p))
+	u, err := ExecURL(api.Config, ns, ProbePod, "true")
+	if err != nil {
+		return err
+	}
+	probe := func(proto Protocol) Probe {
+		ctx, cancel := context.WithTimeout(p.Context, probeTimeout)
+		defer cancel()
+		return Upgrade(ctx, p.Env, api.Config, u, proto)
+	}
+	spdy, ws := probe(SPDY), probe(WebSocket)
+	ev := []checks.Evidence{
+		{Source: "POST " + u.Path, Detail: spdy.String()},
+		{Source: "GET " + u.Path, Detail: ws.String()},
+	}
+	if !spdy.Passed() {
+		p.Report(diagnose(spdy, ws, ev))
+		return nil
+	}
+	if p.Env.Deep {
+		return deep(p, api, ns)
+	}
+	return nil
+}
+
+// diagnose names why the SPDY upgrade did not reach the apiserver.
+func diagnose(spdy, ws Probe, ev []checks.Evidence) checks.Finding {
+	f := checks.Finding{Evidence: ev}
+	wsNote := ""
+	if ws.Passed() {
+		wsNote = " The WebSocket upgrade passes, so `kubectl exec` (WebSocket since 1.30) works while every job hangs: the runner speaks SPDY."
+	}
+	switch {
+	case spdy.Err != nil && checks.IsTimeout(spdy.Err):
+		f.Cause = fmt.Sprintf("The SPDY exec upgrade to %s timed out after %s: a proxy holds the upgrade and never answers, and jobs hang at \"Preparing the environment\".", hostOf(spdy.URL), spdy.Took.Round(time.Millisecond)) + wsNote
+	case spdy.Err != nil:
+		f.Cause = fmt.Sprintf("The SPDY exec upgrade to %s failed: %v.", hostOf(spdy.URL), spdy.Err) + wsNote
+		f.Fix = "Fix the connection the error names; every job's attach fails the same way."
+	case spdy.Status == http.StatusUnauthorized:
+		f.Severity, f.CausedBy = checks.Error, apiauth.Check.ID
+		f.Cause = "The exec upgrade is refused with 401: the credential is not accepted (see api-auth)."
+	case spdy.Status == http.StatusForbidden:
+		f.Severity, f.CausedBy = checks.Error, runnerrbac.Check.ID
+		f.Cause = "The exec upgrade is refused with 403: the identity may not create pods/exec (see runner-rbac)."
+	case spdy.Status == http.StatusBadGateway || spdy.Status == http.StatusServiceUnavailable || spdy.Status == http.StatusGatewayTimeout:
+		f.Cause = fmt.Sprintf("The proxy drops the exec upgrade: %d %s from %s. Caddy must speak HTTP/1.1 upstream "+
+			"(transport http { versions 1.1 }) and flush_interval -1. Jobs hang at \"Preparing the environment\" while their pod is Running.",
+			spdy.Status, http.StatusText(spdy.Status), serverOf(spdy)) + wsNote
+	case spdy.Status == http.StatusBadRequest && strings.Contains(spdy.Body, "Upgrade request required"):
+		f.Severity = checks.Error
+		f.Cause = "The apiserver says \"Upgrade request required\": a hop on the way speaks HTTP/2, where the Upgrade header means nothing. Every hop to the apiserver must be HTTP/1.1 for exec." + wsNote
+		f.Fix = "Make every proxy on the path speak HTTP/1.1 upstream (Caddy: transport http { versions 1.1 })."
+	default:
+		f.Severity = checks.Error
+		f.Cause = fmt.Sprintf("The exec upgrade got %d %s from %s instead of reaching the apiserver.", spdy.Status, http.StatusText(spdy.Status), serverOf(spdy)) + wsNote
+	}
+	return f
+}
+
+func serverOf(p Probe) string {
+	if p.Server != "" {
+		return "Server: " + p.Server
+	}
+	return hostOf(p.URL)
+}
+
+func hostOf(u string) string {
+	if i := strings.Index(u, "://"); i >= 0 {
+		u = u[i+3:]
+	}
+	if i := strings.Index(u, "/"); i >= 0 {
+		u = u[:i]
+	}
+	return u
+}
