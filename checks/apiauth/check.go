@@ -47,10 +47,10 @@ func run(p *checks.Pass) error {
 	if c.Kind == Unauthorized && cc.Cert != nil {
 		now := p.Env.Now()
 		if now.After(cc.Cert.NotAfter) || now.Before(cc.Cert.NotBefore) {
-			f.Cause = "The server answers 401 Unauthorized: the client certificate is outside its validity dates."
+			f.Cause = fmt.Sprintf("%s answers 401 Unauthorized: the client certificate is outside its validity dates.", id.Server)
 			f.CausedBy = certexpiry.Check.ID
 		} else {
-			f.Cause = "The server answers 401 Unauthorized to a certificate within its dates: it was revoked, or this account no longer owns the cluster. Download a new kubeconfig."
+			f.Cause = fmt.Sprintf("%s answers 401 Unauthorized to a certificate within its dates: it was revoked, or this account no longer owns the cluster. Download a new kubeconfig.", id.Server)
 		}
 	}
 	p.Report(f)

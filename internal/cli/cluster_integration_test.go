@@ -145,26 +145,6 @@ func runAgainst(t *testing.T, config string, kubeconfig []byte, now time.Duratio
 	return &rep
 }
 
-func summarize(rep *report.Report) string {
-	var b strings.Builder
-	for _, f := range rep.Findings {
-		b.WriteString(strings.Repeat("  ", boolInt(f.CausedBy != nil)) + f.Severity.String() + " " + f.Check + ": " + f.Cause + "\n")
-	}
-	for _, c := range rep.Checks {
-		if c.Status != "pass" {
-			b.WriteString("  [" + string(c.Status) + "] " + c.ID + ": " + c.Reason + "\n")
-		}
-	}
-	return b.String()
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 func createPriorityClass(t *testing.T, env *testenv.Env, name string, value int32) {
 	t.Helper()
 	_, err := env.Clientset().SchedulingV1().PriorityClasses().Create(t.Context(), &schedv1.PriorityClass{
