@@ -13,9 +13,9 @@ var secretPatterns = []struct {
 	{regexp.MustCompile(`-----BEGIN [A-Z0-9 ]+-----[\s\S]*?(-----END [A-Z0-9 ]+-----|$)`), "<PEM block redacted>"},
 	{regexp.MustCompile(`\b(glrt|glpat|glptt|gldt|glrtr|glcbt|GR1348941)-?[A-Za-z0-9_\-\.]{4,}`), "$1-<redacted>"},
 	{regexp.MustCompile(`(?i)(bearer\s+)[A-Za-z0-9_\-\.=:/+]{8,}`), "${1}<redacted>"},
-	// \b keeps names that merely end in "key" (topology_key, the guide's
-	// anti-affinity key) out; a prefixed token or password is still one.
-	{regexp.MustCompile(`(?i)(\b(?:[a-z0-9]+[_-])*(?:token|password|secret|client-key-data|client-certificate-data)\s*[:=]\s*"?|\b(?:private[_-]?)?key\s*[:=]\s*"?)[^"\s,}]{6,}`), "${1}<redacted>"},
+	// A bare "key" must start a word: topology_key (the guide's anti-affinity
+	// term) and key_file name no secret.
+	{regexp.MustCompile(`(?i)((?:token|password|secret|client-key-data|client-certificate-data|\b(?:private[_-]?)?key)\s*[:=]\s*"?)[^"\s,}]{6,}`), "${1}<redacted>"},
 	{regexp.MustCompile(`[A-Za-z0-9+/]{64,}={0,2}`), "<base64 redacted>"},
 }
 

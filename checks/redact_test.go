@@ -81,3 +81,16 @@ func FuzzRedact(f *testing.F) {
 		}
 	})
 }
+
+func TestRedactLeavesKeyNamedSettings(t *testing.T) {
+	// The guide's anti-affinity fix names topology_key; it is not a secret.
+	s := `topology_key = "kubernetes.io/hostname"`
+	if out := checks.Redact(s); out != s {
+		t.Errorf("Redact(%q) = %q", s, out)
+	}
+	for _, s := range []string{"private_key: abcdefghij", "runner_token=abcdefghij", "key = abcdefghij"} {
+		if out := checks.Redact(s); strings.Contains(out, "abcdefghij") {
+			t.Errorf("Redact(%q) = %q", s, out)
+		}
+	}
+}

@@ -11,7 +11,13 @@ import (
 )
 
 // DefaultTimeout bounds one node when it declares none.
-const DefaultTimeout = 10 * time.Second
+const DefaultTimeout = 20 * time.Second
+
+// APICallTimeout bounds one API request inside a node. It is well under
+// DefaultTimeout so that a server that does not answer becomes the node's
+// own finding ("timed out", naming the address) rather than the engine
+// cutting the node off as unknown.
+const APICallTimeout = 8 * time.Second
 
 // Options select what runs.
 type Options struct {

@@ -11,15 +11,18 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/configlint"
 	"github.com/socialwebcomputer/doctor/checks/configunknownkeys"
 	"github.com/socialwebcomputer/doctor/checks/execupgrade"
+	"github.com/socialwebcomputer/doctor/checks/gitlabreach"
 	"github.com/socialwebcomputer/doctor/checks/imagepull"
 	"github.com/socialwebcomputer/doctor/checks/kubeconfigfile"
 	"github.com/socialwebcomputer/doctor/checks/namespace"
+	"github.com/socialwebcomputer/doctor/checks/nodelocaldns"
 	"github.com/socialwebcomputer/doctor/checks/ownerrbac"
 	"github.com/socialwebcomputer/doctor/checks/pendingnonode"
 	"github.com/socialwebcomputer/doctor/checks/pendingunschedulable"
 	"github.com/socialwebcomputer/doctor/checks/runnerkubeconfigenv"
 	"github.com/socialwebcomputer/doctor/checks/runnerprocess"
 	"github.com/socialwebcomputer/doctor/checks/runnerrbac"
+	"github.com/socialwebcomputer/doctor/checks/runnertoken"
 	"github.com/socialwebcomputer/doctor/checks/scaletozero"
 )
 
@@ -34,6 +37,8 @@ func Checks() []*checks.Check {
 		clusteroverride.Check,
 		certexpiry.Check,
 		configlint.Check,
+		gitlabreach.Check,
+		runnertoken.Check,
 		apiauth.Check,
 		ownerrbac.Check,
 		runnerrbac.Check,
@@ -41,6 +46,7 @@ func Checks() []*checks.Check {
 		pendingnonode.Check,
 		pendingunschedulable.Check,
 		imagepull.Check,
+		nodelocaldns.Check,
 		scaletozero.Check,
 		execupgrade.Check,
 	}

@@ -49,7 +49,7 @@ var ListsFact = &checks.Fact[*Lists]{
 }
 
 func gather(ctx context.Context, api *facts.API, ns string) (*Lists, error) {
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	l := &Lists{Namespace: ns, Errs: map[string]error{}, PendingEvents: map[string][]corev1.Event{}}
 	var mu sync.Mutex

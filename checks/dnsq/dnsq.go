@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"strings"
@@ -54,7 +55,7 @@ func (a Answer) String() string {
 		s += " " + joinAddrs(a.Addrs)
 	case a.Err != nil:
 		s += " (" + a.Err.Error() + ")"
-	case a.Rcode != "" && a.Outcome != OK:
+	case a.Rcode != "" && a.Rcode != "NOERROR":
 		s += " (rcode " + a.Rcode + ")"
 	}
 	return s
@@ -92,10 +93,23 @@ func Query(ctx context.Context, env *checks.Env, server, name, netw string, qtyp
 	r, err := co.ReadMsg()
 	a.RTT = time.Since(start)
 	if err != nil {
+		// A server that truncates by cutting the datagram leaves a partial
+		// record behind the TC bit: the header parsed, so it is a truncated
+		// answer, not garbage.
+		if r != nil && r.Truncated && r.Response && r.Id == m.Id {
+			a.Outcome, a.Rcode = Truncated, dns.RcodeToString[r.Rcode]
+			return a
+		}
 		return classifyErr(a, err)
 	}
-	if r.Id != m.Id {
+	switch {
+	case r.Id != m.Id:
 		a.Outcome, a.Err = Garbage, errors.New("reply id does not match the query")
+		return a
+	case !r.Response:
+		// An echo of the query (QR clear) would otherwise read as NOERROR
+		// with no address.
+		a.Outcome, a.Err = Garbage, errors.New("reply is not a DNS response (QR bit clear)")
 		return a
 	}
 	a.Rcode = dns.RcodeToString[r.Rcode]
@@ -142,6 +156,10 @@ func classifyErr(a Answer, err error) Answer {
 		a.Outcome = Failed
 	case strings.Contains(err.Error(), "dns:") || errors.Is(err, dns.ErrShortRead) || errors.Is(err, dns.ErrBuf):
 		a.Outcome = Garbage // miekg's unpack errors all start "dns:"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		// Over TCP the first two bytes of a non-DNS reply read as a length
+		// the rest never fills.
+		a.Outcome = Garbage
 	default:
 		a.Outcome = Failed
 	}

@@ -102,7 +102,7 @@ var Whoami = &checks.Fact[*Identity]{
 	Compute: func(p *checks.Pass) (*Identity, error) {
 		api := APIClient.Get(p)
 		id := &Identity{Server: api.Server}
-		ctx, cancel := context.WithTimeout(p.Context, 10*time.Second)
+		ctx, cancel := context.WithTimeout(p.Context, checks.APICallTimeout)
 		defer cancel()
 		r, err := api.Client.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
 		if apierrors.IsNotFound(err) {

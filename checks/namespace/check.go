@@ -4,7 +4,6 @@ package namespace
 import (
 	"context"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -38,7 +37,7 @@ func run(p *checks.Pass) error {
 		return checks.Skip("namespace_per_job is set: the runner creates a namespace per job")
 	}
 	ns := facts.RunnerNamespace(cfg)
-	ctx, cancel := context.WithTimeout(p.Context, 10*time.Second)
+	ctx, cancel := context.WithTimeout(p.Context, checks.APICallTimeout)
 	defer cancel()
 	obj, err := facts.APIClient.Get(p).Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 	src := fmt.Sprintf("GET /api/v1/namespaces/%s", ns)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/apiauth"
@@ -32,7 +31,7 @@ var Check = &checks.Check{
 
 func run(p *checks.Pass) error {
 	api, id := facts.APIClient.Get(p), facts.Whoami.Get(p)
-	ctx, cancel := context.WithTimeout(p.Context, 10*time.Second)
+	ctx, cancel := context.WithTimeout(p.Context, checks.APICallTimeout)
 	defer cancel()
 	all := facts.Access{Verb: "*", Group: "*", Resource: "*"}
 	ok, err := facts.Allowed(ctx, api, []facts.Access{all})

@@ -1,0 +1,90 @@
+package gitlabtest
+
+import (
+	"crypto/rand"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// Silent accepts connections and never writes a byte: every read of the
+// client's must end at its own deadline.
+func Silent(t testing.TB) string {
+	return listen(t, func(c net.Conn) {
+		_, _ = io.Copy(io.Discard, c) // read the ClientHello and all else; answer nothing
+	})
+}
+
+// Garbage answers every connection with random bytes, which no TLS
+// handshake or HTTP parser accepts.
+func Garbage(t testing.TB) string {
+	return listen(t, func(c net.Conn) {
+		junk := make([]byte, 4096)
+		_, _ = rand.Read(junk)
+		junk[0] = 0xff // never a TLS record type, never an HTTP status line
+		_, _ = c.Write(junk)
+		_, _ = c.Read(make([]byte, 1))
+	})
+}
+
+// listen serves each connection with fn on 127.0.0.1 until the test ends.
+func listen(t testing.TB, fn func(net.Conn)) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Add(1)
+			go func() { defer wg.Done(); defer c.Close(); fn(c) }()
+		}
+	}()
+	return l.Addr().String()
+}
+
+// Endless is a /api/v4/version handler answering 200 with a body of Size
+// bytes, streamed from one small buffer so the server allocates nothing per
+// byte. Written counts what the client let it write before it stopped.
+type Endless struct {
+	Size    int64
+	Written atomic.Int64
+}
+
+func (e *Endless) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.FormatInt(e.Size, 10))
+	w.WriteHeader(http.StatusOK)
+	chunk := make([]byte, 32<<10)
+	for left := e.Size; left > 0; {
+		n := min(int64(len(chunk)), left)
+		m, err := w.Write(chunk[:n])
+		e.Written.Add(int64(m))
+		if err != nil {
+			return
+		}
+		left -= int64(m)
+	}
+}

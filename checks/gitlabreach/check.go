@@ -1,0 +1,135 @@
+// Package gitlabreach checks that GitLab answers from the runner host, stage
+// by stage, and that the name also works from where the jobs run: rented
+// nodes, which are not on the operator's tailnet.
+package gitlabreach
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/configdecode"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/gitlab"
+)
+
+var Check = &checks.Check{
+	ID:       "gitlab-reachability",
+	Title:    "GitLab answers from this host, and its name works from the rented nodes",
+	Severity: checks.Error,
+	Doc: checks.Doc{
+		Cause: "The runner reaches GitLab at the url in config.toml, and job pods on rented nodes reach it at " +
+			"CI_REPOSITORY_URL to clone. Either path can break at one stage: the name does not resolve, the " +
+			"port does not answer, the certificate is expired, for another name or from an untrusted CA, or " +
+			"something that is not GitLab answers. A name that resolves only to tailnet addresses " +
+			"(100.64.0.0/10, fd7a:115c:a1e0::/48) works on a host on the tailnet and nowhere else: a rented " +
+			"node's egress is the provider's, so it reaches GitLab only through a name public DNS resolves, " +
+			"such as a Tailscale Funnel.",
+		Symptom: "fatal: unable to access 'https://gitlab.dorper-matrix.ts.net:8443/group/project.git/': Failed to connect to gitlab.dorper-matrix.ts.net port 8443 (job log, after DNS resolved); or, in the runner's log, ERROR: Checking for jobs... failed ... dial tcp: lookup ...: no such host / x509: certificate has expired",
+		Fix: "Fix the stage the finding names. For a tailnet-only name: publish GitLab on a name the public " +
+			"internet resolves and reaches (a Tailscale Funnel on the GitLab port), or give the jobs GIT_STRATEGY: none.",
+		Verify: "curl -sS -o /dev/null -w '%{http_code}\\n' https://gitlab.dorper-matrix.ts.net:8443/api/v4/version  # 401 means a GitLab answered; dig +short gitlab.dorper-matrix.ts.net @1.1.1.1",
+	},
+	Requires: []checks.Node{configdecode.Check, facts.Config},
+	Network:  true,
+	// Targets are probed concurrently; each stage has its own, shorter deadline.
+	Timeout: 25 * time.Second,
+	Run:     run,
+}
+
+func run(p *checks.Pass) error {
+	cfg := facts.Config.Get(p)
+	ts, bad := gitlab.Targets(p.Env, cfg, p.Env.Setting("repository-url", ""))
+	for _, err := range bad {
+		src, line := cfg.At(facts.RunnerKey("url"))
+		p.Report(checks.Finding{
+			Cause:    err.Error() + ": the runner cannot reach a GitLab it cannot name.",
+			Evidence: []checks.Evidence{{Source: src, Detail: line}},
+			Fix:      "Set url in [[runners]] to GitLab's external_url, e.g. https://gitlab.dorper-matrix.ts.net:8443/.",
+		})
+	}
+	if len(ts) == 0 {
+		if len(bad) == 0 {
+			return checks.Skip("no [[runners]] url and no CI_REPOSITORY_URL to reach")
+		}
+		return nil
+	}
+	dl := gitlab.StageDeadlines(p.Env)
+	results := make([]*result, len(ts))
+	var wg sync.WaitGroup
+	for i, t := range ts {
+		wg.Go(func() { results[i] = probe(p.Context, p.Env, t, dl) })
+	}
+	wg.Wait()
+	// Reported in target order, so the report does not depend on which
+	// probe finished first.
+	var errs []error
+	for _, r := range results {
+		for _, f := range r.findings {
+			p.Report(f)
+		}
+		if r.err != nil {
+			errs = append(errs, r.err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+type result struct {
+	findings []checks.Finding
+	err      error // could not judge: no resolver
+}
+
+func (r *result) add(f *checks.Finding) {
+	if f != nil {
+		r.findings = append(r.findings, *f)
+	}
+}
+
+// probe walks the stages for one target and stops at the first failure.
+func probe(ctx context.Context, env *checks.Env, t *gitlab.Target, dl gitlab.Deadlines) *result {
+	r := &result{}
+	sys, err := gitlab.ResolveSystem(ctx, env, t.Host, dl)
+	if err != nil {
+		r.err = fmt.Errorf("%s: %w", t.Host, err)
+		return r
+	}
+	if !sys.Resolved() {
+		r.add(dnsFailure(t, sys))
+		return r
+	}
+	r.add(rentedView(ctx, env, t, sys, dl))
+	conn, fail := gitlab.Connect(ctx, env, t, sys.Addrs, dl)
+	if fail != nil {
+		r.add(connectFailure(t, sys, fail))
+		return r
+	}
+	if conn.Cert != nil && conn.Cert.Soon() {
+		r.add(soonExpiry(t, conn))
+	}
+	u := t.Endpoint("api/v4/version")
+	resp, err := conn.Request(ctx, "GET", u, nil, nil, true, dl.HTTP)
+	if err != nil {
+		r.add(stageFinding(t, gitlab.StageHTTP, conn.Addr, err.Error(),
+			"GitLab (or whatever holds the port) accepted the connection and did not answer the request: "+
+				"check that GitLab is up (gitlab-ctl status in its container) and that the proxy or Funnel in front forwards to it.",
+			checks.Evidence{Source: "GET " + u.String(), Detail: err.Error()}))
+		return r
+	}
+	r.add(judgeVersion(t, conn.Addr, u.String(), resp))
+	return r
+}
+
+// stageFinding is every runner-host finding: the target, the stage that
+// failed and the address, first, in the same words.
+func stageFinding(t *gitlab.Target, s gitlab.Stage, addr, why, fix string, ev ...checks.Evidence) *checks.Finding {
+	return &checks.Finding{
+		Cause: fmt.Sprintf("%s (%s): from this host, the %s stage failed at %s: %s.",
+			t.Named(), t.Origin(), s, addr, why),
+		Evidence: ev,
+		Fix:      fix,
+	}
+}

@@ -1,0 +1,120 @@
+// Package nodelocaldns checks the DNS a job pod resolves through: the node's
+// own CoreDNS at 169.254.20.10, run by a DaemonSet on labelled nodes. From
+// the API it checks every node has one; on a node or in a job pod (or with
+// --dns-server) it also asks that server directly.
+package nodelocaldns
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/apiauth"
+	"github.com/socialwebcomputer/doctor/checks/cluster"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+)
+
+// ID names the check; its own probe findings fold under it by this name.
+const ID = "node-local-dns"
+
+var Check = &checks.Check{
+	ID:       ID,
+	Title:    "Every node runs the node-local DNS that job pods resolve through",
+	Severity: checks.Error,
+	Doc: checks.Doc{
+		Cause: "A job pod's resolv.conf names the node's own CoreDNS at 169.254.20.10, run by the DaemonSet in " +
+			"kube-system whose pods are labelled app.kubernetes.io/name=socialweb-node-dns, on nodes labelled " +
+			"socialweb.computer/node-local-dns=true. A node without a Ready DNS pod fails every lookup: it lacks the " +
+			"label (it joined with an older user_data), or the DaemonSet was never applied (the provider's add-on " +
+			"pass never applied the node network add-ons). Run on a node or in a job pod, or given --dns-server, " +
+			"doctor also asks that server for the GitLab host and kubernetes.default.svc.cluster.local over UDP and " +
+			"TCP, and names how it fails: timeout, refused, SERVFAIL, NXDOMAIN, truncated, no address, or not DNS.",
+		Symptom: "fatal: unable to access 'https://gitlab.dorper-matrix.ts.net:8443/group/project.git/': Could not resolve host: gitlab.dorper-matrix.ts.net",
+		Fix: "kubectl -n kube-system get pods -l app.kubernetes.io/name=socialweb-node-dns -o wide shows which nodes run one. " +
+			"A node without the label joined with an older user_data: replace it with one booted from the current " +
+			"user_data (or kubectl label node NODE socialweb.computer/node-local-dns=true). No DaemonSet: run the " +
+			"provider's add-on pass until it logs applied the node network add-ons.",
+		Verify: "kubectl get nodes -L socialweb.computer/node-local-dns; " +
+			"kubectl -n kube-system get pods -l app.kubernetes.io/name=socialweb-node-dns -o wide; " +
+			"in a job pod: nslookup <gitlab host> 169.254.20.10",
+	},
+	Requires: []checks.Node{apiauth.Check, cluster.ListsFact, facts.APIClient, facts.Config},
+	Network:  true,
+	// Two UDP+TCP timeouts of the probe and the two lists fit well inside.
+	Timeout: 15 * time.Second,
+	Run: func(p *checks.Pass) error {
+		l := cluster.ListsFact.Get(p)
+		return run(p, inputs{
+			nodes: l.Nodes, nodesErr: l.Err("nodes"),
+			client: facts.APIClient.Get(p).Client, config: facts.Config.Get(p),
+		})
+	},
+}
+
+// inputs are what run reads from the facts, so a test can give them directly.
+type inputs struct {
+	nodes    []corev1.Node
+	nodesErr error
+	client   kubernetes.Interface
+	config   *facts.ConfigFile
+}
+
+// run looks at the cluster and, when doctor is where a job resolves (or was
+// told a server), probes the DNS server at the same time. The cluster's
+// findings are reported first: on a cluster where no node has a Ready DNS
+// pod, a probe that finds no server folds under the cluster's finding.
+func run(p *checks.Pass, in inputs) error {
+	ctx, cancel := budget(p.Context)
+	defer cancel()
+
+	var pr *probeResult
+	done := make(chan struct{})
+	server, why := probeServer(p.Env)
+	go func() {
+		defer close(done)
+		if server != "" {
+			pr = probe(ctx, p.Env, server, why, targets(in.config, p.Env.Setting(settingRepositoryURL, "")))
+		}
+	}()
+
+	var (
+		found     []checks.Finding
+		noneWorks bool
+		err       = in.nodesErr
+	)
+	if err == nil {
+		var v *view
+		if v, err = fetch(ctx, in.client); err == nil {
+			found, noneWorks = judge(in.nodes, v)
+		}
+	}
+	<-done
+
+	causedBy := ""
+	for _, f := range found {
+		p.Report(f)
+		// Default is the check's own severity, Error.
+		if noneWorks && (f.Severity == checks.Default || f.Severity >= checks.Error) {
+			causedBy = ID
+		}
+	}
+	if pr != nil {
+		for _, f := range pr.findings(causedBy) {
+			p.Report(f)
+		}
+	}
+	return err
+}
+
+// budget ends the check's own work a little before the engine's deadline, so
+// what was learnt is reported instead of dropped as a timeout.
+func budget(ctx context.Context) (context.Context, context.CancelFunc) {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return context.WithTimeout(ctx, 15*time.Second)
+	}
+	return context.WithDeadline(ctx, dl.Add(-time.Until(dl)/10))
+}

@@ -1,0 +1,351 @@
+package nodelocaldns
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/socialwebcomputer/doctor/checks"
+)
+
+// The names the provider's node network add-ons use.
+const (
+	Namespace  = "kube-system"
+	PodLabel   = "app.kubernetes.io/name"
+	PodName    = "socialweb-node-dns"
+	NodeLabel  = "socialweb.computer/node-local-dns"
+	podsSource = "GET /api/v1/namespaces/" + Namespace + "/pods?labelSelector=" + PodLabel + "%3D" + PodName
+	dsSource   = "GET /apis/apps/v1/namespaces/" + Namespace + "/daemonsets"
+)
+
+// view is the node-local DNS objects: its DaemonSets and their pods.
+type view struct {
+	daemonSets []appsv1.DaemonSet // those whose pods carry the label
+	others     []string           // the other DaemonSets in kube-system, for evidence
+	pods       []corev1.Pod
+}
+
+// fetch makes the two lists this check alone needs, each under ctx and at
+// most 10 s: they are small (one DaemonSet, a pod per node), so they are
+// not part of the shared lists.
+func fetch(ctx context.Context, c kubernetes.Interface) (*view, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	v := &view{}
+	err := pages(func(o metav1.ListOptions) (string, error) {
+		r, err := c.AppsV1().DaemonSets(Namespace).List(ctx, o)
+		if err != nil {
+			return "", err
+		}
+		for _, ds := range r.Items {
+			if ds.Spec.Template.Labels[PodLabel] == PodName {
+				v.daemonSets = append(v.daemonSets, ds)
+			} else {
+				v.others = append(v.others, ds.Name)
+			}
+		}
+		return r.Continue, nil
+	}, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dsSource, err)
+	}
+	err = pages(func(o metav1.ListOptions) (string, error) {
+		r, err := c.CoreV1().Pods(Namespace).List(ctx, o)
+		if err != nil {
+			return "", err
+		}
+		v.pods = append(v.pods, r.Items...)
+		return r.Continue, nil
+	}, metav1.ListOptions{LabelSelector: PodLabel + "=" + PodName})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", podsSource, err)
+	}
+	return v, nil
+}
+
+// pages follows continue tokens, at most 100 pages of 500.
+func pages(list func(metav1.ListOptions) (string, error), o metav1.ListOptions) error {
+	o.Limit = 500
+	for range 100 {
+		next, err := list(o)
+		if err != nil || next == "" {
+			return err
+		}
+		o.Continue = next
+	}
+	return fmt.Errorf("more than 100 pages")
+}
+
+// judge finds, per cause, the nodes whose jobs cannot resolve. noneWorks
+// says no Ready node has a Ready DNS pod, so a failing direct probe is this
+// cluster-wide cause and not some other node's trouble.
+func judge(nodes []corev1.Node, v *view) (out []checks.Finding, noneWorks bool) {
+	byNode := map[string][]*corev1.Pod{}
+	for i := range v.pods {
+		if p := &v.pods[i]; p.DeletionTimestamp == nil {
+			byNode[podNode(p)] = append(byNode[podNode(p)], p)
+		}
+	}
+	var unlabelled, unlabelledServed, noPod, notReady []string
+	var notReadyEv []checks.Evidence
+	working := 0
+	for i := range nodes {
+		n := &nodes[i]
+		labelled, ready := n.Labels[NodeLabel] == "true", nodeReady(n)
+		served := false
+		for _, p := range byNode[n.Name] {
+			served = served || podReady(p)
+		}
+		if served && ready {
+			working++
+		}
+		switch {
+		case !labelled && served:
+			unlabelledServed = append(unlabelledServed, n.Name)
+		case !labelled:
+			unlabelled = append(unlabelled, n.Name)
+		case len(v.daemonSets) == 0 || !ready:
+			// No DaemonSet is reported once below; a NotReady node takes no
+			// job, and its DNS pod cannot be Ready before its kubelet is.
+		case len(byNode[n.Name]) == 0:
+			noPod = append(noPod, n.Name)
+		case !served:
+			notReady = append(notReady, n.Name)
+			for _, p := range byNode[n.Name] {
+				notReadyEv = append(notReadyEv, checks.Evidence{Source: "pod " + Namespace + "/" + p.Name, Detail: "on " + n.Name + ": " + podState(p)})
+			}
+		}
+	}
+	noneWorks = len(nodes) > 0 && working == 0
+
+	if len(v.daemonSets) == 0 {
+		out = append(out, noDaemonSet(nodes, v))
+	}
+	if len(unlabelled) > 0 {
+		out = append(out, checks.Finding{
+			Cause: fmt.Sprintf("%s %s not labelled %s=true, so the DaemonSet places no DNS pod there: %s joined with an older user_data. "+
+				"A job pod there finds nothing at 169.254.20.10 and fails at the clone with `Could not resolve host`.",
+				upper(nodesPhrase(unlabelled)), verb(len(unlabelled), "is", "are"), NodeLabel, pronoun(len(unlabelled))),
+			Evidence: []checks.Evidence{{Source: "GET /api/v1/nodes", Detail: "without " + NodeLabel + "=true: " + first(unlabelled, 10)}},
+			Fix: fmt.Sprintf("Replace %s with nodes booted from the current user_data; until then, label %s: kubectl label node %s %s=true",
+				pronoun(len(unlabelled)), pronoun(len(unlabelled)), strings.Join(unlabelled[:min(len(unlabelled), 10)], " "), NodeLabel),
+		})
+	}
+	if len(noPod) > 0 {
+		out = append(out, checks.Finding{
+			Cause: fmt.Sprintf("%s %s labelled %s=true and Ready, but no %s pod is placed there: the DaemonSet does not select %s "+
+				"(its nodeSelector or tolerations), so job pods there cannot resolve anything and fail at the clone with `Could not resolve host`.",
+				upper(nodesPhrase(noPod)), verb(len(noPod), "is", "are"), NodeLabel, PodName, pronoun(len(noPod))),
+			Evidence: append([]checks.Evidence{{Source: podsSource, Detail: "no pod on " + first(noPod, 10)}}, dsEvidence(v, nodes, noPod)...),
+			Fix: "kubectl -n kube-system describe daemonset " + v.daemonSets[0].Name + " and compare its node selector and " +
+				"tolerations with kubectl describe node " + noPod[0] + ".",
+		})
+	}
+	if len(notReady) > 0 {
+		out = append(out, checks.Finding{
+			Cause: fmt.Sprintf("The %s pod on %s is not Ready: nothing answers at 169.254.20.10 there, so job pods fail at the clone with `Could not resolve host`.",
+				PodName, nodesPhrase(notReady)),
+			Evidence: firstEvidence(notReadyEv, 10),
+			Fix:      "kubectl -n kube-system describe pod and kubectl -n kube-system logs for the pods named: the reason is in their events and log.",
+		})
+	}
+	if len(unlabelledServed) > 0 {
+		out = append(out, checks.Finding{
+			Severity: checks.Warning,
+			Cause: fmt.Sprintf("%s %s not labelled %s=true (joined with an older user_data), yet %s a Ready DNS pod because the DaemonSet "+
+				"does not select on the label; a DaemonSet that does will leave %s without DNS.",
+				upper(nodesPhrase(unlabelledServed)), verb(len(unlabelledServed), "is", "are"), NodeLabel,
+				verb(len(unlabelledServed), "runs", "run"), pronoun(len(unlabelledServed))),
+			Evidence: []checks.Evidence{{Source: "GET /api/v1/nodes", Detail: "without " + NodeLabel + "=true: " + first(unlabelledServed, 10)}},
+			Fix:      "Replace them with nodes booted from the current user_data, or label them " + NodeLabel + "=true.",
+		})
+	}
+	return out, noneWorks
+}
+
+// noDaemonSet is the add-on pass that never ran. At zero nodes no job has
+// failed from it yet, but the DaemonSet is an API object that exists before
+// any node: the next node a job brings up has no DNS, and that job fails.
+func noDaemonSet(nodes []corev1.Node, v *view) checks.Finding {
+	others := "none"
+	if len(v.others) > 0 {
+		others = first(v.others, 10)
+	}
+	f := checks.Finding{
+		Evidence: []checks.Evidence{
+			{Source: dsSource, Detail: fmt.Sprintf("no DaemonSet whose pods are labelled %s=%s; others: %s", PodLabel, PodName, others)},
+			{Source: podsSource, Detail: fmt.Sprintf("%d pods", len(v.pods))},
+		},
+		Fix: "Run the provider's add-on pass for this cluster until its log says `applied the node network add-ons`, then " +
+			"kubectl -n kube-system get pods -l " + PodLabel + "=" + PodName + " -o wide shows a pod per node.",
+	}
+	const missing = "No DaemonSet in kube-system runs the node-local DNS (pods labelled " + PodLabel + "=" + PodName + "): " +
+		"the provider's add-on pass never applied the node network add-ons."
+	if len(nodes) == 0 {
+		f.Severity = checks.Warning
+		f.Cause = missing + " The cluster is at rest with zero nodes, so no job has failed from it yet; but the DaemonSet " +
+			"exists before any node does, and the next node a job brings up will have nothing at 169.254.20.10: that job fails at the clone with `Could not resolve host`."
+		return f
+	}
+	names := make([]string, len(nodes))
+	for i := range nodes {
+		names[i] = nodes[i].Name
+	}
+	f.Cause = missing + fmt.Sprintf(" None of the %s runs a DNS server at 169.254.20.10, so every job placed there fails at the clone with `Could not resolve host`.",
+		count(len(nodes), "node", "nodes"))
+	f.Evidence = append(f.Evidence, checks.Evidence{Source: "GET /api/v1/nodes", Detail: first(names, 10)})
+	return f
+}
+
+// dsEvidence shows what the DaemonSet selects next to what the nodes offer.
+func dsEvidence(v *view, nodes []corev1.Node, names []string) []checks.Evidence {
+	var ev []checks.Evidence
+	for _, ds := range v.daemonSets {
+		ev = append(ev, checks.Evidence{Source: "daemonset " + Namespace + "/" + ds.Name, Detail: fmt.Sprintf(
+			"nodeSelector %s; desired %d, ready %d", labels(ds.Spec.Template.Spec.NodeSelector), ds.Status.DesiredNumberScheduled, ds.Status.NumberReady)})
+	}
+	want := map[string]bool{}
+	for _, n := range names[:min(len(names), 3)] {
+		want[n] = true
+	}
+	for i := range nodes {
+		if n := &nodes[i]; want[n.Name] && len(n.Spec.Taints) > 0 {
+			t := make([]string, len(n.Spec.Taints))
+			for j, x := range n.Spec.Taints {
+				t[j] = x.ToString()
+			}
+			ev = append(ev, checks.Evidence{Source: "node " + n.Name, Detail: "taints " + strings.Join(t, ", ")})
+		}
+	}
+	return ev
+}
+
+// podNode is the node a DNS pod is on, or is meant for: the DaemonSet
+// controller pins an unscheduled pod to its node with a metadata.name field
+// affinity before the scheduler binds it.
+func podNode(p *corev1.Pod) string {
+	if p.Spec.NodeName != "" {
+		return p.Spec.NodeName
+	}
+	if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+			for _, f := range term.MatchFields {
+				if f.Key == "metadata.name" && f.Operator == corev1.NodeSelectorOpIn && len(f.Values) == 1 {
+					return f.Values[0]
+				}
+			}
+		}
+	}
+	return ""
+}
+
+func podReady(p *corev1.Pod) bool {
+	if p.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// podState says why a pod is not Ready: its phase and each container's wait.
+func podState(p *corev1.Pod) string {
+	s := string(p.Status.Phase)
+	if s == "" {
+		s = "no status"
+	}
+	for _, c := range p.Status.ContainerStatuses {
+		switch {
+		case c.State.Waiting != nil:
+			s += fmt.Sprintf(", %s waiting: %s %s", c.Name, c.State.Waiting.Reason, trim(c.State.Waiting.Message))
+		case c.State.Terminated != nil:
+			s += fmt.Sprintf(", %s terminated: %s (exit %d)", c.Name, c.State.Terminated.Reason, c.State.Terminated.ExitCode)
+		case !c.Ready:
+			s += fmt.Sprintf(", %s running but not ready (restarts %d)", c.Name, c.RestartCount)
+		}
+	}
+	return strings.TrimSpace(s)
+}
+
+func labels(m map[string]string) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	var kv []string
+	for k, v := range m {
+		kv = append(kv, k+"="+v)
+	}
+	sort.Strings(kv)
+	return strings.Join(kv, ",")
+}
+
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// nodesPhrase is "node a" or "3 nodes (a, b, c)".
+func nodesPhrase(names []string) string {
+	if len(names) == 1 {
+		return "node " + names[0]
+	}
+	return fmt.Sprintf("%d nodes (%s)", len(names), first(names, 10))
+}
+
+func verb(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func upper(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
+
+func pronoun(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
+}
+
+func first(xs []string, n int) string {
+	if len(xs) > n {
+		return strings.Join(xs[:n], ", ") + fmt.Sprintf(" and %d more", len(xs)-n)
+	}
+	return strings.Join(xs, ", ")
+}
+
+func firstEvidence(ev []checks.Evidence, n int) []checks.Evidence {
+	if len(ev) > n {
+		return append(ev[:n:n], checks.Evidence{Source: podsSource, Detail: fmt.Sprintf("and %d more", len(ev)-n)})
+	}
+	return ev
+}
+
+func trim(s string) string {
+	if len(s) > 160 {
+		return s[:160] + "…"
+	}
+	return s
+}

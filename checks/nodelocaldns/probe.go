@@ -1,0 +1,138 @@
+package nodelocaldns
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/dnsq"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+)
+
+// DefaultServer is where a job pod's resolv.conf points on these nodes.
+const DefaultServer = "169.254.20.10:53"
+
+// Setting names, as internal/cli defines them (cli imports the checks, so
+// the checks cannot import cli).
+const (
+	settingServer        = "dns-server"
+	settingRepositoryURL = "repository-url"
+)
+
+// ServiceName is the in-cluster name every pod resolves through the same server.
+const ServiceName = "kubernetes.default.svc.cluster.local"
+
+// queryTimeout bounds one question; tests shorten it.
+var queryTimeout = 2 * time.Second
+
+// probeServer is the server to ask directly and why, or "" when doctor was
+// given none and runs neither on a node nor in a pod: from anywhere else
+// 169.254.20.10 is some other host's link-local address, or nobody's.
+func probeServer(env *checks.Env) (server, why string) {
+	if s := env.Setting(settingServer, ""); s != "" {
+		if _, _, err := net.SplitHostPort(s); err != nil {
+			s = net.JoinHostPort(strings.Trim(s, "[]"), "53")
+		}
+		return s, "--dns-server " + s
+	}
+	if why := inCluster(env); why != "" {
+		return DefaultServer, why
+	}
+	return "", ""
+}
+
+// inCluster says whether doctor itself runs in a pod. Doctor's own
+// environment is read as /proc/self/environ under --root, not with
+// os.Getenv: a fixture root then decides, and a test process that happens to
+// run in a CI job pod never turns the probe on.
+func inCluster(env *checks.Env) string {
+	if b, err := env.ReadProc("/proc/self/environ"); err == nil {
+		if h := facts.ParseEnviron(b)["KUBERNETES_SERVICE_HOST"]; h != "" {
+			return "doctor runs in a pod (KUBERNETES_SERVICE_HOST=" + h + " in its environment)"
+		}
+	}
+	const sa = "/var/run/secrets/kubernetes.io/serviceaccount"
+	if st, err := env.Stat(sa); err == nil && st.IsDir() {
+		return "doctor runs in a pod (" + sa + " exists)"
+	}
+	return ""
+}
+
+// target is one name a job resolves, with the URL its failure is quoted with.
+type target struct {
+	name string
+	url  string // "" for the service name
+}
+
+// targets are the host of the repository URL (what the clone resolves, when
+// known), the runner's GitLab URL from config.toml, and the API service.
+func targets(cfg *facts.ConfigFile, repoURL string) []target {
+	var out []target
+	seen := map[string]bool{}
+	add := func(raw string) {
+		u, err := url.Parse(raw)
+		if err != nil || u.Hostname() == "" || seen[u.Hostname()] {
+			return
+		}
+		if _, err := netip.ParseAddr(u.Hostname()); err == nil {
+			return // an address needs no lookup
+		}
+		seen[u.Hostname()] = true
+		u.User = nil // CI_REPOSITORY_URL carries the job token
+		out = append(out, target{name: u.Hostname(), url: u.String()})
+	}
+	add(repoURL)
+	if cfg != nil {
+		if r := facts.FirstKubernetesRunner(cfg); r != nil {
+			add(r.URL)
+		}
+	}
+	return append(out, target{name: ServiceName})
+}
+
+// probeResult is every exchange, one per (transport, name) at most.
+type probeResult struct {
+	server, why string
+	targets     []target
+	answers     []dnsq.Answer
+}
+
+// probe asks each name over UDP, then over TCP, as a resolver would. A
+// server that does not answer on a transport (timeout, nothing listening,
+// not DNS) is not asked the next names there: they would only repeat it.
+func probe(ctx context.Context, env *checks.Env, server, why string, ts []target) *probeResult {
+	r := &probeResult{server: server, why: why, targets: ts}
+	for _, netw := range []string{"udp", "tcp"} {
+		for _, t := range ts {
+			a := ask(ctx, env, server, t.name, netw)
+			r.answers = append(r.answers, a)
+			if kindOf(a).serverWide() {
+				break
+			}
+		}
+	}
+	return r
+}
+
+// ask looks for an address: A, then AAAA when A has none (an IPv6-only name
+// resolves too).
+func ask(ctx context.Context, env *checks.Env, server, name, netw string) dnsq.Answer {
+	q := func(qt uint16) dnsq.Answer {
+		qctx, cancel := context.WithTimeout(ctx, queryTimeout)
+		defer cancel()
+		return dnsq.Query(qctx, env, server, name, netw, qt)
+	}
+	a := q(dns.TypeA)
+	if a.Outcome == dnsq.NoAddress {
+		if aaaa := q(dns.TypeAAAA); aaaa.Outcome == dnsq.OK {
+			return aaaa
+		}
+	}
+	return a
+}

@@ -1,0 +1,140 @@
+// Package runnertoken asks GitLab whether each runner's token is still good,
+// with the call the runner itself makes (gitlab-runner verify).
+package runnertoken
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/configdecode"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/gitlab"
+	"github.com/socialwebcomputer/doctor/checks/gitlabreach"
+	"github.com/socialwebcomputer/doctor/runnerconfig"
+)
+
+var Check = &checks.Check{
+	ID:       "runner-token",
+	Title:    "GitLab accepts each runner's token",
+	Severity: checks.Error,
+	Doc: checks.Doc{
+		Cause: "Every request the runner makes carries the token of its [[runners]] element. When the runner is " +
+			"deleted in GitLab, or the token was reset or mistyped, GitLab answers 403 and the runner takes no job " +
+			"while its process looks healthy. A 422 means GitLab knows the token but the runner is orphaned: the " +
+			"runner manager GitLab recorded for this runner's system_id is gone.",
+		Symptom: "ERROR: Checking for jobs... forbidden (runner log, every check_interval); gitlab-runner verify: Verifying runner... is not valid (a glrt- token), or ERROR: Verifying runner... is removed (a legacy token)",
+		Fix: "Register the runner again: create it in the project's Settings > CI/CD > Runners, then gitlab-runner register " +
+			"--url <GitLab url> --token <new glrt- token>, and restart the runner.",
+		Verify: "gitlab-runner verify --config /etc/gitlab-runner/config.toml",
+	},
+	// A GitLab that does not answer cannot judge a token.
+	Requires: []checks.Node{gitlabreach.Check, configdecode.Check, facts.Config},
+	Network:  true,
+	Timeout:  25 * time.Second,
+	Run:      run,
+}
+
+func run(p *checks.Pass) error {
+	cfg := facts.Config.Get(p)
+	dl := gitlab.StageDeadlines(p.Env)
+	type outcome struct {
+		f   *checks.Finding
+		err error
+	}
+	out := make([]outcome, len(cfg.Config.Runners))
+	var wg sync.WaitGroup
+	for i, r := range cfg.Config.Runners {
+		wg.Go(func() {
+			f, err := verify(p.Context, p.Env, cfg, facts.RunnerLabel(i, r), r, dl)
+			out[i] = outcome{f, err}
+		})
+	}
+	wg.Wait()
+	var errs []error
+	for _, o := range out {
+		if o.f != nil {
+			p.Report(*o.f)
+		}
+		if o.err != nil {
+			errs = append(errs, o.err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Kind names a token without showing it: its prefix type only.
+func Kind(token string) string {
+	if strings.HasPrefix(token, "glrt-") {
+		return "a glrt- runner authentication token"
+	}
+	return "a legacy token"
+}
+
+func verify(ctx context.Context, env *checks.Env, cfg *facts.ConfigFile, label string, r *runnerconfig.Runner, dl gitlab.Deadlines) (*checks.Finding, error) {
+	tokenEv := checks.Evidence{Source: cfg.Path, Detail: label + " token: " + Kind(r.Token)}
+	if r.Token == "" {
+		return &checks.Finding{
+			Cause:    label + " has no token: GitLab refuses every request the runner makes for it.",
+			Evidence: []checks.Evidence{{Source: cfg.Path, Detail: label + " has no token key"}},
+		}, nil
+	}
+	t, err := gitlab.RunnerTarget(env, cfg, label, r)
+	if err != nil {
+		return nil, err
+	}
+	sys, err := gitlab.ResolveSystem(ctx, env, t.Host, dl)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", label, err)
+	}
+	if !sys.Resolved() {
+		return nil, fmt.Errorf("%s: %s does not resolve, so GitLab cannot be asked about the token", label, t.Host)
+	}
+	conn, fail := gitlab.Connect(ctx, env, t, sys.Addrs, dl)
+	if fail != nil {
+		return nil, fmt.Errorf("%s: GitLab cannot be asked about the token: %v", label, fail)
+	}
+	// No system_id: with one, GitLab records a runner manager for it, and
+	// doctor changes nothing in GitLab.
+	body, err := json.Marshal(map[string]string{"token": r.Token})
+	if err != nil {
+		return nil, err
+	}
+	h := http.Header{"Content-Type": {"application/json"}}
+	h.Set("RUNNER-TOKEN", r.Token)
+	u := t.Endpoint("api/v4/runners/verify")
+	// The body of a 200 echoes the token: it is never read.
+	resp, err := conn.Request(ctx, http.MethodPost, u, h, body, false, dl.HTTP)
+	src := "POST " + u.String() + " via " + conn.Addr
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s: %v", label, src, err)
+	}
+	ev := []checks.Evidence{tokenEv, {Source: src, Detail: resp.Line}}
+	switch resp.Status {
+	case http.StatusOK:
+		return nil, nil
+	case http.StatusForbidden:
+		return &checks.Finding{
+			Cause: fmt.Sprintf("%s: GitLab answers 403 to %s: the token is invalid or the runner was removed in GitLab: "+
+				"re-register. Until then the runner takes no job.", label, Kind(r.Token)),
+			Evidence: ev,
+		}, nil
+	case http.StatusUnprocessableEntity:
+		return &checks.Finding{
+			Cause: fmt.Sprintf("%s: GitLab answers 422: the token is known but the runner is orphaned. GitLab no longer has the "+
+				"runner manager it recorded for this runner's system_id (the .runner_system_id file next to config.toml), "+
+				"so the runner's requests are refused until it is registered again.", label),
+			Evidence: ev,
+			Fix: "Register the runner again: create it in Settings > CI/CD > Runners, run gitlab-runner register with the new " +
+				"glrt- token, and restart the runner.",
+		}, nil
+	default:
+		return nil, fmt.Errorf("%s: %s answered %s, which says nothing about the token", label, src, resp.Line)
+	}
+}

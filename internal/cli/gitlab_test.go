@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/socialwebcomputer/doctor/checks/gitlab/gitlabtest"
+	"github.com/socialwebcomputer/doctor/report"
+)
+
+// The GitLab checks through the CLI, against a loopback GitLab: every
+// address doctor contacts is given by flag (--resolver, --public-dns,
+// --repository-url), so nothing but 127.0.0.1 is asked anything.
+func TestGitLabChecksThroughTheCLI(t *testing.T) {
+	const valid, removed = "glrt-valid-cli-token-0123456789", "glrt-removed-cli-token-012345678"
+	gl := gitlabtest.NewGitLab(t, gitlabtest.Options{Tokens: map[string]int{valid: 200}})
+	dns := gitlabtest.NewDNS(t, map[string][]string{gitlabtest.Host: {"127.0.0.1"}})
+	for name, c := range map[string]struct {
+		token string
+		exit  int
+		want  Want
+	}{
+		"valid": {valid, report.ExitOK, Want{Status: map[string]string{"gitlab-reachability": "pass", "runner-token": "pass"}}},
+		"removed": {removed, report.ExitError, Want{Top: "runner-token", Findings: []string{"runner-token"},
+			Status: map[string]string{"gitlab-reachability": "pass", "runner-token": "fail"},
+			Says:   map[string][]string{"runner-token": {"the runner was removed in GitLab: re-register", "a glrt- runner authentication token"}}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := gitlabtest.NewRoot(t, gitlabtest.Config(gitlabtest.Runner{Name: "kcp-tenant-kubernetes", URL: gl.URL(),
+				Token: c.token, CAFile: gitlabtest.CAPath}), gl.CA)
+			outputs := map[string]string{}
+			for _, format := range []string{"json", "table", "markdown"} {
+				code, out, stderr := runDoctor("run", "--root", root.Dir, "-o", format,
+					"--only", "gitlab-reachability,runner-token", "--timeout", "20s",
+					"--resolver", dns.Addr, "--public-dns", dns.Addr,
+					"--repository-url", "https://gitlab-ci-token:glcbt-64_jobtoken0123456789@"+gitlabtest.Host+":"+gl.Port+"/g/p.git")
+				if code != c.exit {
+					t.Errorf("-o %s: exit %d, want %d; stderr %s\n%s", format, code, c.exit, stderr, out)
+				}
+				outputs[format] = out
+			}
+			var rep report.Report
+			if err := json.Unmarshal([]byte(outputs["json"]), &rep); err != nil {
+				t.Fatalf("json: %v\n%s", err, outputs["json"])
+			}
+			AssertWant(t, &rep, c.want)
+			AssertNoSecrets(t, outputs)
+			for f, out := range outputs {
+				if strings.Contains(out, "jobtoken") {
+					t.Errorf("-o %s carries CI_REPOSITORY_URL's job token", f)
+				}
+			}
+		})
+	}
+}

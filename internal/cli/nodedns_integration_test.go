@@ -1,0 +1,243 @@
+//go:build integration
+
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/socialwebcomputer/doctor/checks/dnsq/dnsqtest"
+	"github.com/socialwebcomputer/doctor/checks/nodelocaldns"
+	"github.com/socialwebcomputer/doctor/internal/testenv"
+	"github.com/socialwebcomputer/doctor/internal/testpki"
+	"github.com/socialwebcomputer/doctor/internal/testroot"
+	"github.com/socialwebcomputer/doctor/report"
+)
+
+// jobToken rides in the repository URL, as CI_REPOSITORY_URL carries it; no
+// output may repeat it.
+const jobToken = "job-token-must-not-leak"
+
+// nodeDNSCase is the guide's "Could not resolve host" row on a real
+// apiserver. The DNS server is a loopback miekg server given as
+// --dns-server; "" gives none, so the direct probe must not run.
+type nodeDNSCase struct {
+	name   string
+	setup  func(t *testing.T, env *testenv.Env) []byte // returns the kubeconfig
+	server func(t *testing.T) (addr string, queries func() int64)
+	want   Want
+	// folded maps text of a node-local-dns finding to the check it must
+	// fold under ("" for a root).
+	folded  map[string]string
+	probed  bool // the server must have been asked
+	absent  bool // node-local-dns must have no finding
+	elapsed time.Duration
+}
+
+func TestNodeDNSScenarios(t *testing.T) {
+	owner := func(env *testenv.Env, notAfter time.Time) []byte {
+		cert, key := env.OwnerCert(ownerDID, notAfter)
+		return testpki.Kubeconfig("tenant-ci", env.URL, env.CAPEM, cert, key)
+	}
+	base := func(t *testing.T, env *testenv.Env) []byte {
+		env.BindOwnersToClusterAdmin()
+		env.EnsureNamespace("gitlab-runner")
+		return owner(env, time.Now().Add(12*time.Hour))
+	}
+	withDNS := func(t *testing.T, env *testenv.Env) []byte {
+		kc := base(t, env)
+		createNodeDNSDaemonSet(t, env)
+		createNode(t, env, "rented-1", true)
+		createDNSPod(t, env, "node-dns-rented-1", "rented-1", testenv.PodRunning())
+		return kc
+	}
+	healthy := func(t *testing.T) (string, func() int64) {
+		s := dnsqtest.Healthy(t, "127.0.0.9")
+		return s.Addr, s.Queries
+	}
+	none := func(*testing.T) (string, func() int64) { return "", nil }
+	const ndns = "node-local-dns"
+
+	cases := []nodeDNSCase{
+		{name: "healthy", setup: withDNS, server: healthy, probed: true, absent: true,
+			want: Want{Exit: 0, Status: map[string]string{ndns: "pass"}}},
+		{name: "no-daemonset-at-rest", setup: base, server: none,
+			want: Want{Exit: 1, Top: ndns, Says: map[string][]string{ndns: {"the provider's add-on pass never applied the node network add-ons", "zero nodes"}}}},
+		{name: "no-daemonset-with-a-node-probe-refused", setup: func(t *testing.T, env *testenv.Env) []byte {
+			kc := base(t, env)
+			createNode(t, env, "rented-1", true)
+			return kc
+		}, server: func(t *testing.T) (string, func() int64) { return dnsqtest.Closed(t), nil },
+			want:   Want{Exit: 2, Top: ndns, Says: map[string][]string{ndns: {"None of the 1 node runs a DNS server", "refuses DNS over UDP and TCP"}}},
+			folded: map[string]string{"add-on pass": "", "refuses DNS": ndns}},
+		{name: "node-without-label", setup: func(t *testing.T, env *testenv.Env) []byte {
+			kc := base(t, env)
+			createNodeDNSDaemonSet(t, env)
+			createNode(t, env, "rented-1", false)
+			return kc
+		}, server: healthy, probed: true,
+			want: Want{Exit: 2, Top: ndns, Says: map[string][]string{ndns: {"Node rented-1 is not labelled socialweb.computer/node-local-dns=true", "older user_data"}}}},
+		{name: "dns-pod-not-ready-probe-times-out", setup: func(t *testing.T, env *testenv.Env) []byte {
+			kc := base(t, env)
+			createNodeDNSDaemonSet(t, env)
+			createNode(t, env, "rented-1", true)
+			createDNSPod(t, env, "node-dns-rented-1", "rented-1", testenv.PodWaiting("CrashLoopBackOff", "back-off 5m0s restarting failed container"))
+			return kc
+		}, server: func(t *testing.T) (string, func() int64) { return dnsqtest.Silent(t).Addr, nil },
+			want:    Want{Exit: 2, Top: ndns, Says: map[string][]string{ndns: {"pod on node rented-1 is not Ready", "CrashLoopBackOff", "Nothing answers DNS at"}}},
+			folded:  map[string]string{"is not Ready": "", "Nothing answers": ndns},
+			elapsed: 8 * time.Second},
+		{name: "dns-pod-ready-server-fails", setup: withDNS, server: func(t *testing.T) (string, func() int64) {
+			s := dnsqtest.Rcode(t, dns.RcodeServerFailure)
+			return s.Addr, s.Queries
+		}, probed: true,
+			want:   Want{Exit: 2, Top: ndns, Says: map[string][]string{ndns: {"answers SERVFAIL for git.example.invalid", "Could not resolve host: git.example.invalid"}}},
+			folded: map[string]string{"SERVFAIL": ""}},
+		{name: "expired-certificate-skips-it", setup: func(t *testing.T, env *testenv.Env) []byte {
+			withDNS(t, env)
+			return owner(env, time.Now().Add(-10*time.Minute))
+		}, server: healthy, absent: true,
+			want: Want{Exit: 2, Top: "api-auth", Status: map[string]string{ndns: "skipped"}, Reason: map[string]string{ndns: "needs api-auth"}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := testenv.Start(t)
+			kc := tc.setup(t, env)
+			addr, queries := tc.server(t)
+			start := time.Now()
+			rep, out := runNodeDNS(t, kc, addr)
+			if tc.elapsed > 0 && time.Since(start) > tc.elapsed {
+				t.Errorf("run took %s, want under %s", time.Since(start), tc.elapsed)
+			}
+			// AssertWant leaves the exit code to its caller.
+			if rep.Summary.ExitCode != tc.want.Exit {
+				t.Errorf("exit %d, want %d", rep.Summary.ExitCode, tc.want.Exit)
+			}
+			AssertWant(t, rep, tc.want)
+			assertFolded(t, rep, ndns, tc.folded)
+			if tc.absent {
+				for _, f := range rep.Findings {
+					if f.Check == ndns {
+						t.Errorf("want no %s finding, got: %s", ndns, f.Cause)
+					}
+				}
+			}
+			if queries != nil && (queries() > 0) != tc.probed {
+				t.Errorf("the DNS server was asked %d questions; want asked: %v", queries(), tc.probed)
+			}
+			if strings.Contains(out, jobToken) {
+				t.Errorf("the output repeats the job token from --repository-url")
+			}
+			if strings.Contains(out, "169.254.20.10:53,") || strings.Contains(out, "udp 169.254.20.10") {
+				t.Errorf("the output shows a query to the production default")
+			}
+		})
+	}
+}
+
+// runNodeDNS runs only node-local-dns (and what it requires) against the
+// cluster, with the guide's runner config and --dns-server when given.
+func runNodeDNS(t *testing.T, kubeconfig []byte, dnsServer string) (*report.Report, string) {
+	t.Helper()
+	root := testroot.New(t)
+	root.GuideRunner(testroot.GuideConfig, kubeconfig)
+	args := []string{"run", "--root", root.Dir, "-o", "json", "--timeout", "60s", "--only", "node-local-dns",
+		"--repository-url", "https://gitlab-ci-token:" + jobToken + "@git.example.invalid/group/project.git"}
+	if dnsServer != "" {
+		args = append(args, "--dns-server", dnsServer)
+	}
+	var out, errb bytes.Buffer
+	code := Main(args, IO{Out: &out, Err: &errb, Getenv: func(string) string { return "" }})
+	var rep report.Report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("exit %d, stderr %s, output does not parse: %v\n%s", code, errb.String(), err, out.String())
+	}
+	if code != rep.Summary.ExitCode {
+		t.Errorf("exit %d but summary says %d", code, rep.Summary.ExitCode)
+	}
+	AssertNoSecrets(t, map[string]string{"json": out.String()})
+	if t.Failed() || testing.Verbose() {
+		t.Logf("report:\n%s", summarize(&rep))
+	}
+	return &rep, out.String()
+}
+
+// assertFolded finds each check finding by its text and checks what it
+// folds under. AssertWant's CausedBy cannot: it looks at a check's first
+// finding, and here one check reports both the cause and its consequence.
+func assertFolded(t *testing.T, rep *report.Report, check string, want map[string]string) {
+	t.Helper()
+	for text, by := range want {
+		var f *report.Finding
+		for i := range rep.Findings {
+			if rep.Findings[i].Check == check && strings.Contains(rep.Findings[i].Cause, text) {
+				f = &rep.Findings[i]
+				break
+			}
+		}
+		if f == nil {
+			t.Errorf("no %s finding says %q", check, text)
+			continue
+		}
+		if got := deref(f.CausedBy); got != by {
+			t.Errorf("%s finding %q folds under %q, want %q", check, text, got, by)
+		}
+	}
+}
+
+// createNodeDNSDaemonSet applies the node network add-on's DaemonSet as
+// the provider's add-on pass does. Nothing runs its controller here: tests
+// create its pods themselves.
+func createNodeDNSDaemonSet(t *testing.T, env *testenv.Env) {
+	t.Helper()
+	labels := map[string]string{nodelocaldns.PodLabel: nodelocaldns.PodName}
+	ds := &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: nodelocaldns.Namespace, Name: "socialweb-node-dns"},
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					NodeSelector: map[string]string{nodelocaldns.NodeLabel: "true"},
+					Containers:   []corev1.Container{{Name: testenv.ContainerName, Image: "coredns/coredns:1.12.1"}},
+				},
+			},
+		},
+	}
+	if _, err := env.Clientset().AppsV1().DaemonSets(nodelocaldns.Namespace).Create(t.Context(), ds, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// createNode makes a Ready node, labelled for node-local DNS when asked.
+func createNode(t *testing.T, env *testenv.Env, name string, labelled bool) {
+	t.Helper()
+	env.CreateNode(name, testenv.ReadyNodeStatus("4", "16Gi", 0))
+	if !labelled {
+		return
+	}
+	patch := []byte(`{"metadata":{"labels":{"` + nodelocaldns.NodeLabel + `":"true"}}}`)
+	if _, err := env.Clientset().CoreV1().Nodes().Patch(t.Context(), name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// createDNSPod binds a node DNS pod to a node and sets its status, as the
+// DaemonSet controller, the scheduler and the kubelet would.
+func createDNSPod(t *testing.T, env *testenv.Env, name, nodeName string, status corev1.PodStatus) {
+	t.Helper()
+	env.EnsureNamespace(nodelocaldns.Namespace)
+	env.CreatePod(nodelocaldns.Namespace, name, nodeName, func(p *corev1.Pod) {
+		p.Labels = map[string]string{nodelocaldns.PodLabel: nodelocaldns.PodName}
+	})
+	env.SetPodStatus(nodelocaldns.Namespace, name, status)
+}
