@@ -74,6 +74,11 @@ func Build(res *checks.Result, ignores []Ignore, version string, startedAt time.
 		}
 	}
 	rep.Summary.ExitCode = exitCode(worst)
+	// A check that could not run proves nothing healthy: a cron must not
+	// read "could not check" as "fine".
+	if rep.Summary.Unknown > 0 && rep.Summary.ExitCode == ExitOK {
+		rep.Summary.ExitCode = ExitWarning
+	}
 	return rep
 }
 

@@ -86,7 +86,7 @@ type Ignore struct {
 // Exit codes, the same in every output format.
 const (
 	ExitOK      = 0 // nothing of warning or worse
-	ExitWarning = 1 // the worst finding is a warning
+	ExitWarning = 1 // the worst finding is a warning, or a check could not run (unknown)
 	ExitError   = 2 // an error or a critical finding
 	ExitCantRun = 3 // doctor could not run: bad flag, unreadable root
 )

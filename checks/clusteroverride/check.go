@@ -78,11 +78,11 @@ func run(p *checks.Pass) error {
 				Fix:      "Remove cert_file (the kubeconfig carries the certificate), or set all three of cert_file, key_file and ca_file.",
 			})
 		}
-		if host, ok := env.Lookup("KUBERNETES_SERVICE_HOST"); ok && k.Host == "" {
+		if host, ok := env.InCluster(); ok && k.Host == "" {
 			f := checks.Finding{
 				Cause: fmt.Sprintf("%s: KUBERNETES_SERVICE_HOST=%s is in the runner's environment, so in-cluster config is tried "+
 					"first and wins: the runner places jobs in the cluster it runs in.", label, host),
-				Evidence: []checks.Evidence{{Source: env.Source, Detail: "KUBERNETES_SERVICE_HOST=" + host}},
+				Evidence: []checks.Evidence{{Source: env.Source, Detail: "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT: " + host}},
 			}
 			if kubeconfigSet {
 				f.Cause += " The KUBECONFIG the process also has is never read."

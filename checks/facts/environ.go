@@ -1,6 +1,8 @@
 package facts
 
 import (
+	"errors"
+	"io/fs"
 	"strconv"
 	"strings"
 
@@ -70,4 +72,26 @@ func errNoRunner(r *Runners) error {
 		return &noRunnerError{r.Problem}
 	}
 	return &noRunnerError{"no `gitlab-runner run` process found"}
+}
+
+// InCluster reports whether client-go's InClusterConfig would succeed for
+// this environment as far as the environment decides it: it needs both
+// KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT (and the service
+// account token, which lives in the process's own mount namespace).
+func (e *Environ) InCluster() (hostPort string, ok bool) {
+	h, hok := e.Lookup("KUBERNETES_SERVICE_HOST")
+	p, pok := e.Lookup("KUBERNETES_SERVICE_PORT")
+	if !hok || !pok || h == "" || p == "" {
+		return "", false
+	}
+	return h + ":" + p, true
+}
+
+// AccessHint is what to do about an unreadable /proc entry: only a
+// permission error is cured by running as another user.
+func AccessHint(err error) string {
+	if errors.Is(err, fs.ErrPermission) {
+		return ": run as root or as the runner's user"
+	}
+	return ""
 }

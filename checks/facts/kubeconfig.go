@@ -123,7 +123,7 @@ func kubeconfigPaths(env *checks.Env, r *Runners, e *Environ, k *Kubeconfig) []s
 		return nil
 	}
 	if e.Err != nil {
-		k.None = "cannot read the runner's environment (" + e.Err.Error() + "): run as root or as the runner's user, or give --kubeconfig"
+		k.None = "cannot read the runner's environment (" + e.Err.Error() + ")" + AccessHint(e.Err) + ", or give --kubeconfig"
 		return nil
 	}
 	if v, ok := e.Lookup("KUBECONFIG"); ok && v != "" {

@@ -37,12 +37,12 @@ func run(p *checks.Pass) error {
 	}
 	env := facts.RunnerEnviron.Get(p)
 	if env.Err != nil {
-		return fmt.Errorf("cannot read %s (%v): run as root or as the runner's user", env.Source, env.Err)
+		return fmt.Errorf("cannot read %s (%v)%s", env.Source, env.Err, facts.AccessHint(env.Err))
 	}
 	if v, ok := env.Lookup("KUBECONFIG"); ok && v != "" {
 		return nil // kubeconfig-file examines what it names
 	}
-	if _, ok := env.Lookup("KUBERNETES_SERVICE_HOST"); ok {
+	if _, ok := env.InCluster(); ok {
 		return nil // in-cluster config: the runner runs in a pod (cluster-override weighs this)
 	}
 	proc := facts.Runner.Get(p).Selected
