@@ -44,7 +44,9 @@ func TestGitLabChecksThroughTheCLI(t *testing.T) {
 			if err := json.Unmarshal([]byte(outputs["json"]), &rep); err != nil {
 				t.Fatalf("json: %v\n%s", err, outputs["json"])
 			}
-			AssertWant(t, &rep, c.want)
+			want := c.want
+			want.Exit = c.exit
+			AssertWant(t, &rep, want)
 			AssertNoSecrets(t, outputs)
 			for f, out := range outputs {
 				if strings.Contains(out, "jobtoken") {

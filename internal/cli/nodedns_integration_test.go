@@ -241,3 +241,15 @@ func createDNSPod(t *testing.T, env *testenv.Env, name, nodeName string, status 
 	})
 	env.SetPodStatus(nodelocaldns.Namespace, name, status)
 }
+
+// rentNode is a node as the provider joins it today: Ready, labelled for
+// node-local DNS, with its Ready DNS pod. kubeletPort 0 means no kubelet.
+func rentNode(t *testing.T, env *testenv.Env, name, cpu, memory string, kubeletPort int) {
+	t.Helper()
+	env.CreateNode(name, testenv.ReadyNodeStatus(cpu, memory, kubeletPort))
+	patch := []byte(`{"metadata":{"labels":{"` + nodelocaldns.NodeLabel + `":"true"}}}`)
+	if _, err := env.Clientset().CoreV1().Nodes().Patch(t.Context(), name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	createDNSPod(t, env, "node-dns-"+name, name, testenv.PodRunning())
+}

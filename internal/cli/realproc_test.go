@@ -104,7 +104,7 @@ func TestRealRunnerProcess(t *testing.T) {
 	// own /proc entry, which has exactly the two variables it was given.
 	pid = startRunner(t, []string{"run", "--config", cfg}, []string{"PATH=/usr/bin:/bin"})
 	rep = doctor(pid)
-	AssertWant(t, rep, Want{Top: "runner-kubeconfig-env", Says: map[string][]string{
+	AssertWant(t, rep, Want{Exit: 2, Top: "runner-kubeconfig-env", Says: map[string][]string{
 		"runner-kubeconfig-env": {fmt.Sprintf("/proc/%d/environ: no KUBECONFIG among 2 variables of pid %d", pid, pid)},
 	}})
 }

@@ -144,6 +144,9 @@ func AssertWant(t *testing.T, rep *report.Report, w Want) {
 			have[f.Check] = f
 		}
 	}
+	if rep.Summary.ExitCode != w.Exit {
+		t.Errorf("exit code %d, want %d", rep.Summary.ExitCode, w.Exit)
+	}
 	if w.Top != "" {
 		if len(rep.Findings) == 0 || rep.Findings[0].Check != w.Top {
 			t.Errorf("top finding is %s, want %s", topOf(rep), w.Top)
