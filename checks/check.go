@@ -61,6 +61,7 @@ func RequiredChecks(c *Check) []*Check {
 	var walk func(n Node)
 	walk = func(n Node) {
 		for _, r := range n.requirements() {
+			r, _ = unwrap(r)
 			if seen[r] {
 				continue
 			}

@@ -40,7 +40,8 @@ func (f *Fact[T]) Get(p *Pass) T {
 	if !ok {
 		panic(fmt.Sprintf("%s reads fact %q without requiring it", p.node.NodeID(), f.ID))
 	}
-	return v.(T)
+	t, _ := v.(T) // an Optional requirement that produced nothing: the zero value
+	return t
 }
 
 // ErrOffline is returned by network facts under --offline.

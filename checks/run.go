@@ -128,6 +128,7 @@ func Run(ctx context.Context, env *Env, catalog []*Check, opt Options) (*Result,
 		}
 		results[n] = &nodeResult{done: make(chan struct{})}
 		for _, r := range n.requirements() {
+			r, _ = unwrap(r)
 			visit(r)
 		}
 		order = append(order, n)
@@ -170,9 +171,14 @@ func Run(ctx context.Context, env *Env, catalog []*Check, opt Options) (*Result,
 func execute(ctx context.Context, env *Env, n Node, r *nodeResult, all map[Node]*nodeResult, skip map[string]bool, undo *cleanups) {
 	values := map[Node]any{}
 	for _, req := range n.requirements() {
+		req, opt := unwrap(req)
 		rr := all[req]
 		<-rr.done
 		if reason, blocked := blockedBy(req, rr); blocked {
+			if opt {
+				values[req] = nil // declared, absent: Get gives the zero value
+				continue
+			}
 			r.status, r.reason, r.err = StatusSkipped, reason, errors.New(reason)
 			return
 		}

@@ -59,6 +59,7 @@ func Validate(catalog []*Check) error {
 			errs = append(errs, fmt.Errorf("%v requires check %q, which is not in the catalog", path, n.NodeID()))
 		}
 		for _, r := range n.requirements() {
+			r, _ = unwrap(r)
 			if r == nil {
 				errs = append(errs, fmt.Errorf("%s: nil requirement", n.NodeID()))
 				continue

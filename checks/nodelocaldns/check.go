@@ -41,21 +41,25 @@ var Check = &checks.Check{
 			"kubectl -n kube-system get pods -l app.kubernetes.io/name=socialweb-node-dns -o wide; " +
 			"in a job pod: nslookup <gitlab host> 169.254.20.10",
 	},
-	Requires: []checks.Node{apiauth.Check, cluster.ListsFact, facts.APIClient, facts.Config},
+	// The cluster side needs the API; the direct probe does not, and in a job
+	// pod with no kubeconfig it is the whole check. So the API is optional.
+	Requires: []checks.Node{checks.Optional(apiauth.Check), checks.Optional(cluster.ListsFact), checks.Optional(facts.APIClient), facts.Config},
 	Network:  true,
 	// Two UDP+TCP timeouts of the probe and the two lists fit well inside.
 	Timeout: 15 * time.Second,
 	Run: func(p *checks.Pass) error {
-		l := cluster.ListsFact.Get(p)
-		return run(p, inputs{
-			nodes: l.Nodes, nodesErr: l.Err("nodes"),
-			client: facts.APIClient.Get(p).Client, config: facts.Config.Get(p),
-		})
+		in := inputs{config: facts.Config.Get(p)}
+		if l := cluster.ListsFact.Get(p); l != nil {
+			in.api, in.nodes, in.nodesErr = true, l.Nodes, l.Err("nodes")
+			in.client = facts.APIClient.Get(p).Client
+		}
+		return run(p, in)
 	},
 }
 
 // inputs are what run reads from the facts, so a test can give them directly.
 type inputs struct {
+	api      bool // false when the API side was not available (api-auth failed or no kubeconfig)
 	nodes    []corev1.Node
 	nodesErr error
 	client   kubernetes.Interface
@@ -73,6 +77,9 @@ func run(p *checks.Pass, in inputs) error {
 	var pr *probeResult
 	done := make(chan struct{})
 	server, why := probeServer(p.Env)
+	if !in.api && server == "" {
+		return checks.Skip("needs api-auth for the cluster side, and doctor is not where a job resolves: give --dns-server to ask a node's DNS directly")
+	}
 	go func() {
 		defer close(done)
 		if server != "" {
@@ -85,7 +92,9 @@ func run(p *checks.Pass, in inputs) error {
 		noneWorks bool
 		err       = in.nodesErr
 	)
-	if err == nil {
+	if !in.api {
+		err = nil // the probe alone: the cluster side could not be looked at
+	} else if err == nil {
 		var v *view
 		if v, err = fetch(ctx, in.client); err == nil {
 			found, noneWorks = judge(in.nodes, v)

@@ -30,6 +30,7 @@ type apiState struct {
 	nodes   []corev1.Node
 	objects []runtime.Object
 	listErr error // returned for daemonsets
+	noAPI   bool  // api-auth failed or no kubeconfig: only the probe can run
 }
 
 func node(name string, labelled, ready bool) corev1.Node {
@@ -98,7 +99,7 @@ func runCheck(t *testing.T, cl apiState, env *checks.Env, timeout time.Duration)
 	c := *Check
 	c.Requires = nil
 	c.Run = func(p *checks.Pass) error {
-		return run(p, inputs{nodes: cl.nodes, client: cs, config: config(t)})
+		return run(p, inputs{api: !cl.noAPI, nodes: cl.nodes, client: cs, config: config(t)})
 	}
 	if timeout > 0 {
 		c.Timeout = timeout
@@ -325,4 +326,23 @@ func shortQueries() func() {
 	old := queryTimeout
 	queryTimeout = 300 * time.Millisecond
 	return func() { queryTimeout = old }
+}
+
+// TestProbeWithoutAPI is doctor in a job pod with no kubeconfig: the cluster
+// side cannot run, the direct probe still does, and without a server to ask
+// the check says why it is skipped.
+func TestProbeWithoutAPI(t *testing.T) {
+	defer shortQueries()()
+	cr, _ := runCheck(t, apiState{noAPI: true}, withServer(dnsqtest.Silent(t).Addr), 0)
+	if cr.Status != checks.StatusFail || len(cr.Findings) == 0 || !strings.Contains(cr.Findings[0].Cause, "Nothing answers DNS at") {
+		t.Fatalf("status %s (%s), findings:\n%s", cr.Status, cr.Reason, causes(cr.Findings))
+	}
+	cr, _ = runCheck(t, apiState{noAPI: true}, withServer(dnsqtest.Healthy(t, "127.0.0.9").Addr), 0)
+	if cr.Status != checks.StatusPass {
+		t.Fatalf("healthy server without the API: status %s (%s)", cr.Status, cr.Reason)
+	}
+	cr, _ = runCheck(t, apiState{noAPI: true}, &checks.Env{}, 0)
+	if cr.Status != checks.StatusSkipped || !strings.Contains(cr.Reason, "--dns-server") {
+		t.Fatalf("no API, no server: status %s (%s), want skipped naming --dns-server", cr.Status, cr.Reason)
+	}
 }
