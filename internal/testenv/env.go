@@ -31,6 +31,8 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/socialwebcomputer/doctor/internal/testpki"
 	"k8s.io/client-go/rest"
 )
 
@@ -179,8 +181,9 @@ func (e *Env) writeCerts() {
 	// both the signing and the verifying key file.
 	saKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	e.check(err)
-	saPEM, err := ecKeyPEM(saKey)
+	saDER, err := x509.MarshalECPrivateKey(saKey)
 	e.check(err)
+	saPEM := testpki.PEM("EC PRIVATE KEY", saDER)
 	e.WriteFile("sa.key", saPEM)
 	// Metadata for everything; skip the RequestReceived stage so each
 	// request is one line, carrying its response code.
