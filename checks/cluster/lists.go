@@ -29,7 +29,7 @@ type Lists struct {
 	RunnerPods      []corev1.Pod
 	PendingPods     []corev1.Pod // cluster-wide, status.phase=Pending
 	Nodes           []corev1.Node
-	PendingEvents   map[string][]corev1.Event // Warning events by pod "<ns>/<name>", Pending pods only
+	PendingEvents   map[string][]corev1.Event // Warning events of the runner namespace's Pending pods, by "<ns>/<name>"
 	PriorityClasses []schedv1.PriorityClass
 	// Errs holds the list that failed, by name: a check that needs it
 	// returns the error (unknown); the others still run.
@@ -84,27 +84,19 @@ func gather(ctx context.Context, api *facts.API, ns string) (*Lists, error) {
 		}, metav1.ListOptions{FieldSelector: "status.phase=Pending"})
 		if err != nil {
 			fail("pending pods", err)
-			return
 		}
-		// Events only matter for Pending pods, and only when there are any.
-		if len(l.PendingPods) == 0 {
-			return
-		}
-		pending := map[string]bool{}
-		for _, p := range l.PendingPods {
-			pending[p.Namespace+"/"+p.Name] = true
-		}
-		err = pages(ctx, func(o metav1.ListOptions) (string, error) {
-			r, err := core.Events("").List(ctx, o)
+	})
+	// Events of the runner namespace's pods, in parallel with the rest: the
+	// checks read them for Pending job pods (FailedScheduling, pull errors).
+	// Cluster-wide Warning events can run to thousands on a real cluster.
+	var events []corev1.Event
+	wg.Go(func() {
+		err := pages(ctx, func(o metav1.ListOptions) (string, error) {
+			r, err := core.Events(ns).List(ctx, o)
 			if err != nil {
 				return "", err
 			}
-			for _, e := range r.Items {
-				key := e.InvolvedObject.Namespace + "/" + e.InvolvedObject.Name
-				if pending[key] {
-					l.PendingEvents[key] = append(l.PendingEvents[key], e)
-				}
-			}
+			events = append(events, r.Items...)
 			return r.Continue, nil
 		}, metav1.ListOptions{FieldSelector: "involvedObject.kind=Pod,type=Warning"})
 		if err != nil {
@@ -138,6 +130,16 @@ func gather(ctx context.Context, api *facts.API, ns string) (*Lists, error) {
 		}
 	})
 	wg.Wait()
+	pending := map[string]bool{}
+	for _, p := range l.PendingPods {
+		pending[p.Namespace+"/"+p.Name] = true
+	}
+	for _, e := range events {
+		key := e.InvolvedObject.Namespace + "/" + e.InvolvedObject.Name
+		if pending[key] {
+			l.PendingEvents[key] = append(l.PendingEvents[key], e)
+		}
+	}
 	return l, nil
 }
 
