@@ -39,5 +39,5 @@ fi
 } | tee "$log"
 
 export DOCTOR_BENCH=1
-go test -tags integration -run TestBench -v -count=1 -timeout 30m ./bench/ 2>&1 | tee -a "$log"
+go test -tags integration -run 'TestBench|TestBlackhole' -v -count=1 -timeout 30m ./bench/ 2>&1 | tee -a "$log"
 echo "run.sh: log in $log"
