@@ -3,6 +3,7 @@
 package bench
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -51,6 +52,7 @@ func TestBlackhole(t *testing.T) {
 	t.Logf("%-10s %-6s %-10s %-10s %s", "--timeout", "runs", "median", "max", "max / --timeout")
 	for _, timeout := range []time.Duration{3 * time.Second, 10 * time.Second, 30 * time.Second} {
 		var walls []time.Duration
+		var last []byte
 		for i := 0; i < 3; i++ {
 			cmd := exec.Command(doctor, "run", "--root", root.Dir, "-o", "json", "--timeout", timeout.String(),
 				"--resolver", dnsAddr, "--public-dns", dnsAddr, "--dns-server", dnsAddr)
@@ -63,6 +65,7 @@ func TestBlackhole(t *testing.T) {
 			if !strings.Contains(string(out), `"schemaVersion": 1`) {
 				t.Fatalf("no report:\n%s", out)
 			}
+			last = out
 		}
 		sort.Slice(walls, func(i, j int) bool { return walls[i] < walls[j] })
 		max := walls[len(walls)-1]
@@ -72,6 +75,20 @@ func TestBlackhole(t *testing.T) {
 			verdict = "MISSED (> 1.10)"
 		}
 		t.Logf("%-10s %-6d %-10s %-10s %.3f %s", timeout, len(walls), walls[1].Round(time.Millisecond), max.Round(time.Millisecond), ratio, verdict)
+		var rep struct {
+			Findings []struct{ Check, Cause string }
+			Checks   []struct{ ID, Status, Reason string }
+		}
+		if err := json.Unmarshal(last, &rep); err == nil {
+			for _, f := range rep.Findings {
+				t.Logf("    finding %s: %.110s", f.Check, f.Cause)
+			}
+			for _, c := range rep.Checks {
+				if c.Status == "unknown" {
+					t.Logf("    unknown %s: %.90s", c.ID, c.Reason)
+				}
+			}
+		}
 	}
 }
 
