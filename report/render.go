@@ -46,9 +46,6 @@ func renderTable(w io.Writer, rep *Report, colour bool) error {
 		}
 		return severityColour[s].Sprint(v)
 	}
-	if rep.Target != "" {
-		fmt.Fprintf(w, "doctor: %s\n", rep.Target)
-	}
 	if len(rep.Findings) == 0 {
 		fmt.Fprintln(w, "No findings.")
 	} else {
@@ -116,9 +113,6 @@ func renderTail(w io.Writer, rep *Report) {
 
 func renderMarkdown(w io.Writer, rep *Report) error {
 	fmt.Fprintf(w, "## doctor report\n\n")
-	if rep.Target != "" {
-		fmt.Fprintf(w, "Target: %s\n\n", rep.Target)
-	}
 	fmt.Fprintf(w, "doctor %s, started %s, exit code %d.\n\n", rep.Doctor.Version, rep.StartedAt.Format("2006-01-02T15:04:05Z07:00"), rep.Summary.ExitCode)
 	if len(rep.Findings) == 0 {
 		fmt.Fprintln(w, "No findings.")

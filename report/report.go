@@ -24,9 +24,6 @@ type Report struct {
 	Ignores       []Ignore      `json:"ignores"`
 	// CleanupErrors are undos of --deep that failed: what may be left behind.
 	CleanupErrors []string `json:"cleanupErrors,omitempty"`
-	// Target names what was examined when it is not the only candidate, e.g.
-	// "runner pid 4242" when several runner processes exist.
-	Target string `json:"target,omitempty"`
 	// Verbose makes the table list every check, not only the unknown ones.
 	Verbose bool `json:"-"`
 }
