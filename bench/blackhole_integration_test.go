@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialwebcomputer/doctor/checks/dnsq/dnsqtest"
+	"github.com/socialwebcomputer/doctor/checks/gitlab/gitlabtest"
 	"github.com/socialwebcomputer/doctor/internal/testpki"
 	"github.com/socialwebcomputer/doctor/internal/testroot"
 )
@@ -31,7 +33,9 @@ func TestBlackhole(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", doctor, "github.com/socialwebcomputer/doctor/cmd/doctor").CombinedOutput(); err != nil {
 		t.Fatalf("go build doctor: %v\n%s", err, out)
 	}
-	api, gitlab, dnsAddr := tcpHole(t), tcpHole(t), udpHole(t)
+	// Holes: TCP listeners that accept and never write, and a DNS port
+	// (UDP and TCP) that never answers.
+	api, gitlab, dnsAddr := gitlabtest.Silent(t), gitlabtest.Silent(t), dnsqtest.Silent(t).Addr
 
 	now := time.Now()
 	ca, err := testpki.NewCA("tenant PKI", now.Add(-time.Hour), now.Add(48*time.Hour))
@@ -90,64 +94,6 @@ func TestBlackhole(t *testing.T) {
 			}
 		}
 	}
-}
-
-// tcpHole accepts connections and never writes a byte.
-func tcpHole(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var held []net.Conn
-	t.Cleanup(func() {
-		l.Close()
-		for _, c := range held {
-			c.Close()
-		}
-	})
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			held = append(held, c)
-		}
-	}()
-	return l.Addr().String()
-}
-
-// udpHole reads DNS queries and never replies; TCP to the same port is a
-// tcpHole, so the fallback to TCP is blackholed too.
-func udpHole(t *testing.T) string {
-	tl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := tl.Addr().String()
-	pc, err := net.ListenPacket("udp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pc.Close(); tl.Close() })
-	go func() {
-		buf := make([]byte, 512)
-		for {
-			if _, _, err := pc.ReadFrom(buf); err != nil {
-				return
-			}
-		}
-	}()
-	go func() {
-		for {
-			c, err := tl.Accept()
-			if err != nil {
-				return
-			}
-			defer c.Close()
-		}
-	}()
-	return addr
 }
 
 func portOf(addr string) string {

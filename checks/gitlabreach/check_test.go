@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/configdecode"
 	"github.com/socialwebcomputer/doctor/checks/gitlab/gitlabtest"
 	"github.com/socialwebcomputer/doctor/checks/gitlabreach"
@@ -58,31 +59,12 @@ func reach(t *testing.T, root *testroot.Root, settings map[string]string) checks
 	return checks.CheckResult{}
 }
 
-// text is everything an operator reads of the findings.
-func text(r checks.CheckResult) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "status %s %s\n", r.Status, r.Reason)
-	for _, f := range r.Findings {
-		fmt.Fprintf(&b, "[%s] %s\nfix: %s\n", f.Severity, f.Cause, f.Fix)
-		for _, e := range f.Evidence {
-			fmt.Fprintf(&b, "  %s: %s\n", e.Source, e.Detail)
-		}
-	}
-	return b.String()
-}
-
 func wantSays(t *testing.T, r checks.CheckResult, status checks.Status, says ...string) {
 	t.Helper()
-	got := text(r)
-	if r.Status != status {
-		t.Errorf("status %s, want %s\n%s", r.Status, status, got)
-	}
-	for _, s := range says {
-		if !strings.Contains(got, s) {
-			t.Errorf("findings do not say %q:\n%s", s, got)
-		}
-	}
+	checktest.WantSays(t, r, status, says...)
 }
+
+func text(r checks.CheckResult) string { return checktest.Text(r) }
 
 func TestHealthyGitLabPasses(t *testing.T) {
 	w := newWorld(t, gitlabtest.Options{})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/configdecode"
 	"github.com/socialwebcomputer/doctor/checks/gitlab/gitlabtest"
 	"github.com/socialwebcomputer/doctor/checks/gitlabreach"
@@ -76,30 +77,12 @@ func verifyAt(t *testing.T, gl *gitlabtest.GitLab, url string, tokens ...string)
 	return out
 }
 
-func text(r checks.CheckResult) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "status %s %s\n", r.Status, r.Reason)
-	for _, f := range r.Findings {
-		fmt.Fprintf(&b, "[%s] %s\nfix: %s\n", f.Severity, f.Cause, f.Fix)
-		for _, e := range f.Evidence {
-			fmt.Fprintf(&b, "  %s: %s\n", e.Source, e.Detail)
-		}
-	}
-	return b.String()
-}
-
 func wantSays(t *testing.T, r checks.CheckResult, status checks.Status, says ...string) {
 	t.Helper()
-	got := text(r)
-	if r.Status != status {
-		t.Errorf("status %s, want %s\n%s", r.Status, status, got)
-	}
-	for _, s := range says {
-		if !strings.Contains(got, s) {
-			t.Errorf("runner-token does not say %q:\n%s", s, got)
-		}
-	}
+	checktest.WantSays(t, r, status, says...)
 }
+
+func text(r checks.CheckResult) string { return checktest.Text(r) }
 
 func TestValidTokenPassesWithTheRunnersOwnCall(t *testing.T) {
 	r := verify(t, gitlabtest.Options{}, good)

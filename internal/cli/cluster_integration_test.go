@@ -20,8 +20,6 @@ import (
 	"github.com/socialwebcomputer/doctor/report"
 )
 
-const ownerDID = "did:plc:ewvi7nxzyoun6zhxrhs64oiz"
-
 // clusterCase is one row of the guide's failure table, reproduced on a real
 // apiserver: setup shapes the cluster and the kubeconfig, want is the report.
 type clusterCase struct {
@@ -34,10 +32,7 @@ type clusterCase struct {
 
 func TestClusterScenarios(t *testing.T) {
 	hour := time.Hour
-	owner := func(env *testenv.Env, notAfter time.Time) []byte {
-		cert, key := env.OwnerCert(ownerDID, notAfter)
-		return testpki.Kubeconfig("tenant-ci", env.URL, env.CAPEM, cert, key)
-	}
+	owner := func(env *testenv.Env, notAfter time.Time) []byte { return ownerKubeconfig(env, env.URL, notAfter) }
 	// A healthy gateway cluster: the owner binding, the runner namespace,
 	// and the node-local DNS DaemonSet the provider's add-on pass applies.
 	healthy := func(t *testing.T, env *testenv.Env) []byte {

@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/socialwebcomputer/doctor/internal/testenv"
-	"github.com/socialwebcomputer/doctor/internal/testpki"
 	"github.com/socialwebcomputer/doctor/internal/testroot"
 	"github.com/socialwebcomputer/doctor/report"
 )
@@ -34,12 +33,11 @@ func execWorldKubelet(t *testing.T, front *testenv.FrontOptions) (env *testenv.E
 	kubelet = env.StartFakeKubelet(t)
 	createNodeDNSDaemonSet(t, env)
 	rentNode(t, env, "rented-1", "4", "16Gi", kubelet.Port)
-	cert, key := env.OwnerCert(ownerDID, time.Now().Add(12*time.Hour))
 	server := env.URL
 	if front != nil {
 		server = env.StartFront(t, *front).URL
 	}
-	return env, testpki.Kubeconfig("tenant-ci", server, env.CAPEM, cert, key), kubelet
+	return env, ownerKubeconfig(env, server, time.Now().Add(12*time.Hour)), kubelet
 }
 
 func TestExecUpgradeThroughGoodFront(t *testing.T) {

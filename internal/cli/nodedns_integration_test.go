@@ -18,7 +18,6 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/dnsq/dnsqtest"
 	"github.com/socialwebcomputer/doctor/checks/nodelocaldns"
 	"github.com/socialwebcomputer/doctor/internal/testenv"
-	"github.com/socialwebcomputer/doctor/internal/testpki"
 	"github.com/socialwebcomputer/doctor/internal/testroot"
 	"github.com/socialwebcomputer/doctor/report"
 )
@@ -44,10 +43,7 @@ type nodeDNSCase struct {
 }
 
 func TestNodeDNSScenarios(t *testing.T) {
-	owner := func(env *testenv.Env, notAfter time.Time) []byte {
-		cert, key := env.OwnerCert(ownerDID, notAfter)
-		return testpki.Kubeconfig("tenant-ci", env.URL, env.CAPEM, cert, key)
-	}
+	owner := func(env *testenv.Env, notAfter time.Time) []byte { return ownerKubeconfig(env, env.URL, notAfter) }
 	base := func(t *testing.T, env *testenv.Env) []byte {
 		env.BindOwnersToClusterAdmin()
 		env.EnsureNamespace("gitlab-runner")

@@ -8,7 +8,6 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks/execupgrade"
 	"github.com/socialwebcomputer/doctor/internal/testenv"
-	"github.com/socialwebcomputer/doctor/internal/testpki"
 )
 
 // reviews are the only writes doctor may send: they ask the authorizer a
@@ -30,8 +29,7 @@ func TestReadOnlyByAuditLog(t *testing.T) {
 	rentNode(t, env, "rented-1", "4", "16Gi", 0)
 	env.CreatePod("gitlab-runner", "runner-abc123-project-5-concurrent-0-x1y2z3", "")
 	createPriorityClass(t, env, "gitlab-pause", -10)
-	cert, key := env.OwnerCert(ownerDID, time.Now().Add(12*time.Hour))
-	rep := runAgainst(t, pauseConfig, testpki.Kubeconfig("tenant-ci", env.URL, env.CAPEM, cert, key), time.Hour)
+	rep := runAgainst(t, pauseConfig, ownerKubeconfig(env, env.URL, time.Now().Add(12*time.Hour)), time.Hour)
 	for _, c := range rep.Checks {
 		if c.Status == "unknown" {
 			t.Errorf("%s unknown: %s", c.ID, c.Reason)

@@ -1,0 +1,40 @@
+// Package checktest holds what check tests share: a check result as the
+// text an operator reads, and assertions on it.
+package checktest
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/socialwebcomputer/doctor/checks"
+)
+
+// Text is everything an operator reads of a check's result: status, and each
+// finding's severity, cause, fix and evidence.
+func Text(r checks.CheckResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "status %s %s\n", r.Status, r.Reason)
+	for _, f := range r.Findings {
+		fmt.Fprintf(&b, "[%s] %s\nfix: %s\n", f.Severity, f.Cause, f.Fix)
+		for _, e := range f.Evidence {
+			fmt.Fprintf(&b, "  %s: %s\n", e.Source, e.Detail)
+		}
+	}
+	return b.String()
+}
+
+// WantSays fails unless the result has the status and its text contains
+// every one of says.
+func WantSays(t testing.TB, r checks.CheckResult, status checks.Status, says ...string) {
+	t.Helper()
+	got := Text(r)
+	if r.Status != status {
+		t.Errorf("%s: status %s, want %s\n%s", r.Check.ID, r.Status, status, got)
+	}
+	for _, s := range says {
+		if !strings.Contains(got, s) {
+			t.Errorf("%s does not say %q:\n%s", r.Check.ID, s, got)
+		}
+	}
+}
