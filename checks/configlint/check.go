@@ -48,6 +48,7 @@ func run(p *checks.Pass) error {
 		})
 	}
 	for i, r := range cfg.Runners {
+		lintFleeting(p, c, i, r)
 		if r.Executor != "kubernetes" {
 			continue
 		}
@@ -120,4 +121,26 @@ func orDefault(line, def string) string {
 		return def
 	}
 	return line
+}
+
+// lintFleeting notes an instance-executor autoscaler (the DVP fleeting
+// plugin's VirtualMachinePool) that keeps idle machines with no periods:
+// they run around the clock. A note, not a warning: on the operator's own
+// virtualization that can be the intent, where on rented nodes it is a bill.
+func lintFleeting(p *checks.Pass, c *facts.ConfigFile, i int, r *runnerconfig.Runner) {
+	if r.Autoscaler == nil {
+		return
+	}
+	for j, pol := range r.Autoscaler.Policy {
+		if pol.IdleCount > 0 && len(pol.Periods) == 0 {
+			src, line := c.At(facts.RunnerKey("autoscaler", "policy", "idle_count"))
+			p.Report(checks.Finding{
+				Severity: checks.Info,
+				Cause: fmt.Sprintf("%s: autoscaler policy #%d keeps idle_count = %d machines (plugin %s) with no periods: they run around the clock, "+
+					"jobs or not.", facts.RunnerLabel(i, r), j+1, pol.IdleCount, orDefault(r.Autoscaler.Plugin, "unnamed")),
+				Evidence: []checks.Evidence{{Source: src, Detail: line}},
+				Fix:      "None if an always-warm machine is wanted; otherwise give the policy periods (working hours) and keep idle_count = 0 outside them.",
+			})
+		}
+	}
 }
