@@ -481,6 +481,17 @@ func (s *scanner) header() bool {
 
 // keyValue scans key = value at the top level of a table.
 func (s *scanner) keyValue() bool {
+	if !s.assignment(s.ntable) {
+		return false
+	}
+	ok := s.value(0)
+	s.truncate(s.ntable)
+	return ok
+}
+
+// assignment scans `key =` and records the key below the first base
+// components of the current path; the value follows it.
+func (s *scanner) assignment(base int) bool {
 	line := s.line
 	names, ok := s.key()
 	if !ok {
@@ -492,11 +503,9 @@ func (s *scanner) keyValue() bool {
 	}
 	s.pos++
 	s.skipSpace()
-	s.truncate(s.ntable)
+	s.truncate(base)
 	s.pushKey(names, line)
-	ok = s.value(0)
-	s.truncate(s.ntable)
-	return ok
+	return true
 }
 
 // key scans a possibly dotted key: bare, "basic" or 'literal' components
@@ -593,19 +602,9 @@ func (s *scanner) inlineTable(depth int) bool {
 		if s.eof() {
 			return false
 		}
-		line := s.line
-		names, ok := s.key()
-		if !ok {
+		if !s.assignment(base) {
 			return false
 		}
-		s.skipSpace()
-		if s.peek() != '=' {
-			return false
-		}
-		s.pos++
-		s.skipSpace()
-		s.truncate(base)
-		s.pushKey(names, line)
 		if !s.value(depth + 1) {
 			return false
 		}
