@@ -3,8 +3,6 @@
 package cli
 
 import (
-	"bytes"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -126,25 +124,13 @@ func runAgainst(t *testing.T, config string, kubeconfig []byte, now time.Duratio
 	t.Helper()
 	root := testroot.New(t)
 	root.GuideRunner(config, kubeconfig)
-	var out, errb bytes.Buffer
 	// The cluster worlds have no GitLab: gitlab-reachability (and the
 	// runner-token check that needs it) has its own tests against a loopback
 	// GitLab, and here would only be unknown for want of a resolver.
 	args := []string{"run", "--root", root.Dir, "-o", "json", "--now", time.Now().Add(now).UTC().Format(time.RFC3339), "--timeout", "60s",
 		"--skip", "gitlab-reachability"}
-	code := Main(args, IO{Out: &out, Err: &errb, Getenv: func(string) string { return "" }})
-	var rep report.Report
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatalf("exit %d, stderr %s, output does not parse: %v\n%s", code, errb.String(), err, out.String())
-	}
-	if code != rep.Summary.ExitCode {
-		t.Errorf("exit %d but summary says %d", code, rep.Summary.ExitCode)
-	}
-	AssertNoSecrets(t, map[string]string{"json": out.String()})
-	if t.Failed() || testing.Verbose() {
-		t.Logf("report:\n%s", summarize(&rep))
-	}
-	return &rep
+	rep, _ := runReport(t, args...)
+	return rep
 }
 
 func createPriorityClass(t *testing.T, env *testenv.Env, name string, value int32) {

@@ -3,8 +3,6 @@
 package cli
 
 import (
-	"bytes"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -153,20 +151,7 @@ func runNodeDNS(t *testing.T, kubeconfig []byte, dnsServer string) (*report.Repo
 	if dnsServer != "" {
 		args = append(args, "--dns-server", dnsServer)
 	}
-	var out, errb bytes.Buffer
-	code := Main(args, IO{Out: &out, Err: &errb, Getenv: func(string) string { return "" }})
-	var rep report.Report
-	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
-		t.Fatalf("exit %d, stderr %s, output does not parse: %v\n%s", code, errb.String(), err, out.String())
-	}
-	if code != rep.Summary.ExitCode {
-		t.Errorf("exit %d but summary says %d", code, rep.Summary.ExitCode)
-	}
-	AssertNoSecrets(t, map[string]string{"json": out.String()})
-	if t.Failed() || testing.Verbose() {
-		t.Logf("report:\n%s", summarize(&rep))
-	}
-	return &rep, out.String()
+	return runReport(t, args...)
 }
 
 // assertFolded finds each check finding by its text and checks what it

@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
+	"testing"
 
 	"github.com/socialwebcomputer/doctor/report"
 )
@@ -25,4 +28,26 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// runReport runs doctor with args (which must ask for -o json) and returns the
+// parsed report and its text. It fails the test when the output does not
+// parse, when the exit code and the summary disagree, or when the output
+// carries a secret.
+func runReport(t *testing.T, args ...string) (*report.Report, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(args, IO{Out: &out, Err: &errb, Getenv: func(string) string { return "" }})
+	var rep report.Report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("exit %d, stderr %s, output does not parse: %v\n%s", code, errb.String(), err, out.String())
+	}
+	if code != rep.Summary.ExitCode {
+		t.Errorf("exit %d but summary says %d", code, rep.Summary.ExitCode)
+	}
+	AssertNoSecrets(t, map[string]string{"json": out.String()})
+	if t.Failed() || testing.Verbose() {
+		t.Logf("report:\n%s", summarize(&rep))
+	}
+	return &rep, out.String()
 }
