@@ -154,6 +154,9 @@ func (e *Env) Dial(ctx context.Context, network, addr string) (net.Conn, error) 
 	if e.Offline {
 		return nil, ErrOffline
 	}
+	if err := loopbackOnly(addr); err != nil {
+		return nil, err
+	}
 	// A dial without a deadline of its own still gets one: an unreachable
 	// endpoint must be a finding, never a hang.
 	d := net.Dialer{Timeout: DefaultDialTimeout}
@@ -168,4 +171,27 @@ func IsTimeout(err error) bool {
 	}
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout() || strings.Contains(fmt.Sprint(err), "Client.Timeout exceeded")
+}
+
+// LoopbackOnlyVar names the environment variable that confines every dial
+// to loopback. The test command sets it, so a test whose setup misleads a
+// check into a production default (169.254.20.10, a public resolver) fails
+// with this error instead of sending a packet off the machine.
+const LoopbackOnlyVar = "DOCTOR_LOOPBACK_ONLY"
+
+func loopbackOnly(addr string) error {
+	if os.Getenv(LoopbackOnlyVar) != "1" {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("dial %s refused: %s=1 allows loopback only", addr, LoopbackOnlyVar)
 }

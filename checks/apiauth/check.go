@@ -24,7 +24,9 @@ var Check = &checks.Check{
 		Fix:     "Download a new kubeconfig with getKubeconfig and install it over the old file; for a connection failure, fix what the finding names.",
 		Verify:  "KUBECONFIG=/etc/gitlab-runner/tenant-ci/kubeconfig.yaml kubectl auth whoami",
 	},
-	Requires: []checks.Node{kubeconfigfile.Check, clusteroverride.Check, facts.Whoami, facts.ClientCertFact},
+	// kubeconfig-file is optional: a runner in a pod authenticates with its
+	// service account and has no kubeconfig to examine.
+	Requires: []checks.Node{checks.Optional(kubeconfigfile.Check), clusteroverride.Check, facts.Whoami, facts.ClientCertFact},
 	Network:  true,
 	Run:      run,
 }

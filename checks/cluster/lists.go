@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	schedv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
@@ -163,10 +164,16 @@ func pages(ctx context.Context, list func(metav1.ListOptions) (string, error), o
 	return fmt.Errorf("more than %d pages", 1000)
 }
 
-// Err returns the error of a named list, for a check that needs it.
+// Err returns the error of a named list, for a check that needs it. A list
+// the identity may not read (a Role-scoped service account cannot list
+// nodes) makes the check skipped with that reason: the runner's credential
+// is scoped by design, and nothing here failed.
 func (l *Lists) Err(names ...string) error {
 	for _, n := range names {
 		if err := l.Errs[n]; err != nil {
+			if apierrors.IsForbidden(err) {
+				return checks.Skip("the identity may not list %s (%v)", n, err)
+			}
 			return fmt.Errorf("listing %s: %w", n, err)
 		}
 	}

@@ -24,7 +24,7 @@ var Check = &checks.Check{
 		Fix:     "Set the values the guide's settings table gives: concurrent = <nodes you pay for>, output_limit = 51200, poll_timeout = 3600, required pod anti-affinity on kubernetes.io/hostname, and idle_count > 0 only inside periods.",
 		Verify:  "doctor run --only config-lint",
 	},
-	Requires: []checks.Node{configdecode.Check, facts.Config},
+	Requires: []checks.Node{configdecode.Check, facts.Config, facts.RunnerEnviron},
 	Run:      run,
 }
 
@@ -52,12 +52,24 @@ func run(p *checks.Pass) error {
 		if r.Executor != "kubernetes" {
 			continue
 		}
-		lintRunner(p, c, i, r)
+		lintRunner(p, c, i, r, rented(facts.RunnerEnviron.Get(p)))
 	}
 	return nil
 }
 
-func lintRunner(p *checks.Pass, c *facts.ConfigFile, i int, r *runnerconfig.Runner) {
+// rented tells the gateway shape, whose nodes the market rents, from a
+// runner in a pod (the Deckhouse in-cluster shape), which places jobs on its
+// own cluster's nodes: the boot-time and one-job-one-node rules are the
+// former's.
+func rented(e *facts.Environ) bool {
+	if e.Err != nil {
+		return true
+	}
+	_, inPod := e.InCluster()
+	return !inPod
+}
+
+func lintRunner(p *checks.Pass, c *facts.ConfigFile, i int, r *runnerconfig.Runner, rented bool) {
 	label := facts.RunnerLabel(i, r)
 	if limit := orInt(r.OutputLimit, defaultOutputLimitKB); limit < wantOutputLimitKB {
 		src, line := c.At(facts.RunnerKey("output_limit"))
@@ -71,7 +83,7 @@ func lintRunner(p *checks.Pass, c *facts.ConfigFile, i int, r *runnerconfig.Runn
 	if k == nil {
 		k = &runnerconfig.Kubernetes{}
 	}
-	if pt := orInt(k.PollTimeout, defaultPollTimeoutSec); pt < minPollTimeoutSec {
+	if pt := orInt(k.PollTimeout, defaultPollTimeoutSec); rented && pt < minPollTimeoutSec {
 		src, line := c.At(facts.RunnerKey("kubernetes", "poll_timeout"))
 		p.Report(checks.Finding{
 			Cause: fmt.Sprintf("%s: poll_timeout is %d s; a job pod waits for the market to rent and boot a node and then for its image, "+
@@ -80,7 +92,7 @@ func lintRunner(p *checks.Pass, c *facts.ConfigFile, i int, r *runnerconfig.Runn
 			Fix:      "Set poll_timeout = 3600 in [runners.kubernetes].",
 		})
 	}
-	if !requiredAntiAffinity(k) {
+	if rented && !requiredAntiAffinity(k) {
 		src, _ := c.At(facts.RunnerKey("kubernetes"))
 		p.Report(checks.Finding{
 			Cause:    label + ": no required pod anti-affinity, so two jobs can share one rented node; one job is one node, which is the cost model.",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -28,17 +29,35 @@ type API struct {
 	// Requests counts what this run sent, for the benchmark and the
 	// read-only promise.
 	Requests *atomic.Int64
+	// Source says which credential the runner's own client-go would use:
+	// "in-cluster service account" or "kubeconfig context X".
+	Source string
 }
 
 // APIClient builds the client. It is a network fact: --offline skips every
 // check that needs it.
 var APIClient = &checks.Fact[*API]{
 	ID:       "api-client",
-	Doc:      "a client-go client for the runner's cluster, built from its kubeconfig and context",
-	Requires: []checks.Node{KubeconfigFact},
+	Doc:      "a client-go client for the runner's cluster, chosen as the runner chooses: in-cluster config first, then the kubeconfig and context",
+	Requires: []checks.Node{KubeconfigFact, Runner, RunnerEnviron},
 	Network:  true,
 	Compute: func(p *checks.Pass) (*API, error) {
 		k := KubeconfigFact.Get(p)
+		// The executor tries InClusterConfig before the kubeconfig, and it
+		// wins when it works: a runner in a pod uses its service account.
+		// An operator's explicit --kubeconfig still takes precedence.
+		if p.Env.KubeconfigPath == "" {
+			if cfg, ok, err := inCluster(p.Env, Runner.Get(p).Selected, RunnerEnviron.Get(p)); ok {
+				if err != nil {
+					return nil, err
+				}
+				api, err := NewAPI(p.Env, cfg)
+				if api != nil {
+					api.Source = "in-cluster service account"
+				}
+				return api, err
+			}
+		}
 		if k.Merged == nil || k.Context == nil {
 			if k.None != "" {
 				return nil, fmt.Errorf("no kubeconfig: %s", k.None)
@@ -50,8 +69,51 @@ var APIClient = &checks.Fact[*API]{
 		if err != nil {
 			return nil, fmt.Errorf("client config: %w", err)
 		}
-		return NewAPI(p.Env, cfg)
+		api, err := NewAPI(p.Env, cfg)
+		if api != nil {
+			api.Source = "kubeconfig context " + k.ContextName
+		}
+		return api, err
 	},
+}
+
+// ServiceAccountDir is where a pod's service-account credentials are mounted.
+const ServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+// inCluster builds client-go's InClusterConfig for the runner: its
+// KUBERNETES_SERVICE_HOST and _PORT, and the token and CA of its service
+// account, read through /proc/<pid>/root when doctor runs beside the
+// runner's container, else under the root (doctor in the runner's pod).
+// ok is false when the runner's environment does not select in-cluster
+// config, or no token is mounted, as client-go then falls back too.
+func inCluster(env *checks.Env, proc *Process, e *Environ) (*rest.Config, bool, error) {
+	if e.Err != nil {
+		return nil, false, nil
+	}
+	hostPort, ok := e.InCluster()
+	if !ok {
+		return nil, false, nil
+	}
+	dirs := []string{ServiceAccountDir}
+	if proc != nil {
+		dirs = append([]string{fmt.Sprintf("/proc/%d/root%s", proc.PID, ServiceAccountDir)}, dirs...)
+	}
+	for _, dir := range dirs {
+		token, err := env.ReadFile(dir + "/token")
+		if err != nil {
+			continue
+		}
+		ca, err := env.ReadFile(dir + "/ca.crt")
+		if err != nil {
+			return nil, true, fmt.Errorf("in-cluster config: %w", err)
+		}
+		return &rest.Config{
+			Host:            "https://" + hostPort,
+			BearerToken:     strings.TrimSpace(string(token)),
+			TLSClientConfig: rest.TLSClientConfig{CAData: ca},
+		}, true, nil
+	}
+	return nil, false, nil
 }
 
 // NewAPI wraps a rest.Config the way doctor needs it: protobuf for the large

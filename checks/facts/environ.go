@@ -3,6 +3,7 @@ package facts
 import (
 	"errors"
 	"io/fs"
+	"net"
 	"strconv"
 	"strings"
 
@@ -84,7 +85,7 @@ func (e *Environ) InCluster() (hostPort string, ok bool) {
 	if !hok || !pok || h == "" || p == "" {
 		return "", false
 	}
-	return h + ":" + p, true
+	return net.JoinHostPort(h, p), true
 }
 
 // AccessHint is what to do about an unreadable /proc entry: only a

@@ -48,6 +48,8 @@ func run(p *checks.Pass) error {
 			Evidence: []checks.Evidence{{Source: src, Detail: "404: " + err.Error()}},
 			Fix:      manifest(ns),
 		})
+	case apierrors.IsForbidden(err):
+		return checks.Skip("the identity may not read namespace %s (a Role-scoped service account): %v", ns, err)
 	case err != nil:
 		return fmt.Errorf("%s: %w", src, err)
 	case obj.Status.Phase == corev1.NamespaceTerminating:

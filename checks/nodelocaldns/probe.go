@@ -47,19 +47,28 @@ func probeServer(env *checks.Env) (server, why string) {
 	return "", ""
 }
 
-// inCluster says whether doctor itself runs in a pod. Doctor's own
-// environment is read as /proc/self/environ under --root, not with
-// os.Getenv: a fixture root then decides, and a test process that happens to
-// run in a CI job pod never turns the probe on.
+// inCluster says whether doctor itself runs in a pod, and so whether
+// 169.254.20.10 is this node's DNS. Only a live host can say so: with any
+// other --root (a fixture, a saved bundle) doctor is not where that root's
+// pods run, and the production default must never be asked. On a live host
+// doctor's own environment is read as /proc/self/environ, not os.Getenv.
 func inCluster(env *checks.Env) string {
+	if env.Root != "" && env.Root != "/" {
+		return ""
+	}
+	return podSignals(env)
+}
+
+// podSignals reads the signs of a pod under the root: KUBERNETES_SERVICE_HOST
+// in doctor's own environment, or a mounted service account.
+func podSignals(env *checks.Env) string {
 	if b, err := env.ReadProc("/proc/self/environ"); err == nil {
 		if h := facts.ParseEnviron(b)["KUBERNETES_SERVICE_HOST"]; h != "" {
 			return "doctor runs in a pod (KUBERNETES_SERVICE_HOST=" + h + " in its environment)"
 		}
 	}
-	const sa = "/var/run/secrets/kubernetes.io/serviceaccount"
-	if st, err := env.Stat(sa); err == nil && st.IsDir() {
-		return "doctor runs in a pod (" + sa + " exists)"
+	if st, err := env.Stat(facts.ServiceAccountDir); err == nil && st.IsDir() {
+		return "doctor runs in a pod (" + facts.ServiceAccountDir + " exists)"
 	}
 	return ""
 }

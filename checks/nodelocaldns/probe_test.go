@@ -26,7 +26,7 @@ func write(t *testing.T, root, p, content string) {
 func TestProbeServer(t *testing.T) {
 	plain := t.TempDir()
 	podEnv := t.TempDir()
-	write(t, podEnv, "/proc/self/environ", "PATH=/bin\x00KUBERNETES_SERVICE_HOST=10.0.0.1\x00")
+	write(t, podEnv, "/proc/self/environ", "PATH=/bin\x00KUBERNETES_SERVICE_HOST=127.0.0.1\x00")
 	podSA := t.TempDir()
 	write(t, podSA, "/var/run/secrets/kubernetes.io/serviceaccount/token", "not a token")
 	hostEnv := t.TempDir()
@@ -38,8 +38,10 @@ func TestProbeServer(t *testing.T) {
 	}{
 		{"elsewhere-no-probe", plain, "", "", ""},
 		{"host-environment-no-probe", hostEnv, "", "", ""},
-		{"pod-by-environment", podEnv, "", DefaultServer, "KUBERNETES_SERVICE_HOST=10.0.0.1"},
-		{"pod-by-service-account", podSA, "", DefaultServer, "serviceaccount exists"},
+		// A fixture root that looks like a pod never sends the probe to the
+		// production default: only a live host (--root /) can be a pod.
+		{"fixture-pod-environment-no-probe", podEnv, "", "", ""},
+		{"fixture-pod-service-account-no-probe", podSA, "", "", ""},
 		{"setting-wins", podEnv, "127.0.0.1:5353", "127.0.0.1:5353", "--dns-server"},
 		{"bare-address-gets-port-53", plain, "127.0.0.2", "127.0.0.2:53", "--dns-server"},
 		{"bare-ipv6-gets-port-53", plain, "::1", "[::1]:53", "--dns-server"},
@@ -55,6 +57,23 @@ func TestProbeServer(t *testing.T) {
 				t.Errorf("probeServer = %q, %q; want %q, containing %q", server, why, tc.server, tc.why)
 			}
 		})
+	}
+}
+
+// TestPodSignals is the in-pod detection itself, read from fixture roots.
+func TestPodSignals(t *testing.T) {
+	podEnv := t.TempDir()
+	write(t, podEnv, "/proc/self/environ", "PATH=/bin\x00KUBERNETES_SERVICE_HOST=127.0.0.1\x00")
+	podSA := t.TempDir()
+	write(t, podSA, "/var/run/secrets/kubernetes.io/serviceaccount/token", "not a token")
+	if why := podSignals(&checks.Env{Root: podEnv}); !strings.Contains(why, "KUBERNETES_SERVICE_HOST=127.0.0.1") {
+		t.Errorf("environment: %q", why)
+	}
+	if why := podSignals(&checks.Env{Root: podSA}); !strings.Contains(why, "serviceaccount exists") {
+		t.Errorf("service account: %q", why)
+	}
+	if why := podSignals(&checks.Env{Root: t.TempDir()}); why != "" {
+		t.Errorf("plain root: %q", why)
 	}
 }
 

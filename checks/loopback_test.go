@@ -1,0 +1,27 @@
+package checks
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestLoopbackOnly: with DOCTOR_LOOPBACK_ONLY=1, Dial refuses every address
+// off the machine before any packet is sent, and still dials loopback.
+func TestLoopbackOnly(t *testing.T) {
+	t.Setenv(LoopbackOnlyVar, "1")
+	env := &Env{}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	for _, addr := range []string{"169.254.20.10:53", "1.1.1.1:53", "100.64.0.1:443", "10.0.0.1:6443", "gitlab.example.invalid:443"} {
+		if _, err := env.Dial(ctx, "udp", addr); err == nil || !strings.Contains(err.Error(), "allows loopback only") {
+			t.Errorf("dial %s: %v; want it refused", addr, err)
+		}
+	}
+	for _, addr := range []string{"127.0.0.1:53", "[::1]:53", "localhost:53"} {
+		if err := loopbackOnly(addr); err != nil {
+			t.Errorf("%s refused: %v", addr, err)
+		}
+	}
+}

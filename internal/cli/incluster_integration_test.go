@@ -1,0 +1,107 @@
+//go:build integration
+
+package cli
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	authnv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/testenv"
+	"github.com/socialwebcomputer/doctor/internal/testroot"
+)
+
+// deckhouseConfig is the Deckhouse guide's in-cluster Kubernetes executor.
+const deckhouseConfig = `concurrent = 4
+
+[[runners]]
+  name = "kubernetes"
+  url = "https://code.example.invalid"
+  token = "glrt-not-a-real-token-0000"
+  executor = "kubernetes"
+  [runners.kubernetes]
+    namespace = "code-runner"
+    image = "alpine:3"
+    helper_image = "registry.example.invalid/runner-helper:v19.3.1"
+`
+
+// TestInClusterRunner is the Deckhouse shape: the runner runs as a pod
+// (uid 1001) with no kubeconfig, and client-go's InClusterConfig gives it
+// its service account, bound to the guide's code-runner Role. doctor must
+// use the same credential, see the Role is enough, and not expect
+// cluster-admin of it.
+func TestInClusterRunner(t *testing.T) {
+	cases := []struct {
+		name      string
+		resources []string
+		want      Want
+	}{
+		{"guide-role", []string{"pods", "pods/exec", "pods/attach", "pods/log", "secrets", "configmaps", "services", "events"},
+			// The guide's config.toml leaves output_limit at 4096 KB: the one
+			// warning. Cluster-scoped lists the Role does not grant make
+			// their checks skipped, not failed.
+			Want{Exit: 1, Findings: []string{"config-lint"}, Absent: []string{"runner-rbac", "api-auth", "owner-rbac", "node-local-dns"},
+				Says: map[string][]string{"config-lint": {"output_limit"}},
+				Status: map[string]string{"api-auth": "pass", "runner-rbac": "pass", "owner-rbac": "skipped", "namespace": "skipped",
+					"kubeconfig-file": "skipped", "pending-no-node": "skipped", "exec-upgrade": "pass"}}},
+		{"role-without-exec", []string{"pods", "pods/attach", "pods/log", "secrets", "configmaps", "services", "events"},
+			Want{Exit: 2, Top: "runner-rbac", Says: map[string][]string{"runner-rbac": {"create pods/exec", "system:serviceaccount:code-runner:code-runner"}}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := testenv.Start(t)
+			token := serviceAccount(t, env, "code-runner", "code-runner", tc.resources)
+			root := testroot.New(t)
+			root.Runner(77, 1001, map[string]string{
+				"KUBERNETES_SERVICE_HOST": "127.0.0.1",
+				"KUBERNETES_SERVICE_PORT": strconv.Itoa(env.Port),
+				"HOME":                    "/home/gitlab-runner",
+			}, "gitlab-runner", "run", "--config", "/etc/gitlab-runner/config.toml")
+			root.Write("/etc/gitlab-runner/config.toml", deckhouseConfig, 0o600)
+			root.Write(facts.ServiceAccountDir+"/token", token, 0o600)
+			root.Write(facts.ServiceAccountDir+"/ca.crt", string(env.CAPEM), 0o644)
+			rep, out := runReport(t, "run", "--root", root.Dir, "-o", "json", "--timeout", "60s", "--skip", "gitlab-reachability")
+			AssertWant(t, rep, tc.want)
+			if len(token) > 20 && strings.Contains(out, token[len(token)-20:]) {
+				t.Errorf("the service-account token appears in the output")
+			}
+		})
+	}
+}
+
+// serviceAccount creates the guide's ServiceAccount, a Role over resources
+// with every verb the guide grants, its RoleBinding, and returns a token.
+func serviceAccount(t *testing.T, env *testenv.Env, ns, name string, resources []string) string {
+	t.Helper()
+	cs := env.Clientset()
+	ctx := t.Context()
+	env.EnsureNamespace(ns)
+	if _, err := cs.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: []rbacv1.PolicyRule{{
+		APIGroups: []string{""}, Resources: resources,
+		Verbs: []string{"get", "list", "watch", "create", "update", "patch", "delete"},
+	}}}
+	if _, err := cs.RbacV1().Roles(ns).Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: ns}}}
+	if _, err := cs.RbacV1().RoleBindings(ns).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authnv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(fmt.Errorf("token request: %w", err))
+	}
+	return tr.Status.Token
+}
