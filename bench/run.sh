@@ -38,6 +38,6 @@ fi
 	echo
 } | tee "$log"
 
-export DOCTOR_BENCH=1
+export DOCTOR_BENCH=1 DOCTOR_LOOPBACK_ONLY=1
 go test -tags integration -run 'TestBench|TestBlackhole' -v -count=1 -timeout 30m ./bench/ 2>&1 | tee -a "$log"
 echo "run.sh: log in $log"
