@@ -35,7 +35,11 @@ func execWorldKubelet(t *testing.T, front *testenv.FrontOptions) (env *testenv.E
 	rentNode(t, env, "rented-1", "4", "16Gi", kubelet.Port)
 	server := env.URL
 	if front != nil {
-		server = env.StartFront(t, *front).URL
+		// The front admits the owner's certificate and reaches the cluster
+		// as the owner, as the kcp mount does.
+		o := *front
+		o.UpstreamCertPEM, o.UpstreamKeyPEM = env.OwnerCert(ownerDID, time.Now().Add(12*time.Hour))
+		server = env.StartFront(t, o).URL
 	}
 	return env, ownerKubeconfig(env, server, time.Now().Add(12*time.Hour)), kubelet
 }
