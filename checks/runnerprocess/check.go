@@ -34,7 +34,7 @@ func run(p *checks.Pass) error {
 	if r.Problem != "" {
 		p.Report(checks.Finding{
 			Cause:    r.Problem + ".",
-			Evidence: listed(p.Env, r),
+			Evidence: listed(r, configs(p.Env, r)),
 			Fix:      "Give --runner-pid one of the listed pids, or leave it out to diagnose the first.",
 		})
 		return nil
@@ -56,14 +56,22 @@ func run(p *checks.Pass) error {
 // several examines each runner process: two that serve one config.toml poll
 // GitLab with the same token and split its jobs between them.
 func several(p *checks.Pass, r *facts.Runners) {
-	ev := listed(p.Env, r)
+	cfgs := configs(p.Env, r)
+	ev := listed(r, cfgs)
+	// Group in pid order, so the finding is the same on every run.
+	var order []string
 	byConfig := map[string][]int{}
-	for _, proc := range r.All {
-		cfg := facts.LocateConfigFor(p.Env, proc)
-		byConfig[cfg] = append(byConfig[cfg], proc.PID)
+	for i, proc := range r.All {
+		if cfgs[i] == "" {
+			continue
+		}
+		if byConfig[cfgs[i]] == nil {
+			order = append(order, cfgs[i])
+		}
+		byConfig[cfgs[i]] = append(byConfig[cfgs[i]], proc.PID)
 	}
-	for cfg, pids := range byConfig {
-		if len(pids) > 1 && cfg != "" {
+	for _, cfg := range order {
+		if pids := byConfig[cfg]; len(pids) > 1 {
 			p.Report(checks.Finding{
 				Severity: checks.Warning,
 				Cause: fmt.Sprintf("%d runner processes (pids %s) serve the same %s: they poll GitLab with the same tokens "+
@@ -83,10 +91,20 @@ func several(p *checks.Pass, r *facts.Runners) {
 	})
 }
 
-func listed(env *checks.Env, r *facts.Runners) []checks.Evidence {
+// configs locates each process's config.toml once ("" when it cannot be),
+// in the order of r.All.
+func configs(env *checks.Env, r *facts.Runners) []string {
+	out := make([]string, len(r.All))
+	for i, proc := range r.All {
+		out[i] = facts.LocateConfigFor(env, proc)
+	}
+	return out
+}
+
+func listed(r *facts.Runners, cfgs []string) []checks.Evidence {
 	var ev []checks.Evidence
-	for _, proc := range r.All {
-		cfg := facts.LocateConfigFor(env, proc)
+	for i, proc := range r.All {
+		cfg := cfgs[i]
 		if cfg == "" {
 			cfg = "config.toml not locatable"
 		}
