@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -112,12 +113,10 @@ func serverOf(p Probe) string {
 	return hostOf(p.URL)
 }
 
-func hostOf(u string) string {
-	if i := strings.Index(u, "://"); i >= 0 {
-		u = u[i+3:]
+// hostOf is the host:port a probe went to.
+func hostOf(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Host != "" {
+		return u.Host
 	}
-	if i := strings.Index(u, "/"); i >= 0 {
-		u = u[:i]
-	}
-	return u
+	return raw
 }
