@@ -40,6 +40,11 @@ type Check struct {
 	// Network marks checks that talk to something beyond the local files:
 	// --offline skips them.
 	Network bool
+	// Executors are the runner executors the check applies to (Kubernetes,
+	// Docker, ...); none means every one. A check that requires a per-runner
+	// fact runs once for each runner of these executors; a host-wide one
+	// runs once, and is skipped when no configured runner has them.
+	Executors []string
 	// Run reports findings through the Pass; a returned error means "could
 	// not check" and makes the status unknown, never a finding.
 	Run func(*Pass) error
@@ -48,8 +53,19 @@ type Check struct {
 func (c *Check) NodeID() string       { return c.ID }
 func (c *Check) requirements() []Node { return c.Requires }
 func (c *Check) String() string       { return c.ID }
-func (c *Check) blocks(r *nodeResult) bool {
-	return r.status != StatusPass && !(r.status == StatusFail && r.worst < Error)
+
+// blocks says whether r stops a dependent that runs for runner (nil for a
+// host-wide dependent): a check that could not run blocks everything; one
+// that found an error or worse blocks the dependents of the runner the
+// finding names, and all of them when it names none.
+func (c *Check) blocks(r *nodeResult, runner *Subject) bool {
+	switch r.status {
+	case StatusPass:
+		return false
+	case StatusFail:
+		return r.worstFor(runner) >= Error
+	}
+	return true
 }
 
 var idPattern = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -71,17 +72,20 @@ var (
 // ReadFile reads a regular file under Root, refusing directories, devices
 // and anything over MaxFileSize without reading it whole.
 func (e *Env) ReadFile(p string) ([]byte, error) {
-	return e.readFile(p, MaxFileSize, true)
+	return e.readFile(p, MaxFileSize)
 }
 
 // ReadProc reads a /proc entry, which stat reports as size 0 and irregular
 // sizes; the same bound applies to what is read.
 func (e *Env) ReadProc(p string) ([]byte, error) {
-	return e.readFile(p, MaxFileSize, false)
+	return e.readFile(p, MaxFileSize)
 }
 
-func (e *Env) readFile(p string, limit int64, regular bool) ([]byte, error) {
-	f, err := os.Open(e.Path(p))
+func (e *Env) readFile(p string, limit int64) ([]byte, error) {
+	// O_NONBLOCK: open(2) of a FIFO with no writer would block until the
+	// deadline; with it the open returns, and the stat below refuses it.
+	// On a regular file (and a /proc entry) the flag changes nothing.
+	f, err := os.OpenFile(e.Path(p), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, &FileError{p, unwrapPathError(err)}
 	}
@@ -93,8 +97,10 @@ func (e *Env) readFile(p string, limit int64, regular bool) ([]byte, error) {
 	if st.IsDir() {
 		return nil, &FileError{p, errors.New("is a directory")}
 	}
-	if regular && !st.Mode().IsRegular() {
-		return nil, &FileError{p, ErrNotRegular}
+	if !st.Mode().IsRegular() {
+		// /proc entries are regular files; a FIFO, socket or device never is
+		// what doctor was asked to read.
+		return nil, &FileError{p, fmt.Errorf("%w (%s)", ErrNotRegular, fileType(st.Mode()))}
 	}
 	if st.Size() > limit {
 		return nil, &FileError{p, ErrTooLarge}
@@ -107,6 +113,20 @@ func (e *Env) readFile(p string, limit int64, regular bool) ([]byte, error) {
 		return nil, &FileError{p, ErrTooLarge}
 	}
 	return b, nil
+}
+
+func fileType(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	}
+	return m.Type().String()
 }
 
 // Stat is Lstat-free stat under Root (symlinks followed, as the runner would).

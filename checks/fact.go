@@ -15,15 +15,25 @@ type Fact[T any] struct {
 	// Network marks facts that need the network or the API: --offline makes
 	// them fail with ErrOffline, and their dependents are skipped.
 	Network bool
+	// ForEach makes the fact per-runner: it is computed once for each runner
+	// the ForEach node lists (its value is a RunnerLister), and so is every
+	// node that requires it. Pass.Runner names the runner.
+	ForEach Node
 	// Compute returns the value. An error means the value does not exist, and
 	// every dependent is skipped with "needs <ID>". Facts whose absence is
 	// itself a diagnosis return a value that records it instead.
 	Compute func(*Pass) (T, error)
 }
 
-func (f *Fact[T]) NodeID() string       { return f.ID }
-func (f *Fact[T]) requirements() []Node { return f.Requires }
-func (f *Fact[T]) String() string       { return f.ID }
+func (f *Fact[T]) NodeID() string { return f.ID }
+func (f *Fact[T]) requirements() []Node {
+	if f.ForEach != nil {
+		return append([]Node{f.ForEach}, f.Requires...)
+	}
+	return f.Requires
+}
+func (f *Fact[T]) expandsOver() Node { return f.ForEach }
+func (f *Fact[T]) String() string    { return f.ID }
 
 func (f *Fact[T]) compute(p *Pass) (any, error) {
 	if f.Network && p.Env.Offline {

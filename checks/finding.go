@@ -20,6 +20,9 @@ type Finding struct {
 	// reporting check knows it (api-auth knows a 401 with past dates is
 	// cert-expiry's). The report fills it from Explains otherwise.
 	CausedBy string `json:"causedBy"`
+	// Runner is the runner the finding is about; nil for a host-wide one. A
+	// per-runner check's findings carry its runner without saying so.
+	Runner *RunnerRef `json:"runner"`
 }
 
 // DocsAnchor is where a check's README section lives.

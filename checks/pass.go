@@ -2,6 +2,7 @@ package checks
 
 import (
 	"context"
+	"fmt"
 	"sync"
 )
 
@@ -14,6 +15,8 @@ type Pass struct {
 
 	node   Node
 	values map[Node]any // only the node's declared requirements
+	runner *Subject     // nil for a host-wide node
+	shared *memo
 
 	mu       sync.Mutex
 	closed   bool // set when the node ended; late reports from a timed-out Run are dropped
@@ -52,6 +55,10 @@ func (p *Pass) Report(f Finding) {
 	if f.Evidence == nil {
 		f.Evidence = []Evidence{}
 	}
+	if f.Runner == nil && p.runner != nil {
+		ref := p.runner.Ref
+		f.Runner = &ref
+	}
 	f.Cause, f.Fix = Redact(f.Cause), Redact(f.Fix)
 	for i := range f.Evidence {
 		f.Evidence[i].Source = Redact(f.Evidence[i].Source)
@@ -70,4 +77,59 @@ func (p *Pass) close() []Finding {
 	defer p.mu.Unlock()
 	p.closed = true
 	return p.findings
+}
+
+// Runner is the runner this pass runs for; nil for a host-wide node.
+func (p *Pass) Runner() *Subject { return p.runner }
+
+// Shared computes a value once per run for every pass that asks with the
+// same key: one API client per target (server and credential), one list per
+// target and namespace, however many runners point there. The first caller
+// computes under its own context; the others wait for it or for their own
+// deadline.
+func Shared[T any](p *Pass, key string, compute func() (T, error)) (T, error) {
+	v, err := p.shared.do(p.Context, key, func() (any, error) { return compute() })
+	t, _ := v.(T)
+	return t, err
+}
+
+type memo struct {
+	mu sync.Mutex
+	m  map[string]*memoEntry
+}
+
+type memoEntry struct {
+	done chan struct{}
+	v    any
+	err  error
+}
+
+func (m *memo) do(ctx context.Context, key string, compute func() (any, error)) (any, error) {
+	m.mu.Lock()
+	if m.m == nil {
+		m.m = map[string]*memoEntry{}
+	}
+	e, ok := m.m[key]
+	if !ok {
+		e = &memoEntry{done: make(chan struct{})}
+		m.m[key] = e
+	}
+	m.mu.Unlock()
+	if !ok {
+		func() {
+			defer close(e.done)
+			defer func() {
+				if r := recover(); r != nil {
+					e.err = fmt.Errorf("panic: %v", r)
+				}
+			}()
+			e.v, e.err = compute()
+		}()
+	}
+	select {
+	case <-e.done:
+		return e.v, e.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }

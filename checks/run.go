@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -23,27 +24,38 @@ const APICallTimeout = 8 * time.Second
 type Options struct {
 	Only []string // check IDs; empty means all
 	Skip []string // check IDs
+	// Runner restricts per-runner checks, and the findings of host-wide
+	// ones, to one runner: its name or its position in config.toml.
+	Runner string
 	// Timeout bounds the whole run; every node's deadline is the sooner of
 	// its own and this one.
 	Timeout time.Duration
 }
 
-// CheckResult is how one check ended.
+// CheckResult is how one check ended, for one runner or host-wide.
 type CheckResult struct {
 	Check    *Check
+	Runner   *RunnerRef // nil for a host-wide check, or one that applied to no runner
 	Status   Status
 	Reason   string // why unknown or skipped
 	Duration time.Duration
 	Findings []Finding
 }
 
-// Result is one run: every scheduled check, in catalog order.
+// Result is one run: every scheduled check, in catalog order, a per-runner
+// check once per runner in config order.
 type Result struct {
 	StartedAt time.Time
 	Duration  time.Duration
 	Checks    []CheckResult
+	// Runners are the runners the per-runner checks ran for.
+	Runners []Subject
 	// CleanupErrors are undos that failed: what doctor may have left behind.
 	CleanupErrors []string
+	// DeadlineHit is set when the run's --timeout ended before every node did.
+	DeadlineHit bool
+	// Only are the checks the operator named (--only): each must have run.
+	Only []string
 }
 
 // CleanupTimeout bounds the undos run at the end of a run.
@@ -98,8 +110,88 @@ type nodeResult struct {
 	done     chan struct{}
 }
 
+// worstFor is the worst severity among the findings that concern runner:
+// those naming it and the host-wide ones. For a host-wide dependent, all.
+func (r *nodeResult) worstFor(runner *Subject) Severity {
+	if runner == nil {
+		return r.worst
+	}
+	w := Default
+	for _, f := range r.findings {
+		if (f.Runner == nil || f.Runner.Index == runner.Ref.Index) && f.Severity > w {
+			w = f.Severity
+		}
+	}
+	return w
+}
+
+// scope holds the node results of one runner, or of the host. A per-runner
+// scope looks host-wide nodes up in its parent.
+type scope struct {
+	runner  *Subject
+	results map[Node]*nodeResult
+	order   []Node
+	parent  *scope
+	perRun  map[Node]bool
+}
+
+func (s *scope) lookup(n Node) *nodeResult {
+	if s.parent != nil && !s.perRun[n] {
+		return s.parent.lookup(n)
+	}
+	return s.results[n]
+}
+
+// add schedules n and what it requires in this scope; host-wide
+// requirements of a per-runner scope were scheduled in the host scope.
+func (s *scope) add(n Node) {
+	if s.parent != nil && !s.perRun[n] {
+		return
+	}
+	if _, ok := s.results[n]; ok {
+		return
+	}
+	s.results[n] = &nodeResult{done: make(chan struct{})}
+	for _, r := range n.requirements() {
+		r, _ = unwrap(r)
+		s.add(r)
+	}
+	s.order = append(s.order, n)
+}
+
+// run holds what every node of one Run shares.
+type run struct {
+	ctx    context.Context
+	env    *Env
+	skip   map[string]bool
+	undo   *cleanups
+	shared *memo
+	wg     sync.WaitGroup
+	// lister lists the runners; host is where its result is. A host-wide
+	// check that declares executors waits for it, to skip when none of the
+	// configured runners has them.
+	lister Node
+	host   *scope
+}
+
+func (x *run) start(s *scope) {
+	for _, n := range s.order {
+		x.wg.Add(1)
+		go func(n Node) {
+			defer x.wg.Done()
+			r := s.results[n]
+			defer close(r.done)
+			t0 := time.Now()
+			execute(x, s, n, r)
+			r.duration = time.Since(t0)
+		}(n)
+	}
+}
+
 // Run executes the selected checks of catalog and everything they require,
-// each node once, concurrently as soon as its requirements are done.
+// each node once per scope, concurrently as soon as its requirements are
+// done. Per-runner nodes wait for the runner list, then run once for each
+// runner their check applies to.
 func Run(ctx context.Context, env *Env, catalog []*Check, opt Options) (*Result, error) {
 	if err := Validate(catalog); err != nil {
 		return nil, err
@@ -114,67 +206,207 @@ func Run(ctx context.Context, env *Env, catalog []*Check, opt Options) (*Result,
 		defer cancel()
 	}
 	start := time.Now()
-	skip := map[string]bool{}
+	x := &run{ctx: ctx, env: env, skip: map[string]bool{}, undo: &cleanups{}, shared: &memo{}}
 	for _, id := range opt.Skip {
-		skip[id] = true
+		x.skip[id] = true
 	}
 
-	results := map[Node]*nodeResult{}
-	var order []Node
-	var visit func(n Node)
-	visit = func(n Node) {
-		if _, ok := results[n]; ok {
-			return
-		}
-		results[n] = &nodeResult{done: make(chan struct{})}
-		for _, r := range n.requirements() {
-			r, _ = unwrap(r)
-			visit(r)
-		}
-		order = append(order, n)
-	}
+	perRun, lister := perRunnerNodes(catalog)
+	host := &scope{results: map[Node]*nodeResult{}, perRun: perRun}
+	x.lister, x.host = lister, host
+	var perRunner []*Check
 	for _, c := range selected {
-		visit(c)
+		if perRun[c] {
+			perRunner = append(perRunner, c)
+		}
+		hostRequirements(host, c, perRun)
+		if !perRun[c] && len(c.Executors) > 0 && lister != nil {
+			host.add(lister)
+		}
 	}
+	x.start(host)
 
-	undo := &cleanups{}
-	var wg sync.WaitGroup
-	for _, n := range order {
-		wg.Add(1)
-		go func(n Node) {
-			defer wg.Done()
-			r := results[n]
-			defer close(r.done)
-			t0 := time.Now()
-			execute(ctx, env, n, r, results, skip, undo)
-			r.duration = time.Since(t0)
-		}(n)
+	// The runner list decides which per-runner scopes exist; they start as
+	// soon as it is known, while the host scope goes on.
+	var runners []*scope
+	notApplied := map[*Check]string{}
+	var runnerErr error
+	if len(perRunner) > 0 {
+		lr := host.results[lister]
+		x.wg.Add(1)
+		go func() {
+			defer x.wg.Done()
+			<-lr.done
+			subjects, none := listRunners(lister, lr, opt.Runner)
+			if opt.Runner != "" && len(subjects) == 0 && none == "" {
+				runnerErr = fmt.Errorf("--runner %s matches no [[runners]] of config.toml", opt.Runner)
+			}
+			for i := range subjects {
+				s := &scope{runner: &subjects[i], results: map[Node]*nodeResult{}, parent: host, perRun: perRun}
+				for _, c := range perRunner {
+					if c.AppliesTo(subjects[i].Executor) {
+						s.add(c)
+					}
+				}
+				runners = append(runners, s)
+			}
+			for _, c := range perRunner {
+				if reason := notApplying(c, subjects, none); reason != "" {
+					notApplied[c] = reason
+				}
+			}
+			for _, s := range runners {
+				x.start(s)
+			}
+		}()
 	}
-	wg.Wait()
+	x.wg.Wait()
 
-	res := &Result{StartedAt: start, CleanupErrors: undo.run()}
+	res := &Result{StartedAt: start, CleanupErrors: x.undo.run(), DeadlineHit: ctx.Err() != nil, Only: opt.Only}
 	res.Duration = time.Since(start)
+	for _, s := range runners {
+		res.Runners = append(res.Runners, *s.runner)
+	}
+	keep := func(fs []Finding) []Finding {
+		if opt.Runner == "" {
+			return fs
+		}
+		var out []Finding
+		for _, f := range fs {
+			if f.Runner == nil || selectedRunner(res.Runners, f.Runner) {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
 	for _, c := range catalog {
-		r, ok := results[c]
-		if !ok {
+		if r, ok := host.results[c]; ok {
+			res.Checks = append(res.Checks, CheckResult{Check: c, Status: r.status, Reason: r.reason,
+				Duration: r.duration, Findings: keep(r.findings)})
 			continue
 		}
-		res.Checks = append(res.Checks, CheckResult{
-			Check: c, Status: r.status, Reason: r.reason,
-			Duration: r.duration, Findings: r.findings,
-		})
+		for _, s := range runners {
+			if r, ok := s.results[c]; ok {
+				ref := s.runner.Ref
+				res.Checks = append(res.Checks, CheckResult{Check: c, Runner: &ref, Status: r.status,
+					Reason: r.reason, Duration: r.duration, Findings: r.findings})
+			}
+		}
+		if reason, ok := notApplied[c]; ok {
+			res.Checks = append(res.Checks, CheckResult{Check: c, Status: StatusSkipped, Reason: reason})
+		}
 	}
-	return res, nil
+	return res, runnerErr
+}
+
+func selectedRunner(rs []Subject, ref *RunnerRef) bool {
+	for _, s := range rs {
+		if s.Ref.Index == ref.Index {
+			return true
+		}
+	}
+	return false
+}
+
+// hostRequirements schedules in the host scope every host-wide node n
+// needs, looking through per-runner nodes for the host nodes below them.
+func hostRequirements(host *scope, n Node, perRun map[Node]bool) {
+	if !perRun[n] {
+		host.add(n)
+		return
+	}
+	for _, r := range n.requirements() {
+		r, _ = unwrap(r)
+		hostRequirements(host, r, perRun)
+	}
+}
+
+// listRunners reads the runner list once it is done: the runners, filtered
+// by --runner, or why there are none.
+func listRunners(lister Node, lr *nodeResult, sel string) ([]Subject, string) {
+	if reason, blocked := blockedBy(lister, lr, nil); blocked {
+		return nil, reason
+	}
+	l, ok := lr.value.(RunnerLister)
+	if !ok {
+		return nil, "needs " + lister.NodeID() + ": no runner list"
+	}
+	all := l.Subjects()
+	if len(all) == 0 {
+		return nil, l.NoRunners()
+	}
+	if sel == "" {
+		return all, ""
+	}
+	var out []Subject
+	for _, s := range all {
+		if MatchRunner(sel, s) {
+			out = append(out, s)
+		}
+	}
+	return out, ""
+}
+
+// notApplying is why a per-runner check ran for no runner, "" when it ran.
+func notApplying(c *Check, subjects []Subject, none string) string {
+	if none != "" {
+		return none
+	}
+	var have []string
+	for _, s := range subjects {
+		if c.AppliesTo(s.Executor) {
+			return ""
+		}
+		if !slices.Contains(have, s.Executor) {
+			have = append(have, s.Executor)
+		}
+	}
+	if len(subjects) == 0 {
+		return "no runner selected"
+	}
+	return fmt.Sprintf("applies to %s runners; the configured runners are %s", c.ExecutorList(), strings.Join(have, ", "))
+}
+
+// perRunnerNodes marks every node reachable from the checks that runs once
+// per runner: a fact with ForEach, and whatever requires one. It returns the
+// runner list they expand over (Validate ensures there is at most one).
+func perRunnerNodes(cs []*Check) (map[Node]bool, Node) {
+	memo := map[Node]bool{}
+	var lister Node
+	var visit func(n Node) bool
+	visit = func(n Node) bool {
+		if v, ok := memo[n]; ok {
+			return v
+		}
+		memo[n] = false // a cycle is Validate's to report
+		per := false
+		if e, ok := n.(interface{ expandsOver() Node }); ok && e.expandsOver() != nil {
+			per, lister = true, e.expandsOver()
+		}
+		for _, r := range n.requirements() {
+			r, _ = unwrap(r)
+			if visit(r) {
+				per = true
+			}
+		}
+		memo[n] = per
+		return per
+	}
+	for _, c := range cs {
+		visit(c)
+	}
+	return memo, lister
 }
 
 // execute waits for n's requirements, then runs it under its deadline.
-func execute(ctx context.Context, env *Env, n Node, r *nodeResult, all map[Node]*nodeResult, skip map[string]bool, undo *cleanups) {
+func execute(x *run, s *scope, n Node, r *nodeResult) {
+	ctx, env := x.ctx, x.env
 	values := map[Node]any{}
 	for _, req := range n.requirements() {
 		req, opt := unwrap(req)
-		rr := all[req]
+		rr := s.lookup(req)
 		<-rr.done
-		if reason, blocked := blockedBy(req, rr); blocked {
+		if reason, blocked := blockedBy(req, rr, s.runner); blocked {
 			if opt {
 				values[req] = nil // declared, absent: Get gives the zero value
 				continue
@@ -184,9 +416,21 @@ func execute(ctx context.Context, env *Env, n Node, r *nodeResult, all map[Node]
 		}
 		values[req] = rr.value
 	}
-	if skip[n.NodeID()] {
+	if x.skip[n.NodeID()] {
 		r.status, r.reason, r.err = StatusSkipped, "--skip", errors.New("skipped by --skip")
 		return
+	}
+	if c, ok := n.(*Check); ok && s.runner == nil && len(c.Executors) > 0 && x.lister != nil {
+		lr := x.host.results[x.lister]
+		<-lr.done
+		// With no runner list (config.toml did not decode) the check still
+		// examines what it can; with one, only when a runner has its executor.
+		if subjects, _ := listRunners(x.lister, lr, ""); len(subjects) > 0 {
+			if reason := notApplying(c, subjects, ""); reason != "" {
+				r.status, r.reason, r.err = StatusSkipped, reason, errors.New(reason)
+				return
+			}
+		}
 	}
 
 	timeout := DefaultTimeout
@@ -195,7 +439,7 @@ func execute(ctx context.Context, env *Env, n Node, r *nodeResult, all map[Node]
 	}
 	nctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	p := &Pass{Context: nctx, Env: env, node: n, values: values, cleanups: undo}
+	p := &Pass{Context: nctx, Env: env, node: n, values: values, cleanups: x.undo, runner: s.runner, shared: x.shared}
 
 	type outcome struct {
 		value any
@@ -251,12 +495,12 @@ func execute(ctx context.Context, env *Env, n Node, r *nodeResult, all map[Node]
 // blockedBy says whether a finished requirement stops its dependent, and why.
 // A fact blocks when it has no value; a check blocks when it could not run
 // or found an error or worse (a warning leaves the facts usable).
-func blockedBy(req Node, rr *nodeResult) (string, bool) {
+func blockedBy(req Node, rr *nodeResult, runner *Subject) (string, bool) {
 	if rr.status == StatusSkipped && rr.reason == "offline" {
 		return "offline", true
 	}
 	if c, ok := req.(*Check); ok {
-		if c.blocks(rr) {
+		if c.blocks(rr, runner) {
 			return "needs " + c.ID, true
 		}
 		return "", false

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"sort"
 	"time"
 
@@ -18,7 +19,11 @@ func Build(res *checks.Result, ignores []Ignore, version string, startedAt time.
 		Findings:      []Finding{},
 		Checks:        []CheckStatus{},
 		Ignores:       []Ignore{},
+		Runners:       []Runner{},
 		CleanupErrors: res.CleanupErrors,
+	}
+	for _, s := range res.Runners {
+		rep.Runners = append(rep.Runners, Runner{Index: s.Ref.Index, Name: s.Ref.Name, Executor: s.Executor})
 	}
 	ign := map[string]int{}
 	for i, ig := range ignores {
@@ -31,7 +36,7 @@ func Build(res *checks.Result, ignores []Ignore, version string, startedAt time.
 	explains := map[string][]string{}
 	for _, cr := range res.Checks {
 		rep.Checks = append(rep.Checks, CheckStatus{
-			ID: cr.Check.ID, Status: cr.Status, DurationMs: cr.Duration.Milliseconds(), Reason: cr.Reason,
+			ID: cr.Check.ID, Runner: cr.Runner, Status: cr.Status, DurationMs: cr.Duration.Milliseconds(), Reason: cr.Reason,
 		})
 		switch cr.Status {
 		case checks.StatusPass:
@@ -73,29 +78,93 @@ func Build(res *checks.Result, ignores []Ignore, version string, startedAt time.
 			worst = f.Severity
 		}
 	}
+	rep.Summary.Ran, rep.Summary.Checks = rep.Summary.Pass+rep.Summary.Fail, len(rep.Checks)
+	rep.Summary.Incomplete = incomplete(res, rep.Summary)
 	rep.Summary.ExitCode = exitCode(worst)
-	// A check that could not run proves nothing healthy: a cron must not
-	// read "could not check" as "fine".
-	if rep.Summary.Unknown > 0 && rep.Summary.ExitCode == ExitOK {
+	// A run that could not check proves nothing healthy: a cron must not
+	// read "could not check" as "fine", nor "nothing ran" as anything.
+	switch {
+	case rep.Summary.Ran == 0:
+		rep.Summary.ExitCode = ExitCantRun
+	case len(rep.Summary.Incomplete) > 0 && rep.Summary.ExitCode == ExitOK:
 		rep.Summary.ExitCode = ExitWarning
 	}
 	return rep
 }
 
+// incomplete names what the run set out to prove and did not.
+func incomplete(res *checks.Result, s Summary) []string {
+	out := []string{}
+	if res.DeadlineHit {
+		out = append(out, "the run's --timeout ended before every check did")
+	}
+	if s.Unknown > 0 {
+		out = append(out, plural(s.Unknown, "check")+" could not check (unknown)")
+	}
+	for _, id := range res.Only {
+		ran := false
+		for _, cr := range res.Checks {
+			if cr.Check.ID == id && (cr.Status == checks.StatusPass || cr.Status == checks.StatusFail) {
+				ran = true
+			}
+		}
+		if !ran {
+			out = append(out, "--only "+id+" did not run")
+		}
+	}
+	if s.Ran == 0 {
+		out = append(out, "no check ran")
+	}
+	return out
+}
+
+// plural is "1 check", "2 checks".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 // rank orders findings: roots by severity, then by how many findings they
 // explain, then by how fundamental their check is, then by ID; each root is
-// followed by its consequences, ranked the same way.
+// followed by its consequences, ranked the same way. A runner's finding
+// folds under a cause of the same runner or a host-wide one, never under
+// another runner's.
 func rank(all []checks.Finding, explains map[string][]string, depth map[string]int) []Finding {
-	// The finding that stands for a check as a cause: its most severe one,
-	// and only when it is a warning or worse (a note explains nothing).
-	lead := map[string]int{}
+	// The finding that stands for a check as a cause, per runner: its most
+	// severe one, and only when it is a warning or worse (a note explains
+	// nothing).
+	type causeKey struct {
+		check  string
+		runner int // 0 for host-wide
+	}
+	runnerOf := func(f checks.Finding) int {
+		if f.Runner == nil {
+			return 0
+		}
+		return f.Runner.Index
+	}
+	leads := map[causeKey]int{}
 	for i, f := range all {
 		if f.Severity < checks.Warning {
 			continue
 		}
-		if j, ok := lead[f.Check]; !ok || f.Severity > all[j].Severity {
-			lead[f.Check] = i
+		k := causeKey{f.Check, runnerOf(f)}
+		if j, ok := leads[k]; !ok || f.Severity > all[j].Severity {
+			leads[k] = i
 		}
+	}
+	// lead finds the cause check c offers finding f: its own runner's first,
+	// else the host-wide one.
+	lead := func(c string, f checks.Finding) (int, bool) {
+		if r := runnerOf(f); r != 0 {
+			if j, ok := leads[causeKey{c, r}]; ok {
+				return j, true
+			}
+		}
+		j, ok := leads[causeKey{c, 0}]
+		return j, ok
 	}
 	explainedBy := map[string][]string{} // check -> checks that explain it
 	for c, es := range explains {
@@ -107,14 +176,14 @@ func rank(all []checks.Finding, explains map[string][]string, depth map[string]i
 	for i, f := range all {
 		parent[i] = -1
 		if f.CausedBy != "" {
-			if j, ok := lead[f.CausedBy]; ok && j != i {
+			if j, ok := lead(f.CausedBy, f); ok && j != i {
 				parent[i] = j
 				continue
 			}
 		}
 		best := -1
 		for _, c := range explainedBy[f.Check] {
-			j, ok := lead[c]
+			j, ok := lead(c, f)
 			if !ok || j == i {
 				continue
 			}
@@ -169,6 +238,9 @@ func rank(all []checks.Finding, explains map[string][]string, depth map[string]i
 			if fa.Check != fb.Check {
 				return fa.Check < fb.Check
 			}
+			if ra, rb := runnerOf(fa), runnerOf(fb); ra != rb {
+				return ra < rb
+			}
 			return ids[a] < ids[b]
 		})
 	}
@@ -177,7 +249,7 @@ func rank(all []checks.Finding, explains map[string][]string, depth map[string]i
 	emit = func(i, d int) {
 		f := all[i]
 		rf := Finding{
-			Rank: len(out) + 1, Check: f.Check, Severity: f.Severity, Title: f.Title,
+			Rank: len(out) + 1, Check: f.Check, Runner: f.Runner, Severity: f.Severity, Title: f.Title,
 			Cause: f.Cause, Evidence: f.Evidence, Fix: f.Fix, Docs: f.Docs,
 			Explains: []string{}, depth: d,
 		}

@@ -61,6 +61,9 @@ func renderTable(w io.Writer, rep *Report, colour bool) error {
 			if f.depth > 0 {
 				check = indent + "└ " + f.Check
 			}
+			if f.Runner != nil {
+				check += "\n" + indent + runnerTag(f.Runner)
+			}
 			t.AppendRow(table.Row{f.Rank, paint(f.Severity, strings.ToUpper(f.Severity.String())), check, wrap(findingText(f), findingWidth)})
 		}
 		t.Render()
@@ -88,11 +91,19 @@ func findingText(f Finding) string {
 
 func renderTail(w io.Writer, rep *Report) {
 	s := rep.Summary
-	fmt.Fprintf(w, "%d checks: %d pass, %d fail, %d unknown, %d skipped. Findings: %d critical, %d error, %d warning, %d info (%d root causes). Exit %d.\n",
-		len(rep.Checks), s.Pass, s.Fail, s.Unknown, s.Skipped, s.Critical, s.Error, s.Warning, s.Info, s.Roots, s.ExitCode)
+	fmt.Fprintf(w, "%d of %s ran: %d pass, %d fail, %d unknown, %d skipped. Findings: %d critical, %d error, %d warning, %d info (%s). Exit %d.\n",
+		s.Ran, plural(s.Checks, "check"), s.Pass, s.Fail, s.Unknown, s.Skipped, s.Critical, s.Error, s.Warning, s.Info,
+		plural(s.Roots, "root cause"), s.ExitCode)
+	for _, why := range s.Incomplete {
+		fmt.Fprintf(w, "Incomplete: %s.\n", why)
+	}
 	for _, c := range rep.Checks {
 		if c.Status == checks.StatusUnknown || rep.Verbose {
-			line := fmt.Sprintf("%-8s %s (%dms)", c.Status, c.ID, c.DurationMs)
+			id := c.ID
+			if c.Runner != nil {
+				id += " " + runnerTag(c.Runner)
+			}
+			line := fmt.Sprintf("%-8s %s (%dms)", c.Status, id, c.DurationMs)
 			if c.Reason != "" {
 				line += ": " + c.Reason
 			}
@@ -118,17 +129,21 @@ func renderMarkdown(w io.Writer, rep *Report) error {
 		fmt.Fprintln(w, "No findings.")
 	} else {
 		t := table.NewWriter()
-		t.AppendHeader(table.Row{"#", "Severity", "Check", "Finding", "Caused by"})
+		t.AppendHeader(table.Row{"#", "Severity", "Check", "Runner", "Finding", "Caused by"})
 		for _, f := range rep.Findings {
 			by := ""
 			if f.CausedBy != nil {
 				by = *f.CausedBy
 			}
-			t.AppendRow(table.Row{f.Rank, f.Severity.String(), fmt.Sprintf("[%s](%s)", f.Check, f.Docs), mdCell(f.Title), by})
+			t.AppendRow(table.Row{f.Rank, f.Severity.String(), fmt.Sprintf("[%s](%s)", f.Check, f.Docs), runnerCell(f.Runner), mdCell(f.Title), by})
 		}
 		fmt.Fprintln(w, t.RenderMarkdown())
 		for _, f := range rep.Findings {
-			fmt.Fprintf(w, "\n### %d. %s — %s (%s)\n\n%s\n", f.Rank, f.Check, f.Title, f.Severity, f.Cause)
+			on := ""
+			if f.Runner != nil {
+				on = " for " + f.Runner.String()
+			}
+			fmt.Fprintf(w, "\n### %d. %s%s — %s (%s)\n\n%s\n", f.Rank, f.Check, on, f.Title, f.Severity, f.Cause)
 			if len(f.Evidence) > 0 {
 				fmt.Fprintln(w)
 				for _, e := range f.Evidence {
@@ -144,9 +159,9 @@ func renderMarkdown(w io.Writer, rep *Report) error {
 	}
 	fmt.Fprint(w, "\n<details><summary>Checks</summary>\n\n")
 	t := table.NewWriter()
-	t.AppendHeader(table.Row{"Check", "Status", "Reason"})
+	t.AppendHeader(table.Row{"Check", "Runner", "Status", "Reason"})
 	for _, c := range rep.Checks {
-		t.AppendRow(table.Row{c.ID, string(c.Status), mdCell(c.Reason)})
+		t.AppendRow(table.Row{c.ID, runnerCell(c.Runner), string(c.Status), mdCell(c.Reason)})
 	}
 	fmt.Fprintln(w, t.RenderMarkdown())
 	fmt.Fprintln(w, "\n</details>")
@@ -154,6 +169,21 @@ func renderMarkdown(w io.Writer, rep *Report) error {
 	renderTail(&tail, rep)
 	fmt.Fprintf(w, "\n%s", tail.String())
 	return nil
+}
+
+// runnerTag is the short form a table cell has room for: `#2 "b"`.
+func runnerTag(r *checks.RunnerRef) string {
+	if r.Name == "" {
+		return fmt.Sprintf("#%d", r.Index)
+	}
+	return fmt.Sprintf("#%d %q", r.Index, r.Name)
+}
+
+func runnerCell(r *checks.RunnerRef) string {
+	if r == nil {
+		return "host"
+	}
+	return runnerTag(r)
 }
 
 // mdCell keeps a value on one line of its markdown table cell; go-pretty

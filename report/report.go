@@ -10,7 +10,10 @@ import (
 )
 
 // SchemaVersion is the JSON contract's version; bump it on any breaking change.
-const SchemaVersion = 1
+// 2: findings and checks carry their runner ({index, name}, or null for
+// host-wide), a per-runner check is listed once per runner, and the report
+// lists the runners diagnosed.
+const SchemaVersion = 2
 
 // Report is the JSON document, field for field (README: "JSON schema").
 type Report struct {
@@ -19,6 +22,8 @@ type Report struct {
 	StartedAt     time.Time     `json:"startedAt"`
 	DurationMs    int64         `json:"durationMs"`
 	Summary       Summary       `json:"summary"`
+	// Runners are the [[runners]] the per-runner checks ran for.
+	Runners []Runner `json:"runners"`
 	Findings      []Finding     `json:"findings"`
 	Checks        []CheckStatus `json:"checks"`
 	Ignores       []Ignore      `json:"ignores"`
@@ -43,13 +48,30 @@ type Summary struct {
 	Fail     int `json:"fail"`
 	Unknown  int `json:"unknown"`
 	Skipped  int `json:"skipped"`
-	ExitCode int `json:"exitCode"`
+	// Ran counts the checks that proved something (pass or fail) of Checks,
+	// each per-runner check once per runner: "12 of 20 checks ran".
+	Ran    int `json:"ran"`
+	Checks int `json:"checks"`
+	// Incomplete says why the run proved less than it set out to: a check
+	// could not check, the deadline cut checks off, a check named with
+	// --only did not run. Empty when nothing is missing.
+	Incomplete []string `json:"incomplete"`
+	ExitCode   int      `json:"exitCode"`
+}
+
+// Runner is one diagnosed runner: its position in config.toml (from 1),
+// name and executor.
+type Runner struct {
+	Index    int    `json:"index"`
+	Name     string `json:"name"`
+	Executor string `json:"executor"`
 }
 
 // Finding is a checks.Finding placed in the ranking.
 type Finding struct {
 	Rank     int               `json:"rank"`
 	Check    string            `json:"check"`
+	Runner   *checks.RunnerRef `json:"runner"` // null for a host-wide finding
 	Severity checks.Severity   `json:"severity"`
 	Title    string            `json:"title"`
 	Cause    string            `json:"cause"`
@@ -66,7 +88,8 @@ func (f Finding) Depth() int { return f.depth }
 
 // CheckStatus is how one check ended.
 type CheckStatus struct {
-	ID         string        `json:"id"`
+	ID         string            `json:"id"`
+	Runner     *checks.RunnerRef `json:"runner"` // null for a host-wide check
 	Status     checks.Status `json:"status"`
 	DurationMs int64         `json:"durationMs"`
 	Reason     string        `json:"reason"`
@@ -80,12 +103,13 @@ type Ignore struct {
 	Matched int    `json:"matched"`
 }
 
-// Exit codes, the same in every output format.
+// Exit codes, the same in every output format. A run that proved nothing
+// never exits 0.
 const (
-	ExitOK      = 0 // nothing of warning or worse
-	ExitWarning = 1 // the worst finding is a warning, or a check could not run (unknown)
+	ExitOK      = 0 // every check ran, nothing of warning or worse
+	ExitWarning = 1 // the worst finding is a warning, or the run is incomplete (Summary.Incomplete)
 	ExitError   = 2 // an error or a critical finding
-	ExitCantRun = 3 // doctor could not run: bad flag, unreadable root
+	ExitCantRun = 3 // doctor could not run (bad flag, unreadable root), or no check ran at all
 )
 
 func exitCode(worst checks.Severity) int {

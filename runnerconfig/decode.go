@@ -43,3 +43,11 @@ func LoadError(err error) error {
 	}
 	return fmt.Errorf("decoding configuration file: %w", err)
 }
+
+// FatalLine is the line `gitlab-runner run` ends with when its config does
+// not load, as its own formatter prints it (without the colours it always
+// adds): log/runner_formatter.go, gitlab-runner v19.3.0, pads the message to
+// 50 - len("FATAL: ") columns, then writes " " and " error=<err>".
+func FatalLine(err error) string {
+	return fmt.Sprintf("FATAL: %-43s  error=%v", "Service run failed", err)
+}

@@ -26,9 +26,10 @@ var Check = &checks.Check{
 	},
 	// kubeconfig-file is optional: a runner in a pod authenticates with its
 	// service account and has no kubeconfig to examine.
-	Requires: []checks.Node{checks.Optional(kubeconfigfile.Check), clusteroverride.Check, facts.Whoami, facts.ClientCertFact},
-	Network:  true,
-	Run:      run,
+	Requires:  []checks.Node{checks.Optional(kubeconfigfile.Check), clusteroverride.Check, facts.Whoami, facts.ClientCertFact},
+	Executors: []string{checks.Kubernetes},
+	Network:   true,
+	Run:       run,
 }
 
 func run(p *checks.Pass) error {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/clusteroverride"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/kubeconfigfile"
 )
@@ -37,9 +38,10 @@ var Check = &checks.Check{
 		Fix:     "Download a new kubeconfig with getKubeconfig and install it over the old file (sudo install -m 0600 <cluster>.kubeconfig.yaml /etc/gitlab-runner/tenant-ci/kubeconfig.yaml). Nothing else in the runner changes.",
 		Verify:  "kubectl config view --raw --minify -o jsonpath='{.users[0].user.client-certificate-data}' | base64 -d | openssl x509 -noout -subject -enddate",
 	},
-	Requires: []checks.Node{kubeconfigfile.Check, facts.ClientCertFact},
-	Explains: []string{"api-auth"},
-	Run:      run,
+	Requires:  []checks.Node{kubeconfigfile.Check, clusteroverride.Check, facts.ClientCertFact},
+	Executors: []string{checks.Kubernetes},
+	Explains:  []string{"api-auth"},
+	Run:       run,
 }
 
 func run(p *checks.Pass) error {

@@ -38,44 +38,55 @@ type Lists struct {
 }
 
 // ListsFact needs api-auth to have passed: listing with a credential the
-// server refuses would only repeat its 401 five times.
+// server refuses would only repeat its 401 five times. Runners that share a
+// target share its cluster-wide lists, and those of a namespace they share.
 var ListsFact = &checks.Fact[*Lists]{
 	ID:       "cluster-lists",
-	Doc:      "runner-namespace pods, Pending pods, nodes, their events and priority classes, listed once",
-	Requires: []checks.Node{apiauth.Check, facts.APIClient, facts.Config},
+	Doc:      "runner-namespace pods, Pending pods, nodes, their events and priority classes, listed once per target and namespace",
+	Requires: []checks.Node{apiauth.Check, facts.APIClient, facts.ThisRunner},
 	Network:  true,
 	Compute: func(p *checks.Pass) (*Lists, error) {
-		return gather(p.Context, facts.APIClient.Get(p), facts.RunnerNamespace(facts.Config.Get(p)))
+		api, ns := facts.APIClient.Get(p), facts.ThisRunner.Get(p).Namespace()
+		ctx, cancel := context.WithTimeout(p.Context, 15*time.Second)
+		defer cancel()
+		var wide *clusterLists
+		var local *namespaceLists
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			wide, _ = checks.Shared(p, "lists "+api.Key, func() (*clusterLists, error) { return listCluster(ctx, api), nil })
+		})
+		wg.Go(func() {
+			local, _ = checks.Shared(p, "lists "+api.Key+" ns "+ns, func() (*namespaceLists, error) { return listNamespace(ctx, api, ns), nil })
+		})
+		wg.Wait()
+		if wide == nil || local == nil {
+			return nil, fmt.Errorf("listing: %w", context.Cause(ctx))
+		}
+		return join(ns, wide, local), nil
 	},
 }
 
-func gather(ctx context.Context, api *facts.API, ns string) (*Lists, error) {
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	l := &Lists{Namespace: ns, Errs: map[string]error{}, PendingEvents: map[string][]corev1.Event{}}
-	var mu sync.Mutex
-	fail := func(name string, err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		l.Errs[name] = err
-	}
+// clusterLists are what every runner of a target sees alike.
+type clusterLists struct {
+	pending, nodes, priority error
+	PendingPods              []corev1.Pod
+	Nodes                    []corev1.Node
+	PriorityClasses          []schedv1.PriorityClass
+}
+
+// namespaceLists are one runner namespace's.
+type namespaceLists struct {
+	pods, events error
+	RunnerPods   []corev1.Pod
+	Events       []corev1.Event
+}
+
+func listCluster(ctx context.Context, api *facts.API) *clusterLists {
+	l := &clusterLists{}
 	core := api.Client.CoreV1()
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		err := pages(ctx, func(o metav1.ListOptions) (string, error) {
-			r, err := core.Pods(ns).List(ctx, o)
-			if err != nil {
-				return "", err
-			}
-			l.RunnerPods = append(l.RunnerPods, r.Items...)
-			return r.Continue, nil
-		}, metav1.ListOptions{})
-		if err != nil {
-			fail("runner pods", err)
-		}
-	})
-	wg.Go(func() {
-		err := pages(ctx, func(o metav1.ListOptions) (string, error) {
+		l.pending = pages(ctx, func(o metav1.ListOptions) (string, error) {
 			r, err := core.Pods("").List(ctx, o)
 			if err != nil {
 				return "", err
@@ -83,29 +94,9 @@ func gather(ctx context.Context, api *facts.API, ns string) (*Lists, error) {
 			l.PendingPods = append(l.PendingPods, r.Items...)
 			return r.Continue, nil
 		}, metav1.ListOptions{FieldSelector: "status.phase=Pending"})
-		if err != nil {
-			fail("pending pods", err)
-		}
-	})
-	// Events of the runner namespace's pods, in parallel with the rest: the
-	// checks read them for Pending job pods (FailedScheduling, pull errors).
-	// Cluster-wide Warning events can run to thousands on a real cluster.
-	var events []corev1.Event
-	wg.Go(func() {
-		err := pages(ctx, func(o metav1.ListOptions) (string, error) {
-			r, err := core.Events(ns).List(ctx, o)
-			if err != nil {
-				return "", err
-			}
-			events = append(events, r.Items...)
-			return r.Continue, nil
-		}, metav1.ListOptions{FieldSelector: "involvedObject.kind=Pod,type=Warning"})
-		if err != nil {
-			fail("events", err)
-		}
 	})
 	wg.Go(func() {
-		err := pages(ctx, func(o metav1.ListOptions) (string, error) {
+		l.nodes = pages(ctx, func(o metav1.ListOptions) (string, error) {
 			r, err := core.Nodes().List(ctx, o)
 			if err != nil {
 				return "", err
@@ -113,12 +104,9 @@ func gather(ctx context.Context, api *facts.API, ns string) (*Lists, error) {
 			l.Nodes = append(l.Nodes, r.Items...)
 			return r.Continue, nil
 		}, metav1.ListOptions{})
-		if err != nil {
-			fail("nodes", err)
-		}
 	})
 	wg.Go(func() {
-		err := pages(ctx, func(o metav1.ListOptions) (string, error) {
+		l.priority = pages(ctx, func(o metav1.ListOptions) (string, error) {
 			r, err := api.Client.SchedulingV1().PriorityClasses().List(ctx, o)
 			if err != nil {
 				return "", err
@@ -126,22 +114,66 @@ func gather(ctx context.Context, api *facts.API, ns string) (*Lists, error) {
 			l.PriorityClasses = append(l.PriorityClasses, r.Items...)
 			return r.Continue, nil
 		}, metav1.ListOptions{})
-		if err != nil {
-			fail("priorityclasses", err)
-		}
 	})
 	wg.Wait()
+	return l
+}
+
+func listNamespace(ctx context.Context, api *facts.API, ns string) *namespaceLists {
+	l := &namespaceLists{}
+	core := api.Client.CoreV1()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		l.pods = pages(ctx, func(o metav1.ListOptions) (string, error) {
+			r, err := core.Pods(ns).List(ctx, o)
+			if err != nil {
+				return "", err
+			}
+			l.RunnerPods = append(l.RunnerPods, r.Items...)
+			return r.Continue, nil
+		}, metav1.ListOptions{})
+	})
+	// Events of the runner namespace's pods, in parallel with the rest: the
+	// checks read them for Pending job pods (FailedScheduling, pull errors).
+	// Cluster-wide Warning events can run to thousands on a real cluster.
+	wg.Go(func() {
+		l.events = pages(ctx, func(o metav1.ListOptions) (string, error) {
+			r, err := core.Events(ns).List(ctx, o)
+			if err != nil {
+				return "", err
+			}
+			l.Events = append(l.Events, r.Items...)
+			return r.Continue, nil
+		}, metav1.ListOptions{FieldSelector: "involvedObject.kind=Pod,type=Warning"})
+	})
+	wg.Wait()
+	return l
+}
+
+// join is one runner's view: the shared lists, read only, and its own
+// namespace's events of Pending pods.
+func join(ns string, wide *clusterLists, local *namespaceLists) *Lists {
+	l := &Lists{
+		Namespace: ns, RunnerPods: local.RunnerPods, PendingPods: wide.PendingPods, Nodes: wide.Nodes,
+		PriorityClasses: wide.PriorityClasses, PendingEvents: map[string][]corev1.Event{}, Errs: map[string]error{},
+	}
+	for name, err := range map[string]error{"runner pods": local.pods, "events": local.events,
+		"pending pods": wide.pending, "nodes": wide.nodes, "priorityclasses": wide.priority} {
+		if err != nil {
+			l.Errs[name] = err
+		}
+	}
 	pending := map[string]bool{}
 	for _, p := range l.PendingPods {
 		pending[p.Namespace+"/"+p.Name] = true
 	}
-	for _, e := range events {
+	for _, e := range local.Events {
 		key := e.InvolvedObject.Namespace + "/" + e.InvolvedObject.Name
 		if pending[key] {
 			l.PendingEvents[key] = append(l.PendingEvents[key], e)
 		}
 	}
-	return l, nil
+	return l
 }
 
 // pages follows continue tokens with limit=PageSize; it stops at 1000 pages

@@ -23,77 +23,72 @@ var Check = &checks.Check{
 		Fix:     "Remove host, cert_file, key_file and ca_file from [runners.kubernetes] (the kubeconfig carries them), and do not run the kubeconfig-shaped runner inside a pod.",
 		Verify:  "grep -nE '^\\s*(host|cert_file|key_file|ca_file)\\s*=' /etc/gitlab-runner/config.toml; doctor run --only cluster-override",
 	},
-	Requires: []checks.Node{configdecode.Check, facts.Config, facts.RunnerEnviron},
-	Run:      run,
+	Requires:  []checks.Node{configdecode.Check, facts.ThisRunner, facts.RunnerEnviron},
+	Executors: []string{checks.Kubernetes},
+	Run:       run,
 }
 
 func run(p *checks.Pass) error {
-	c := facts.Config.Get(p)
+	e := facts.ThisRunner.Get(p)
 	env := facts.RunnerEnviron.Get(p)
 	kubeconfigSet := false
 	if env.Err == nil {
 		v, ok := env.Lookup("KUBECONFIG")
 		kubeconfigSet = ok && v != ""
 	}
-	for i, r := range c.Config.Runners {
-		k := r.Kubernetes
-		if r.Executor != "kubernetes" || k == nil {
-			continue
+	k, label := e.Kube(), e.Label()
+	if k.Host != "" {
+		src, line := e.At("kubernetes", "host")
+		p.Report(checks.Finding{
+			Cause:    fmt.Sprintf("%s sets host = %q: the executor takes the out-of-cluster branch and never reads the kubeconfig.", label, k.Host),
+			Evidence: []checks.Evidence{{Source: src, Detail: line}},
+			Fix:      "Remove host (and cert_file, key_file, ca_file) from [runners.kubernetes]; the kubeconfig carries the URL and the certificate.",
+		})
+	}
+	// getOutClusterClientConfig is the only reader of the three files, and
+	// only host selects it: with host empty they are dead settings.
+	if k.Host == "" && (k.CertFile != "" || k.KeyFile != "" || k.CAFile != "") {
+		key := "cert_file"
+		switch {
+		case k.CertFile != "":
+		case k.KeyFile != "":
+			key = "key_file"
+		default:
+			key = "ca_file"
 		}
-		label := facts.RunnerLabel(i, r)
-		if k.Host != "" {
-			src, line := c.At(facts.RunnerKey("kubernetes", "host"))
-			p.Report(checks.Finding{
-				Cause:    fmt.Sprintf("%s sets host = %q: the executor takes the out-of-cluster branch and never reads the kubeconfig.", label, k.Host),
-				Evidence: []checks.Evidence{{Source: src, Detail: line}},
-				Fix:      "Remove host (and cert_file, key_file, ca_file) from [runners.kubernetes]; the kubeconfig carries the URL and the certificate.",
-			})
+		src, line := e.At("kubernetes", key)
+		p.Report(checks.Finding{
+			Severity: checks.Info,
+			Cause: fmt.Sprintf("%s sets %s with host empty: the executor loads the kubeconfig and never reads "+
+				"cert_file, key_file or ca_file, so the setting has no effect.", label, key),
+			Evidence: []checks.Evidence{{Source: src, Detail: line}},
+			Fix:      "Remove cert_file, key_file and ca_file from [runners.kubernetes]; the kubeconfig carries the certificate and the CA.",
+		})
+	}
+	if k.Host != "" && k.CertFile != "" && (k.KeyFile == "" || k.CAFile == "") {
+		src, line := e.At("kubernetes", "cert_file")
+		p.Report(checks.Finding{
+			Cause: fmt.Sprintf("%s sets cert_file without key_file or ca_file: config.toml decodes, and every job fails with "+
+				"\"ca file, cert file and key file must be specified when using file based auth\".", label),
+			Evidence: []checks.Evidence{{Source: src, Detail: line}},
+			Fix:      "Remove cert_file (the kubeconfig carries the certificate), or set all three of cert_file, key_file and ca_file.",
+		})
+	}
+	if host, ok := env.InCluster(); ok && k.Host == "" {
+		f := checks.Finding{
+			Cause: fmt.Sprintf("%s: KUBERNETES_SERVICE_HOST=%s is in the runner's environment, so in-cluster config is tried "+
+				"first and wins: the runner places jobs in the cluster it runs in.", label, host),
+			Evidence: []checks.Evidence{{Source: env.Source, Detail: "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT: " + host}},
 		}
-		// getOutClusterClientConfig is the only reader of the three files, and
-		// only host selects it: with host empty they are dead settings.
-		if k.Host == "" && (k.CertFile != "" || k.KeyFile != "" || k.CAFile != "") {
-			key := "cert_file"
-			switch {
-			case k.CertFile != "":
-			case k.KeyFile != "":
-				key = "key_file"
-			default:
-				key = "ca_file"
-			}
-			src, line := c.At(facts.RunnerKey("kubernetes", key))
-			p.Report(checks.Finding{
-				Severity: checks.Info,
-				Cause: fmt.Sprintf("%s sets %s with host empty: the executor loads the kubeconfig and never reads "+
-					"cert_file, key_file or ca_file, so the setting has no effect.", label, key),
-				Evidence: []checks.Evidence{{Source: src, Detail: line}},
-				Fix:      "Remove cert_file, key_file and ca_file from [runners.kubernetes]; the kubeconfig carries the certificate and the CA.",
-			})
+		if kubeconfigSet {
+			f.Cause += " The KUBECONFIG the process also has is never read."
+			f.Fix = "Run the kubeconfig-shaped runner outside the cluster, or unset KUBERNETES_SERVICE_HOST in its environment."
+		} else {
+			f.Severity = checks.Info
+			f.Cause += " That is the in-cluster runner shape; it is right when that cluster is the one meant."
+			f.Fix = "None if the runner is meant to run jobs in its own cluster."
 		}
-		if k.Host != "" && k.CertFile != "" && (k.KeyFile == "" || k.CAFile == "") {
-			src, line := c.At(facts.RunnerKey("kubernetes", "cert_file"))
-			p.Report(checks.Finding{
-				Cause: fmt.Sprintf("%s sets cert_file without key_file or ca_file: config.toml decodes, and every job fails with "+
-					"\"ca file, cert file and key file must be specified when using file based auth\".", label),
-				Evidence: []checks.Evidence{{Source: src, Detail: line}},
-				Fix:      "Remove cert_file (the kubeconfig carries the certificate), or set all three of cert_file, key_file and ca_file.",
-			})
-		}
-		if host, ok := env.InCluster(); ok && k.Host == "" {
-			f := checks.Finding{
-				Cause: fmt.Sprintf("%s: KUBERNETES_SERVICE_HOST=%s is in the runner's environment, so in-cluster config is tried "+
-					"first and wins: the runner places jobs in the cluster it runs in.", label, host),
-				Evidence: []checks.Evidence{{Source: env.Source, Detail: "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT: " + host}},
-			}
-			if kubeconfigSet {
-				f.Cause += " The KUBECONFIG the process also has is never read."
-				f.Fix = "Run the kubeconfig-shaped runner outside the cluster, or unset KUBERNETES_SERVICE_HOST in its environment."
-			} else {
-				f.Severity = checks.Info
-				f.Cause += " That is the in-cluster runner shape; it is right when that cluster is the one meant."
-				f.Fix = "None if the runner is meant to run jobs in its own cluster."
-			}
-			p.Report(f)
-		}
+		p.Report(f)
 	}
 	return nil
 }

@@ -21,12 +21,17 @@ var Check = &checks.Check{
 		Cause: "The runner decodes config.toml with BurntSushi/toml into typed fields at start-up and on every " +
 			"reload. A syntax error, or a value of the wrong type (pre_build_script is a string, not an array; " +
 			"output_limit and poll_timeout are integers), stops the process, and a reload error keeps the old " +
-			"configuration running. A missing or unreadable file is the same FATAL.",
-		Symptom: "FATAL: Service run failed  error=decoding configuration file: toml: line 9 (last key \"runners.output_limit\"): expected value but found '=' instead",
+			"configuration running. A file that exists but cannot be read is the same FATAL. A missing file is not: " +
+			"LoadConfig returns nil when os.Stat says it does not exist (common/config.go, v19.3.0), and the runner " +
+			"runs with no [[runners]], logging `ERROR: Failed to load config stat <path>: no such file or directory` " +
+			"every 3 seconds.",
+		Symptom: "FATAL: Service run failed                           error=decoding configuration file: toml: line 9 (last key \"runners.output_limit\"): expected value but found '=' instead",
 		Fix:     "Correct the quoted line so it has the type the runner expects, then restart the runner.",
 		Verify:  "gitlab-runner verify --config /etc/gitlab-runner/config.toml && doctor run --only config-decode",
 	},
 	Requires: []checks.Node{facts.Config},
+	// A config the runner refuses is why its process is gone.
+	Explains: []string{"runner-process"},
 	Run:      run,
 }
 
@@ -63,14 +68,14 @@ func run(p *checks.Pass) error {
 		p.Report(checks.Finding{
 			Cause: fmt.Sprintf("config.toml cannot be read (%v): the runner exits at start-up with a FATAL.", c.ReadErr),
 			Evidence: []checks.Evidence{located,
-				{Source: "runner log", Detail: "FATAL: Service run failed  error=" + c.ReadErr.Error()}},
+				{Source: "runner log", Detail: runnerconfig.FatalLine(runnerconfig.LoadError(c.ReadErr))}},
 			Fix: "Point the runner at its real config.toml (--config or CONFIG_FILE), or restore the file, then restart it.",
 		})
 		return nil
 	}
 	if c.DecodeErr != nil {
 		ev := []checks.Evidence{located,
-			{Source: "runner log", Detail: "FATAL: Service run failed  error=" + runnerconfig.LoadError(c.DecodeErr).Error()}}
+			{Source: "runner log", Detail: runnerconfig.FatalLine(runnerconfig.LoadError(c.DecodeErr))}}
 		var pe toml.ParseError
 		if errors.As(c.DecodeErr, &pe) && pe.Position.Line > 0 {
 			ev = append(ev, checks.Evidence{Source: fmt.Sprintf("%s:%d", c.Path, pe.Position.Line), Detail: c.LineText(pe.Position.Line)})

@@ -72,8 +72,9 @@ func rented(e *facts.Environ) bool {
 func lintRunner(p *checks.Pass, c *facts.ConfigFile, i int, r *runnerconfig.Runner, rented bool) {
 	label := facts.RunnerLabel(i, r)
 	if limit := orInt(r.OutputLimit, defaultOutputLimitKB); limit < wantOutputLimitKB {
-		src, line := c.At(facts.RunnerKey("output_limit"))
+		src, line := c.AtRunner(i, "output_limit")
 		p.Report(checks.Finding{
+			Runner:   facts.RefOf(i, r),
 			Cause:    fmt.Sprintf("%s: output_limit is %d KB; the trace is cut at %d MiB, too small for a Go test log.", label, limit, limit/1024),
 			Evidence: []checks.Evidence{{Source: src, Detail: orDefault(line, "output_limit not set (the runner's default is 4096 KB)")}},
 			Fix:      "Set output_limit = 51200 in [[runners]] (kilobytes).",
@@ -84,8 +85,9 @@ func lintRunner(p *checks.Pass, c *facts.ConfigFile, i int, r *runnerconfig.Runn
 		k = &runnerconfig.Kubernetes{}
 	}
 	if pt := orInt(k.PollTimeout, defaultPollTimeoutSec); rented && pt < minPollTimeoutSec {
-		src, line := c.At(facts.RunnerKey("kubernetes", "poll_timeout"))
+		src, line := c.AtRunner(i, "kubernetes", "poll_timeout")
 		p.Report(checks.Finding{
+			Runner: facts.RefOf(i, r),
 			Cause: fmt.Sprintf("%s: poll_timeout is %d s; a job pod waits for the market to rent and boot a node and then for its image, "+
 				"which takes minutes, and the runner gives up after %d s.", label, pt, pt),
 			Evidence: []checks.Evidence{{Source: src, Detail: orDefault(line, "poll_timeout not set (the runner's default is 180 s)")}},
@@ -93,8 +95,9 @@ func lintRunner(p *checks.Pass, c *facts.ConfigFile, i int, r *runnerconfig.Runn
 		})
 	}
 	if rented && !requiredAntiAffinity(k) {
-		src, _ := c.At(facts.RunnerKey("kubernetes"))
+		src, _ := c.AtRunner(i, "kubernetes")
 		p.Report(checks.Finding{
+			Runner:   facts.RefOf(i, r),
 			Cause:    label + ": no required pod anti-affinity, so two jobs can share one rented node; one job is one node, which is the cost model.",
 			Evidence: []checks.Evidence{{Source: src, Detail: "[runners.kubernetes.affinity.pod_anti_affinity] has no required_during_scheduling_ignored_during_execution term"}},
 			Fix: "Add a required pod anti-affinity term with topology_key = \"kubernetes.io/hostname\" and a label_selector on " +
@@ -104,8 +107,9 @@ func lintRunner(p *checks.Pass, c *facts.ConfigFile, i int, r *runnerconfig.Runn
 	if a := k.Autoscaler; a != nil {
 		for j, pol := range a.Policy {
 			if pol.IdleCount > 0 && len(pol.Periods) == 0 {
-				src, line := c.At(facts.RunnerKey("kubernetes", "autoscaler", "policy", "idle_count"))
+				src, line := c.AtRunner(i, "kubernetes", "autoscaler", "policy", "idle_count")
 				p.Report(checks.Finding{
+					Runner: facts.RefOf(i, r),
 					Cause: fmt.Sprintf("%s: pause-pod policy #%d keeps idle_count = %d with no periods: a pause pod is always Pending, "+
 						"so a node is rented and billed 24x7 and the cluster never returns to zero.", label, j+1, pol.IdleCount),
 					Evidence: []checks.Evidence{{Source: src, Detail: line}},
@@ -145,11 +149,14 @@ func lintFleeting(p *checks.Pass, c *facts.ConfigFile, i int, r *runnerconfig.Ru
 	}
 	for j, pol := range r.Autoscaler.Policy {
 		if pol.IdleCount > 0 && len(pol.Periods) == 0 {
-			src, line := c.At(facts.RunnerKey("autoscaler", "policy", "idle_count"))
+			src, line := c.AtRunner(i, "autoscaler", "policy", "idle_count")
 			p.Report(checks.Finding{
+				Runner:   facts.RefOf(i, r),
 				Severity: checks.Info,
-				Cause: fmt.Sprintf("%s: autoscaler policy #%d keeps idle_count = %d machines (plugin %s) with no periods: they run around the clock, "+
-					"jobs or not.", facts.RunnerLabel(i, r), j+1, pol.IdleCount, orDefault(r.Autoscaler.Plugin, "unnamed")),
+				// idle_count "refers to the number of jobs, not the number of
+				// autoscaled machines" (docs/configuration/advanced-configuration.md, v19.3.0).
+				Cause: fmt.Sprintf("%s: autoscaler policy #%d keeps idle capacity for idle_count = %d jobs (plugin %s) with no periods: "+
+					"the machines that hold it run around the clock, jobs or not.", facts.RunnerLabel(i, r), j+1, pol.IdleCount, orDefault(r.Autoscaler.Plugin, "unnamed")),
 				Evidence: []checks.Evidence{{Source: src, Detail: line}},
 				Fix:      "None if an always-warm machine is wanted; otherwise give the policy periods (working hours) and keep idle_count = 0 outside them.",
 			})

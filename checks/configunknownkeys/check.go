@@ -30,8 +30,12 @@ var Check = &checks.Check{
 
 // hints are the keys the guide itself gets wrong, with where the setting lives.
 var hints = map[string]string{
-	"run_untagged":      "run_untagged is a registration setting kept on the GitLab server: set it with `gitlab-runner register --run-untagged=false` or on the runner's page in GitLab (Settings > CI/CD > Runners > edit, \"Run untagged jobs\").",
-	"tag_list":          "tag_list is a registration setting kept on the GitLab server: set the tags with `gitlab-runner register --tag-list` or on the runner's page in GitLab (Settings > CI/CD > Runners > edit, \"Tags\").",
+	// With a glrt- token, register refuses --run-untagged and --tag-list:
+	// "Runner configuration other than name and executor configuration is
+	// reserved ... This configuration is specified on the GitLab server."
+	// (commands/register.go, v19.3.0). GitLab's own default is true.
+	"run_untagged":      "run_untagged is kept on the GitLab server, not in config.toml, so this line does not stop untagged jobs: GitLab's setting (default on) decides, and this runner takes them. Clear \"Run untagged jobs\" on the runner's page in GitLab (Settings > CI/CD > Runners > edit); with a glrt- token `gitlab-runner register --run-untagged` is refused.",
+	"tag_list":          "tag_list is kept on the GitLab server, not in config.toml: set the tags on the runner's page in GitLab (Settings > CI/CD > Runners > edit, \"Tags\"); with a glrt- token `gitlab-runner register --tag-list` is refused.",
 	"image_pull_policy": "image_pull_policy is not a runner field: the Kubernetes executor reads pull_policy (e.g. pull_policy = [\"if-not-present\"]).",
 }
 
@@ -56,6 +60,7 @@ func run(p *checks.Pass) error {
 			src, line = fmt.Sprintf("%s:%d", c.Path, occ.Line), c.LineText(occ.Line)
 		}
 		p.Report(checks.Finding{
+			Runner:   facts.RunnerOfPath(c, occ.Path),
 			Cause:    fmt.Sprintf("The runner ignores %s: no field of its config has that key, so the setting has no effect.", occ.Path),
 			Evidence: []checks.Evidence{{Source: src, Detail: line}},
 			Fix:      fix,

@@ -36,10 +36,11 @@ var Check = &checks.Check{
 			"then reload Caddy.",
 		Verify: "KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false kubectl exec -n gitlab-runner <a running pod> -- true",
 	},
-	Requires: []checks.Node{apiauth.Check, facts.APIClient, facts.Config},
-	Network:  true,
-	Timeout:  3 * time.Minute, // --deep waits for a pod; the default probe takes a second
-	Run:      run,
+	Requires:  []checks.Node{apiauth.Check, facts.APIClient, facts.ThisRunner},
+	Executors: []string{checks.Kubernetes},
+	Network:   true,
+	Timeout:   3 * time.Minute, // --deep waits for a pod; the default probe takes a second
+	Run:       run,
 }
 
 // probeTimeout bounds each upgrade request of the default probe.
@@ -47,7 +48,7 @@ const probeTimeout = 10 * time.Second
 
 func run(p *checks.Pass) error {
 	api := facts.APIClient.Get(p)
-	ns := facts.RunnerNamespace(facts.Config.Get(p))
+	ns := facts.ThisRunner.Get(p).Namespace()
 	u, err := ExecURL(api.Config, ns, ProbePod, "true")
 	if err != nil {
 		return err

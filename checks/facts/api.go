@@ -2,6 +2,8 @@ package facts
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"strings"
@@ -20,61 +22,118 @@ import (
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
-// API is the one client every API check uses, made from the kubeconfig the
-// runner would load, with the context config.toml names.
+// API is the one client every API check of a target uses. A target is a
+// server and a credential: runners that share both share the client, its
+// connection and the lists made with it.
 type API struct {
 	Config *rest.Config
 	Client kubernetes.Interface
 	Server string // the URL, for evidence
+	// Key identifies the target: the server and a hash of the credential.
+	Key string
 	// Requests counts what this run sent, for the benchmark and the
 	// read-only promise.
 	Requests *atomic.Int64
 	// Source says which credential the runner's own client-go would use:
-	// "in-cluster service account" or "kubeconfig context X".
+	// "in-cluster service account", "kubeconfig context X" or
+	// "[runners.kubernetes] host".
 	Source string
 }
 
-// APIClient builds the client. It is a network fact: --offline skips every
-// check that needs it.
+// APIClient builds a runner's client as the executor's getKubeClientConfig
+// chooses it (executors/kubernetes/util.go, gitlab-runner v19.2.1): host set
+// takes the out-of-cluster branch with cert_file, key_file, ca_file and
+// bearer_token; with host empty, in-cluster config first, then the
+// kubeconfig's context. It is a network fact: --offline skips every check
+// that needs it.
 var APIClient = &checks.Fact[*API]{
 	ID:       "api-client",
-	Doc:      "a client-go client for the runner's cluster, chosen as the runner chooses: in-cluster config first, then the kubeconfig and context",
-	Requires: []checks.Node{KubeconfigFact, Runner, RunnerEnviron},
+	Doc:      "a client-go client for a runner's cluster, chosen as the executor chooses: host, in-cluster config, then the kubeconfig and context",
+	Requires: []checks.Node{KubeContext, ThisRunner, Runner, RunnerEnviron},
 	Network:  true,
 	Compute: func(p *checks.Pass) (*API, error) {
-		k := KubeconfigFact.Get(p)
-		// The executor tries InClusterConfig before the kubeconfig, and it
-		// wins when it works: a runner in a pod uses its service account.
-		// An operator's explicit --kubeconfig still takes precedence.
-		if p.Env.KubeconfigPath == "" {
-			if cfg, ok, err := inCluster(p.Env, Runner.Get(p).Selected, RunnerEnviron.Get(p)); ok {
-				if err != nil {
-					return nil, err
-				}
-				api, err := NewAPI(p.Env, cfg)
-				if api != nil {
-					api.Source = "in-cluster service account"
-				}
-				return api, err
-			}
-		}
-		if k.Merged == nil || k.Context == nil {
-			if k.None != "" {
-				return nil, fmt.Errorf("no kubeconfig: %s", k.None)
-			}
-			return nil, fmt.Errorf("the kubeconfig does not load (see kubeconfig-file)")
-		}
-		cc := clientcmd.NewNonInteractiveClientConfig(*k.Merged, k.ContextName, &clientcmd.ConfigOverrides{}, nil)
-		cfg, err := cc.ClientConfig()
+		cfg, source, err := restConfig(p)
 		if err != nil {
-			return nil, fmt.Errorf("client config: %w", err)
+			return nil, err
 		}
-		api, err := NewAPI(p.Env, cfg)
-		if api != nil {
-			api.Source = "kubeconfig context " + k.ContextName
-		}
-		return api, err
+		key := TargetKey(cfg)
+		return checks.Shared(p, "api "+key, func() (*API, error) {
+			api, err := NewAPI(p.Env, cfg)
+			if api != nil {
+				api.Source, api.Key = source, key
+			}
+			return api, err
+		})
 	},
+}
+
+// restConfig is the rest.Config of the running pass's runner, and which
+// branch of the executor's choice gave it. An operator's --kubeconfig wins
+// over all of them.
+func restConfig(p *checks.Pass) (*rest.Config, string, error) {
+	k, kube := KubeContext.Get(p), ThisRunner.Get(p).Kube()
+	if p.Env.KubeconfigPath == "" {
+		if kube.Host != "" {
+			cfg, err := outOfCluster(p.Env, kube)
+			return cfg, "[runners.kubernetes] host", err
+		}
+		if cfg, ok, err := inCluster(p.Env, Runner.Get(p).Selected, RunnerEnviron.Get(p)); ok {
+			return cfg, "in-cluster service account", err
+		}
+	}
+	kc := k.Kubeconfig
+	if kc.Merged == nil || k.Context == nil {
+		if kc.None != "" {
+			return nil, "", fmt.Errorf("no kubeconfig: %s", kc.None)
+		}
+		if kc.Merged != nil && k.ContextName != "" {
+			return nil, "", fmt.Errorf("the kubeconfig has no context %q (see kubeconfig-file)", k.ContextName)
+		}
+		return nil, "", fmt.Errorf("the kubeconfig does not load (see kubeconfig-file)")
+	}
+	cc := clientcmd.NewNonInteractiveClientConfig(*kc.Merged, k.ContextName, &clientcmd.ConfigOverrides{}, nil)
+	cfg, err := cc.ClientConfig()
+	if err != nil {
+		return nil, "", fmt.Errorf("client config: %w", err)
+	}
+	return cfg, "kubeconfig context " + k.ContextName, nil
+}
+
+// outOfCluster mirrors getOutClusterClientConfig: host, and cert_file,
+// key_file and ca_file, read under the root so a fixture is the same input
+// as a live host.
+func outOfCluster(env *checks.Env, k *runnerconfig.Kubernetes) (*rest.Config, error) {
+	cfg := &rest.Config{Host: k.Host, BearerToken: k.BearerToken}
+	for _, f := range []struct {
+		path string
+		into *[]byte
+	}{{k.CertFile, &cfg.TLSClientConfig.CertData}, {k.KeyFile, &cfg.TLSClientConfig.KeyData}, {k.CAFile, &cfg.TLSClientConfig.CAData}} {
+		if f.path == "" {
+			continue
+		}
+		b, err := env.ReadFile(f.path)
+		if err != nil {
+			return nil, err
+		}
+		*f.into = b
+	}
+	return cfg, nil
+}
+
+// TargetKey names a target without its secrets: the server, and a hash of
+// everything that makes the credential.
+func TargetKey(cfg *rest.Config) string {
+	h := sha256.New()
+	for _, b := range [][]byte{cfg.CertData, cfg.KeyData, cfg.CAData, []byte(cfg.CertFile), []byte(cfg.KeyFile),
+		[]byte(cfg.CAFile), []byte(cfg.BearerToken), []byte(cfg.BearerTokenFile), []byte(cfg.Username), []byte(cfg.Password),
+		[]byte(cfg.TLSClientConfig.ServerName), []byte(fmt.Sprint(cfg.Insecure, cfg.ExecProvider != nil, cfg.AuthProvider != nil))} {
+		h.Write(b)
+		h.Write([]byte{0})
+	}
+	if cfg.ExecProvider != nil {
+		fmt.Fprint(h, cfg.ExecProvider.Command, cfg.ExecProvider.Args)
+	}
+	return cfg.Host + "#" + hex.EncodeToString(h.Sum(nil))[:12]
 }
 
 // ServiceAccountDir is where a pod's service-account credentials are mounted.
@@ -155,55 +214,36 @@ type Identity struct {
 	Server string
 }
 
-// Whoami makes one authenticated call: a SelfSubjectReview.
+// Whoami makes one authenticated call per target: a SelfSubjectReview.
 var Whoami = &checks.Fact[*Identity]{
 	ID:       "identity",
-	Doc:      "the user and groups the API server authenticates the kubeconfig's credential as",
+	Doc:      "the user and groups the API server authenticates a runner's credential as",
 	Requires: []checks.Node{APIClient},
 	Network:  true,
 	Compute: func(p *checks.Pass) (*Identity, error) {
 		api := APIClient.Get(p)
-		id := &Identity{Server: api.Server}
-		ctx, cancel := context.WithTimeout(p.Context, checks.APICallTimeout)
-		defer cancel()
-		r, err := api.Client.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
-		if apierrors.IsNotFound(err) {
-			// A server without SelfSubjectReview (before 1.28): an access
-			// review authenticates just the same, without naming the user.
-			_, err = api.Client.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authzv1.SelfSubjectAccessReview{
-				Spec: authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authzv1.ResourceAttributes{Verb: "list", Resource: "namespaces"}},
-			}, metav1.CreateOptions{})
-			id.Err = err
-			return id, nil
-		}
-		if err != nil {
-			id.Err = err
-			return id, nil
-		}
-		id.User, id.Groups = r.Status.UserInfo.Username, r.Status.UserInfo.Groups
-		return id, nil
+		return checks.Shared(p, "whoami "+api.Key, func() (*Identity, error) { return whoami(p, api) })
 	},
 }
 
-// RunnerNamespace is [runners.kubernetes] namespace of the first Kubernetes
-// runner, "default" when unset, as the executor defaults it.
-func RunnerNamespace(c *ConfigFile) string {
-	if r := FirstKubernetesRunner(c); r != nil && r.Kubernetes != nil && r.Kubernetes.Namespace != "" {
-		return r.Kubernetes.Namespace
+func whoami(p *checks.Pass, api *API) (*Identity, error) {
+	id := &Identity{Server: api.Server}
+	ctx, cancel := context.WithTimeout(p.Context, checks.APICallTimeout)
+	defer cancel()
+	r, err := api.Client.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	if apierrors.IsNotFound(err) {
+		// A server without SelfSubjectReview (before 1.28): an access
+		// review authenticates just the same, without naming the user.
+		_, err = api.Client.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authzv1.SelfSubjectAccessReview{
+			Spec: authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authzv1.ResourceAttributes{Verb: "list", Resource: "namespaces"}},
+		}, metav1.CreateOptions{})
+		id.Err = err
+		return id, nil
 	}
-	return "default"
-}
-
-// FirstKubernetesRunner is the [[runners]] element the cluster checks
-// diagnose; nil when the file did not decode or has none.
-func FirstKubernetesRunner(c *ConfigFile) *runnerconfig.Runner {
-	if !c.Decoded() {
-		return nil
+	if err != nil {
+		id.Err = err
+		return id, nil
 	}
-	for _, r := range c.Config.Runners {
-		if r.Executor == "kubernetes" {
-			return r
-		}
-	}
-	return nil
+	id.User, id.Groups = r.Status.UserInfo.Username, r.Status.UserInfo.Groups
+	return id, nil
 }

@@ -43,15 +43,29 @@ func KeyType(c *x509.Certificate) string {
 	return c.PublicKeyAlgorithm.String()
 }
 
-// ClientCertFact extracts and parses the current user's certificate.
+// ClientCertFact extracts and parses the certificate a runner presents: its
+// cert_file when host is set (the out-of-cluster branch), else its
+// kubeconfig context's user's.
 var ClientCertFact = &checks.Fact[*ClientCert]{
 	ID:       "client-cert",
-	Doc:      "the client certificate of the kubeconfig's current user",
-	Requires: []checks.Node{KubeconfigFact},
+	Doc:      "the client certificate a runner's Kubernetes client presents",
+	Requires: []checks.Node{KubeContext, ThisRunner},
 	Compute: func(p *checks.Pass) (*ClientCert, error) {
-		k := KubeconfigFact.Get(p)
+		k, kube := KubeContext.Get(p), ThisRunner.Get(p).Kube()
 		cc := &ClientCert{}
 		switch {
+		case kube.Host != "" && p.Env.KubeconfigPath == "":
+			if kube.CertFile == "" {
+				cc.Absent = "host is set without cert_file: the runner authenticates without a client certificate"
+				return cc, nil
+			}
+			cc.Source = "cert_file " + kube.CertFile
+			data, err := p.Env.ReadFile(kube.CertFile)
+			if err != nil {
+				cc.Err = err
+				return cc, nil
+			}
+			cc.Cert, cc.Err = ParseCertPEM(data)
 		case k.AuthInfo == nil:
 			cc.Absent = "the kubeconfig has no user for its current context"
 			return cc, nil

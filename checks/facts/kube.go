@@ -29,3 +29,11 @@ func EnvironmentValue(env []string, name string) (string, bool) {
 	}
 	return "", false
 }
+
+// ContextOf is [runners.kubernetes] context, "" when unset.
+func ContextOf(r *runnerconfig.Runner) string {
+	if r.Kubernetes != nil {
+		return r.Kubernetes.Context
+	}
+	return ""
+}

@@ -28,9 +28,10 @@ type KubeFile struct {
 	Parsed   *clientcmdapi.Config // nil unless it parsed
 }
 
-// Kubeconfig is what client-go's default loading rules give the runner:
-// KUBECONFIG from its environment as a path list, else ~/.kube/config of the
-// process user, merged first-wins, with config.toml's context as override.
+// Kubeconfig is what client-go's default loading rules give the runner
+// process: KUBECONFIG from its environment as a path list, else
+// ~/.kube/config of its $HOME, merged first-wins. Each runner then picks its
+// context (KubeContext).
 type Kubeconfig struct {
 	Source string // how the path list was found, for evidence
 	// None says why there is nothing to examine (no KUBECONFIG and no
@@ -41,19 +42,14 @@ type Kubeconfig struct {
 	// own load would return (an unparseable file fails it whole).
 	Merged   *clientcmdapi.Config
 	MergeErr error
-	// The current context as the runner resolves it.
-	ContextName string
-	Context     *clientcmdapi.Context
-	Cluster     *clientcmdapi.Cluster
-	AuthInfo    *clientcmdapi.AuthInfo
 }
 
-// KubeconfigFact loads the kubeconfig as the runner would. It needs config.toml
-// only for its context key, so a config that did not decode does not stop it.
+// KubeconfigFact loads the kubeconfig as the runner process would; it is
+// the process's, shared by all its runners.
 var KubeconfigFact = &checks.Fact[*Kubeconfig]{
 	ID:       "kubeconfig",
 	Doc:      "the kubeconfig files the runner's client-go would load, each parsed, and their merge",
-	Requires: []checks.Node{Runner, RunnerEnviron, Config},
+	Requires: []checks.Node{Runner, RunnerEnviron},
 	Compute: func(p *checks.Pass) (*Kubeconfig, error) {
 		k := &Kubeconfig{}
 		paths := kubeconfigPaths(p.Env, Runner.Get(p), RunnerEnviron.Get(p), k)
@@ -96,20 +92,50 @@ var KubeconfigFact = &checks.Fact[*Kubeconfig]{
 			return k, nil
 		}
 		k.Merged = merged
-		k.ContextName = merged.CurrentContext
-		if c := Config.Get(p); c.Decoded() {
-			if ctx := ContextOverride(c); ctx != "" {
-				k.ContextName = ctx
-			}
-		}
-		if k.ContextName != "" {
-			k.Context = merged.Contexts[k.ContextName]
-			if k.Context != nil {
-				k.Cluster = merged.Clusters[k.Context.Cluster]
-				k.AuthInfo = merged.AuthInfos[k.Context.AuthInfo]
-			}
-		}
 		return k, nil
+	},
+}
+
+// KubeTarget is the context one runner uses: [runners.kubernetes] context
+// when set (the executor passes it to client-go as CurrentContext), else the
+// merged kubeconfig's current-context.
+type KubeTarget struct {
+	Kubeconfig  *Kubeconfig
+	ContextName string
+	// Overridden says the name came from config.toml's context key.
+	Overridden bool
+	Context    *clientcmdapi.Context
+	Cluster    *clientcmdapi.Cluster
+	AuthInfo   *clientcmdapi.AuthInfo
+}
+
+// ResolveContext picks a runner's context from the merged kubeconfig.
+func ResolveContext(k *Kubeconfig, override string) *KubeTarget {
+	t := &KubeTarget{Kubeconfig: k}
+	if k.Merged == nil {
+		return t
+	}
+	t.ContextName = k.Merged.CurrentContext
+	if override != "" {
+		t.ContextName, t.Overridden = override, true
+	}
+	if t.ContextName != "" {
+		t.Context = k.Merged.Contexts[t.ContextName]
+		if t.Context != nil {
+			t.Cluster = k.Merged.Clusters[t.Context.Cluster]
+			t.AuthInfo = k.Merged.AuthInfos[t.Context.AuthInfo]
+		}
+	}
+	return t
+}
+
+// KubeContext is each Kubernetes runner's context in the process's kubeconfig.
+var KubeContext = &checks.Fact[*KubeTarget]{
+	ID:       "kube-context",
+	Doc:      "the kubeconfig context, cluster and user one runner uses",
+	Requires: []checks.Node{KubeconfigFact, ThisRunner},
+	Compute: func(p *checks.Pass) (*KubeTarget, error) {
+		return ResolveContext(KubeconfigFact.Get(p), ThisRunner.Get(p).Kube().Context), nil
 	},
 }
 
@@ -174,17 +200,6 @@ func statKubeFile(env *checks.Env, hp string) *KubeFile {
 		f.DirStat, f.DirMode = dst, dst.Mode().Perm()
 	}
 	return f
-}
-
-// ContextOverride is [runners.kubernetes] context of the first kubernetes
-// runner, which the executor passes to client-go as the current context.
-func ContextOverride(c *ConfigFile) string {
-	for _, r := range c.Config.Runners {
-		if r.Kubernetes != nil && r.Kubernetes.Context != "" {
-			return r.Kubernetes.Context
-		}
-	}
-	return ""
 }
 
 // Ownership is a file's uid and gid, -1 when the platform does not say.

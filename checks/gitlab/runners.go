@@ -12,24 +12,33 @@ import (
 // host of CI_REPOSITORY_URL, de-duplicated by origin (a repository host that
 // is a runner's GitLab keeps that runner's path and TLS files). A url that
 // does not parse comes back in bad, labelled, for the caller to report.
-func Targets(env *checks.Env, cfg *facts.ConfigFile, repositoryURL string) (ts []*Target, bad []error) {
+func Targets(env *checks.Env, cfg *facts.ConfigFile, repositoryURL string) (ts []*Target, bad []BadURL) {
 	for i, r := range cfg.Config.Runners {
 		t, err := RunnerTarget(env, cfg, facts.RunnerLabel(i, r), r)
 		if err != nil {
-			bad = append(bad, err)
+			bad = append(bad, BadURL{Pos: i, Runner: facts.RefOf(i, r), Err: err})
 			continue
 		}
+		t.Runners = []checks.RunnerRef{*facts.RefOf(i, r)}
 		ts = append(ts, t)
 	}
 	if repositoryURL != "" {
 		t, err := ParseURL(repositoryURL, false, "CI_REPOSITORY_URL")
 		if err != nil {
-			bad = append(bad, err)
+			bad = append(bad, BadURL{Pos: -1, Err: err})
 		} else {
 			ts = append(ts, t)
 		}
 	}
 	return Merge(ts), bad
+}
+
+// BadURL is a url that names no GitLab: a runner's (Pos its 0-based
+// position) or CI_REPOSITORY_URL (Pos -1, Runner nil).
+type BadURL struct {
+	Pos    int
+	Runner *checks.RunnerRef
+	Err    error
 }
 
 // RunnerTarget is a [[runners]] element's GitLab with the TLS files the

@@ -64,7 +64,10 @@ type Target struct {
 	Host string   // without brackets
 	Port string
 	From []string // where it came from, for findings: `[[runners]] "x" url`, "CI_REPOSITORY_URL"
-	TLS  TLSFiles // the runner's tls-*-file settings; none for CI_REPOSITORY_URL alone
+	// Runners are the runners whose url it is: a finding names the runner
+	// when there is one, and none when several share the GitLab.
+	Runners []checks.RunnerRef
+	TLS     TLSFiles // the runner's tls-*-file settings; none for CI_REPOSITORY_URL alone
 }
 
 // Addr is host:port.
@@ -118,6 +121,7 @@ func Merge(ts []*Target) []*Target {
 	for _, t := range ts {
 		if prev := byOrigin[t.Origin()]; prev != nil {
 			prev.From = append(prev.From, t.From...)
+			prev.Runners = append(prev.Runners, t.Runners...)
 			continue
 		}
 		byOrigin[t.Origin()] = t

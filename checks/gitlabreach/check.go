@@ -43,10 +43,14 @@ var Check = &checks.Check{
 func run(p *checks.Pass) error {
 	cfg := facts.Config.Get(p)
 	ts, bad := gitlab.Targets(p.Env, cfg, p.Env.Setting("repository-url", ""))
-	for _, err := range bad {
-		src, line := cfg.At(facts.RunnerKey("url"))
+	for _, b := range bad {
+		src, line := "--repository-url", ""
+		if b.Runner != nil {
+			src, line = cfg.AtRunner(b.Pos, "url")
+		}
 		p.Report(checks.Finding{
-			Cause:    err.Error() + ": the runner cannot reach a GitLab it cannot name.",
+			Runner:   b.Runner,
+			Cause:    b.Err.Error() + ": the runner cannot reach a GitLab it cannot name.",
 			Evidence: []checks.Evidence{{Source: src, Detail: line}},
 			Fix:      "Set url in [[runners]] to GitLab's external_url, e.g. https://gitlab.dorper-matrix.ts.net:8443/.",
 		})
@@ -67,8 +71,11 @@ func run(p *checks.Pass) error {
 	// Reported in target order, so the report does not depend on which
 	// probe finished first.
 	var errs []error
-	for _, r := range results {
+	for i, r := range results {
 		for _, f := range r.findings {
+			if len(ts[i].Runners) == 1 {
+				f.Runner = &ts[i].Runners[0]
+			}
 			p.Report(f)
 		}
 		if r.err != nil {

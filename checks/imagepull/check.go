@@ -21,9 +21,10 @@ var Check = &checks.Check{
 		Fix:     "Correct the image name in .gitlab-ci.yml or [runners.kubernetes] image, or use a registry the rented nodes reach; 03's check (one curl to the registry from a node) saves a node boot.",
 		Verify:  "kubectl get pods -n gitlab-runner -o jsonpath='{range .items[*]}{.metadata.name}{\" \"}{.status.containerStatuses[*].state.waiting.reason}{\"\\n\"}{end}'",
 	},
-	Requires: []checks.Node{cluster.ListsFact},
-	Network:  true,
-	Run:      run,
+	Requires:  []checks.Node{cluster.ListsFact},
+	Executors: []string{checks.Kubernetes},
+	Network:   true,
+	Run:       run,
 }
 
 var pullFailures = map[string]bool{"ErrImagePull": true, "ImagePullBackOff": true, "InvalidImageName": true}

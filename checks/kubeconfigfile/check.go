@@ -28,8 +28,9 @@ var Check = &checks.Check{
 			"sudo install -m 0600 -o <runner user> <cluster>.kubeconfig.yaml /etc/gitlab-runner/tenant-ci/kubeconfig.yaml",
 		Verify: "KUBECONFIG=/etc/gitlab-runner/tenant-ci/kubeconfig.yaml kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}'; stat -c '%a %U' /etc/gitlab-runner/tenant-ci/kubeconfig.yaml",
 	},
-	Requires: []checks.Node{facts.KubeconfigFact, facts.Runner},
-	Run:      run,
+	Requires:  []checks.Node{facts.KubeconfigFact, facts.Runner, facts.Config},
+	Executors: []string{checks.Kubernetes},
+	Run:       run,
 }
 
 // MountPath is the kcp mount form of a tenant cluster's URL path:
@@ -58,7 +59,16 @@ func run(p *checks.Pass) error {
 	if k.MergeErr != nil || k.Merged == nil {
 		return nil // reported per file above
 	}
-	examineContext(p, k, src)
+	// The files are the process's; the context is each runner's own.
+	c := facts.Config.Get(p)
+	if !c.Decoded() {
+		examineContext(p, facts.ResolveContext(k, ""), nil, src)
+		return nil
+	}
+	for _, i := range facts.KubeconfigRunners(c.Config) {
+		r := c.Config.Runners[i]
+		examineContext(p, facts.ResolveContext(k, facts.ContextOf(r)), facts.RefOf(i, r), src)
+	}
 	return nil
 }
 
@@ -126,25 +136,31 @@ func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.Process, src che
 	return false
 }
 
-func examineContext(p *checks.Pass, k *facts.Kubeconfig, src checks.Evidence) {
+// examineContext reports what is wrong with one runner's context (runner
+// nil: the current-context, when config.toml names no runner).
+func examineContext(p *checks.Pass, k *facts.KubeTarget, runner *checks.RunnerRef, src checks.Evidence) {
+	report := func(f checks.Finding) {
+		f.Runner = runner
+		p.Report(f)
+	}
 	if k.ContextName == "" {
-		p.Report(checks.Finding{
+		report(checks.Finding{
 			Cause:    "The kubeconfig has no current-context and config.toml names no context: client-go has no cluster to talk to, and every job fails with `invalid configuration: no configuration has been provided`.",
-			Evidence: []checks.Evidence{src, {Source: k.Files[0].Path, Detail: fmt.Sprintf("current-context empty; contexts: %s", contextNames(k))}},
+			Evidence: []checks.Evidence{src, {Source: k.Kubeconfig.Files[0].Path, Detail: fmt.Sprintf("current-context empty; contexts: %s", contextNames(k.Kubeconfig))}},
 			Fix:      "Set a current-context (kubectl config use-context <cluster>), or download the kubeconfig again from getKubeconfig.",
 		})
 		return
 	}
 	if k.Context == nil {
-		p.Report(checks.Finding{
+		report(checks.Finding{
 			Cause:    fmt.Sprintf("The context %q does not exist in the kubeconfig: client-go fails with `context was not found for specified context: %s`.", k.ContextName, k.ContextName),
-			Evidence: []checks.Evidence{src, {Source: k.Files[0].Path, Detail: "contexts: " + contextNames(k)}},
+			Evidence: []checks.Evidence{src, {Source: k.Kubeconfig.Files[0].Path, Detail: "contexts: " + contextNames(k.Kubeconfig)}},
 			Fix:      "Name an existing context in config.toml's context key or the kubeconfig's current-context.",
 		})
 		return
 	}
 	if k.Cluster == nil {
-		p.Report(checks.Finding{
+		report(checks.Finding{
 			Cause:    fmt.Sprintf("The context %q names cluster %q, which the kubeconfig does not define.", k.ContextName, k.Context.Cluster),
 			Evidence: []checks.Evidence{src},
 			Fix:      "Download the kubeconfig again from getKubeconfig.",
@@ -155,19 +171,19 @@ func examineContext(p *checks.Pass, k *facts.Kubeconfig, src checks.Evidence) {
 	u, err := url.Parse(server)
 	switch {
 	case err != nil || u.Host == "":
-		p.Report(checks.Finding{
+		report(checks.Finding{
 			Cause:    fmt.Sprintf("The cluster %q has server %q, which is not a URL client-go can use.", k.Context.Cluster, server),
 			Evidence: []checks.Evidence{src, {Source: "clusters." + k.Context.Cluster + ".server", Detail: server}},
 			Fix:      "Download the kubeconfig again from getKubeconfig; its server is the kcp mount URL.",
 		})
 	case u.Scheme != "https":
-		p.Report(checks.Finding{
+		report(checks.Finding{
 			Cause:    fmt.Sprintf("The cluster %q has server %s, which is not https: the client certificate cannot be presented and nothing verifies the server.", k.Context.Cluster, server),
 			Evidence: []checks.Evidence{src, {Source: "clusters." + k.Context.Cluster + ".server", Detail: server}},
 			Fix:      "Use the https kcp mount URL getKubeconfig returns.",
 		})
 	case !MountPath.MatchString(u.Path):
-		p.Report(checks.Finding{
+		report(checks.Finding{
 			Severity: checks.Info,
 			Cause:    fmt.Sprintf("The server %s is not of the kcp mount form https://<kcp front>/clusters/root:<accountHash>:<cluster>:clusters: this kubeconfig did not come from getKubeconfig, or it was edited.", server),
 			Evidence: []checks.Evidence{{Source: "clusters." + k.Context.Cluster + ".server", Detail: server}},

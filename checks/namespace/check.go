@@ -26,17 +26,18 @@ var Check = &checks.Check{
 		Fix:     "kubectl apply -f - <<'EOF'\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: gitlab-runner\nEOF",
 		Verify:  "kubectl get ns gitlab-runner",
 	},
-	Requires: []checks.Node{apiauth.Check, facts.APIClient, facts.Config},
-	Network:  true,
-	Run:      run,
+	Requires:  []checks.Node{apiauth.Check, facts.APIClient, facts.ThisRunner},
+	Executors: []string{checks.Kubernetes},
+	Network:   true,
+	Run:       run,
 }
 
 func run(p *checks.Pass) error {
-	cfg := facts.Config.Get(p)
-	if r := facts.FirstKubernetesRunner(cfg); r != nil && r.Kubernetes != nil && r.Kubernetes.NamespacePerJob {
+	r := facts.ThisRunner.Get(p)
+	if r.Kube().NamespacePerJob {
 		return checks.Skip("namespace_per_job is set: the runner creates a namespace per job")
 	}
-	ns := facts.RunnerNamespace(cfg)
+	ns := r.Namespace()
 	ctx, cancel := context.WithTimeout(p.Context, checks.APICallTimeout)
 	defer cancel()
 	obj, err := facts.APIClient.Get(p).Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
@@ -44,7 +45,7 @@ func run(p *checks.Pass) error {
 	switch {
 	case apierrors.IsNotFound(err):
 		p.Report(checks.Finding{
-			Cause:    fmt.Sprintf("The namespace %q does not exist: every job fails with `namespaces %q not found`. The runner does not create it.", ns, ns),
+			Cause:    fmt.Sprintf("%s: the namespace %q does not exist: every job fails with `namespaces %q not found`. The runner does not create it.", r.Label(), ns, ns),
 			Evidence: []checks.Evidence{{Source: src, Detail: "404: " + err.Error()}},
 			Fix:      manifest(ns),
 		})
@@ -54,7 +55,7 @@ func run(p *checks.Pass) error {
 		return fmt.Errorf("%s: %w", src, err)
 	case obj.Status.Phase == corev1.NamespaceTerminating:
 		p.Report(checks.Finding{
-			Cause:    fmt.Sprintf("The namespace %q is Terminating: new job pods are refused until it is gone, then every job fails with `namespaces %q not found`.", ns, ns),
+			Cause:    fmt.Sprintf("%s: the namespace %q is Terminating: new job pods are refused until it is gone, then every job fails with `namespaces %q not found`.", r.Label(), ns, ns),
 			Evidence: []checks.Evidence{{Source: src, Detail: fmt.Sprintf("status.phase=Terminating since %s", obj.DeletionTimestamp)}},
 			Fix:      "Wait for the deletion to finish (or clear its stuck finalizers), then apply it again:\n" + manifest(ns),
 		})

@@ -15,6 +15,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/cluster"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
 // ID names the check; its own probe findings fold under it by this name.
@@ -43,12 +44,13 @@ var Check = &checks.Check{
 	},
 	// The cluster side needs the API; the direct probe does not, and in a job
 	// pod with no kubeconfig it is the whole check. So the API is optional.
-	Requires: []checks.Node{checks.Optional(apiauth.Check), checks.Optional(cluster.ListsFact), checks.Optional(facts.APIClient), facts.Config},
-	Network:  true,
+	Requires:  []checks.Node{checks.Optional(apiauth.Check), checks.Optional(cluster.ListsFact), checks.Optional(facts.APIClient), facts.ThisRunner},
+	Executors: []string{checks.Kubernetes},
+	Network:   true,
 	// Two UDP+TCP timeouts of the probe and the two lists fit well inside.
 	Timeout: 15 * time.Second,
 	Run: func(p *checks.Pass) error {
-		in := inputs{config: facts.Config.Get(p)}
+		in := inputs{runner: facts.ThisRunner.Get(p).Runner}
 		if l := cluster.ListsFact.Get(p); l != nil {
 			in.api, in.nodes, in.nodesErr = true, l.Nodes, l.Err("nodes")
 			in.client = facts.APIClient.Get(p).Client
@@ -63,7 +65,7 @@ type inputs struct {
 	nodes    []corev1.Node
 	nodesErr error
 	client   kubernetes.Interface
-	config   *facts.ConfigFile
+	runner   *runnerconfig.Runner // the runner whose GitLab URL a job clones from
 }
 
 // run looks at the cluster and, when doctor is where a job resolves (or was
@@ -83,7 +85,7 @@ func run(p *checks.Pass, in inputs) error {
 	go func() {
 		defer close(done)
 		if server != "" {
-			pr = probe(ctx, p.Env, server, why, targets(in.config, p.Env.Setting(settingRepositoryURL, "")))
+			pr = probe(ctx, p.Env, server, why, targets(in.runner, p.Env.Setting(settingRepositoryURL, "")))
 		}
 	}()
 

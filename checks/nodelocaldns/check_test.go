@@ -17,7 +17,6 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/dnsq/dnsqtest"
-	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/report"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
@@ -79,12 +78,12 @@ func healthyCluster() apiState {
 	return apiState{nodes: []corev1.Node{node("rented-1", true, true)}, objects: []runtime.Object{daemonSet(), dnsPod("node-dns-a", "rented-1", true)}}
 }
 
-func config(t *testing.T) *facts.ConfigFile {
-	cfg, md, err := runnerconfig.Decode([]byte("[[runners]]\n  name = \"k\"\n  url = \"https://" + gitlabHost + ":8443/\"\n  executor = \"kubernetes\"\n"))
+func config(t *testing.T) *runnerconfig.Runner {
+	cfg, _, err := runnerconfig.Decode([]byte("[[runners]]\n  name = \"k\"\n  url = \"https://" + gitlabHost + ":8443/\"\n  executor = \"kubernetes\"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &facts.ConfigFile{Path: "/etc/gitlab-runner/config.toml", Config: cfg, Meta: md}
+	return cfg.Runners[0]
 }
 
 // runCheck runs the check through the engine: the real Run core under the
@@ -99,7 +98,7 @@ func runCheck(t *testing.T, cl apiState, env *checks.Env, timeout time.Duration)
 	c := *Check
 	c.Requires = nil
 	c.Run = func(p *checks.Pass) error {
-		return run(p, inputs{api: !cl.noAPI, nodes: cl.nodes, client: cs, config: config(t)})
+		return run(p, inputs{api: !cl.noAPI, nodes: cl.nodes, client: cs, runner: config(t)})
 	}
 	if timeout > 0 {
 		c.Timeout = timeout

@@ -13,6 +13,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/dnsq"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
 // DefaultServer is where a job pod's resolv.conf points on these nodes.
@@ -81,7 +82,7 @@ type target struct {
 
 // targets are the host of the repository URL (what the clone resolves, when
 // known), the runner's GitLab URL from config.toml, and the API service.
-func targets(cfg *facts.ConfigFile, repoURL string) []target {
+func targets(r *runnerconfig.Runner, repoURL string) []target {
 	var out []target
 	seen := map[string]bool{}
 	add := func(raw string) {
@@ -97,10 +98,8 @@ func targets(cfg *facts.ConfigFile, repoURL string) []target {
 		out = append(out, target{name: u.Hostname(), url: u.String()})
 	}
 	add(repoURL)
-	if cfg != nil {
-		if r := facts.FirstKubernetesRunner(cfg); r != nil {
-			add(r.URL)
-		}
+	if r != nil {
+		add(r.URL)
 	}
 	return append(out, target{name: ServiceName})
 }

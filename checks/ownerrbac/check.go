@@ -25,10 +25,11 @@ var Check = &checks.Check{
 		Fix:     "Restore the ClusterRoleBinding of group socialweb.computer:cluster-owners to cluster-admin (the gateway owns it; ask its operator), or download a kubeconfig for an account that owns the cluster.",
 		Verify:  "kubectl auth can-i '*' '*'; kubectl auth whoami",
 	},
-	Requires: []checks.Node{apiauth.Check, facts.APIClient, facts.Whoami},
-	Explains: []string{"runner-rbac"},
-	Network:  true,
-	Run:      run,
+	Requires:  []checks.Node{apiauth.Check, facts.APIClient, facts.Whoami},
+	Executors: []string{checks.Kubernetes},
+	Explains:  []string{"runner-rbac"},
+	Network:   true,
+	Run:       run,
 }
 
 func run(p *checks.Pass) error {

@@ -11,6 +11,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/cluster"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
 // DefaultPollTimeout is the runner's, when config.toml sets none.
@@ -28,9 +29,10 @@ var Check = &checks.Check{
 		Fix:     "Compare kubectl get pods -A with kubectl get nodes: a Pending pod the scale decision never sees is a provider that is not running; start it, or raise poll_timeout to cover a node boot (3600).",
 		Verify:  "kubectl get pods -n gitlab-runner -o wide -w; kubectl get nodes -w",
 	},
-	Requires: []checks.Node{cluster.ListsFact, facts.Config},
-	Network:  true,
-	Run:      run,
+	Requires:  []checks.Node{cluster.ListsFact, facts.ThisRunner},
+	Executors: []string{checks.Kubernetes},
+	Network:   true,
+	Run:       run,
 }
 
 func run(p *checks.Pass) error {
@@ -38,7 +40,7 @@ func run(p *checks.Pass) error {
 	if err := l.Err("runner pods", "nodes"); err != nil {
 		return err
 	}
-	poll := PollTimeout(facts.Config.Get(p))
+	poll := PollTimeout(facts.ThisRunner.Get(p).Runner)
 	now := p.Env.Now()
 	var waiting []*corev1.Pod
 	for i := range l.RunnerPods {
@@ -92,8 +94,8 @@ func run(p *checks.Pass) error {
 }
 
 // PollTimeout is [runners.kubernetes] poll_timeout, or the runner's default.
-func PollTimeout(c *facts.ConfigFile) time.Duration {
-	if r := facts.FirstKubernetesRunner(c); r != nil && r.Kubernetes != nil && r.Kubernetes.PollTimeout > 0 {
+func PollTimeout(r *runnerconfig.Runner) time.Duration {
+	if r.Kubernetes != nil && r.Kubernetes.PollTimeout > 0 {
 		return time.Duration(r.Kubernetes.PollTimeout) * time.Second
 	}
 	return DefaultPollTimeout

@@ -23,10 +23,11 @@ var Check = &checks.Check{
 		Fix:     "Lower cpu_request / memory_request (and helper_*, service_*) in [runners.kubernetes] below the allocatable of the node size the market rents, or rent a larger size.",
 		Verify:  "kubectl describe pod -n gitlab-runner <pod> | sed -n '/Events/,$p'; kubectl get nodes -o custom-columns=NAME:.metadata.name,CPU:.status.allocatable.cpu,MEM:.status.allocatable.memory",
 	},
-	Requires: []checks.Node{cluster.ListsFact},
-	Explains: []string{"pending-no-node"},
-	Network:  true,
-	Run:      run,
+	Requires:  []checks.Node{cluster.ListsFact},
+	Executors: []string{checks.Kubernetes},
+	Explains:  []string{"pending-no-node"},
+	Network:   true,
+	Run:       run,
 }
 
 func run(p *checks.Pass) error {

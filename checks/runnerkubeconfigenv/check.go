@@ -21,19 +21,22 @@ var Check = &checks.Check{
 			"client-go's default loading rules: $KUBECONFIG of the gitlab-runner process, then ~/.kube/config of " +
 			"its user. A KUBECONFIG exported in a login shell, or set in [[runners]] environment = [...] (which " +
 			"reaches only the job container), never reaches a runner started by systemd.",
-		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up credentials: getting Kubernetes config: invalid configuration: no configuration has been provided, try setting KUBERNETES_MASTER environment variable",
+		// The executor loads its config in Prepare and returns a BuildError
+		// with FailureReason ConfigurationError: no "(system failure)", no
+		// "prepare environment:" (executors/kubernetes/kubernetes.go, v19.3.0).
+		Symptom: "ERROR: Job failed: getting Kubernetes config: invalid configuration: no configuration has been provided, try setting KUBERNETES_MASTER environment variable",
 		Fix:     dropIn("/etc/gitlab-runner/tenant-ci/kubeconfig.yaml"),
 		Verify:  "sudo tr '\\0' '\\n' < /proc/$(pgrep -f 'gitlab-runner.* run' | head -1)/environ | grep ^KUBECONFIG=",
 	},
-	Requires: []checks.Node{runnerprocess.Check, configdecode.Check, facts.Runner, facts.RunnerEnviron, facts.Config},
-	Run:      run,
+	Requires:  []checks.Node{runnerprocess.Check, configdecode.Check, facts.Runner, facts.RunnerEnviron, facts.ThisRunner},
+	Executors: []string{checks.Kubernetes},
+	Run:       run,
 }
 
 func run(p *checks.Pass) error {
-	c := facts.Config.Get(p)
-	idx := facts.KubeconfigRunners(c.Config)
-	if len(idx) == 0 {
-		return checks.Skip("no [[runners]] uses the Kubernetes executor without host")
+	e := facts.ThisRunner.Get(p)
+	if e.Kube().Host != "" {
+		return checks.Skip("host is set: the executor does not load a kubeconfig")
 	}
 	env := facts.RunnerEnviron.Get(p)
 	if env.Err != nil {
@@ -52,7 +55,7 @@ func run(p *checks.Pass) error {
 			return nil // client-go falls back to it; kubeconfig-file examines it
 		}
 	}
-	r := c.Config.Runners[idx[0]]
+	r := e.Runner
 	ev := []checks.Evidence{
 		{Source: env.Source, Detail: fmt.Sprintf("no KUBECONFIG among %d variables of %s", len(env.Vars), proc.Label())},
 		{Source: "~/.kube/config", Detail: homeDetail(proc)},
@@ -60,9 +63,9 @@ func run(p *checks.Pass) error {
 	fix := dropIn("/etc/gitlab-runner/tenant-ci/kubeconfig.yaml")
 	cause := fmt.Sprintf("%s uses the Kubernetes executor with no host, but the runner process has no KUBECONFIG and "+
 		"its user has no ~/.kube/config: every job fails with `getting Kubernetes config: invalid configuration: no "+
-		"configuration has been provided, try setting KUBERNETES_MASTER environment variable`.", facts.RunnerLabel(idx[0], r))
+		"configuration has been provided, try setting KUBERNETES_MASTER environment variable`.", e.Label())
 	if v, ok := facts.EnvironmentValue(r.Environment, "KUBECONFIG"); ok {
-		src, line := c.At(facts.RunnerKey("environment"))
+		src, line := e.At("environment")
 		ev = append(ev, checks.Evidence{Source: src, Detail: line})
 		cause += " KUBECONFIG appears only in [[runners]] environment = [...], which reaches the job container, not the runner."
 		fix = "Move KUBECONFIG from environment = [...] to the runner's own environment. " + dropIn(v)

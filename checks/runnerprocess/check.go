@@ -18,7 +18,7 @@ var Check = &checks.Check{
 			"start-up (a FATAL while decoding config.toml ends the process). GitLab keeps showing the runner " +
 			"online for a while after its last contact, so the runner page is not evidence that it runs.",
 		Symptom: "Jobs stay pending with \"This job is stuck because the project doesn't have any runners online\", " +
-			"or the runner's own log ends with FATAL: Service run failed  error=decoding configuration file: toml: line 9",
+			"or the runner's own log ends with FATAL: Service run failed                           error=decoding configuration file: toml: line 9",
 		Fix:    "Start the runner (sudo systemctl start gitlab-runner, or gitlab-runner run --config <file>) and read its own output for a FATAL.",
 		Verify: "pgrep -a gitlab-runner; sudo journalctl -u gitlab-runner -n 50",
 	},

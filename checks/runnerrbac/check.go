@@ -18,59 +18,27 @@ var Check = &checks.Check{
 	Title:    "The runner may do what the Kubernetes executor does",
 	Severity: checks.Error,
 	Doc: checks.Doc{
-		Cause: "The Kubernetes executor creates the build pod, its secrets and services, attaches and execs into it, " +
-			"reads its log and events, and deletes it all. A credential without one of those verbs fails the job at " +
-			"the step that needs it.",
+		Cause: "The Kubernetes executor creates the build pod, its secrets and services, attaches or execs into it, " +
+			"reads its log and events, and deletes it all. Which verbs it needs follows its settings and feature " +
+			"flags, as the RBAC table of the runner's Kubernetes executor docs gives them: pods/attach only with the " +
+			"attach strategy (FF_USE_LEGACY_KUBERNETES_EXECUTION_STRATEGY false, the default); pods/log only with " +
+			"FF_KUBERNETES_HONOR_ENTRYPOINT, FF_WAIT_FOR_POD_TO_BE_REACHABLE or CI_DEBUG_SERVICES; serviceaccounts " +
+			"get when service_account is set; apps/deployments for pause pods; policy/poddisruptionbudgets with " +
+			"pod_disruption_budget. A credential without one fails the job at the step that needs it.",
 		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up build pod: pods is forbidden: User \"…\" cannot create resource \"pods\" in API group \"\" in the namespace \"gitlab-runner\"",
 		Fix:     "Bind the runner's identity to a Role in the runner namespace with the missing verbs (the Deckhouse guide's code-runner Role lists them).",
 		Verify:  "kubectl auth can-i create pods/exec -n gitlab-runner; kubectl auth can-i create secrets -n gitlab-runner",
 	},
-	Requires: []checks.Node{apiauth.Check, facts.APIClient, facts.Whoami, facts.Config},
-	Network:  true,
-	Run:      run,
-}
-
-// Needed is every access the Kubernetes executor uses, with the job error
-// that its absence gives.
-func Needed(ns string, perJob, autoscaler bool) []facts.Access {
-	a := func(verb, res, when string) facts.Access {
-		return facts.Access{Verb: verb, Resource: res, Namespace: ns, WhenMissing: when}
-	}
-	out := []facts.Access{
-		a("create", "pods", "prepare environment: setting up build pod: pods is forbidden"),
-		a("get", "pods", "waiting for pod running: pods \"runner-…\" is forbidden"),
-		a("list", "pods", "the runner cannot find its build pods to clean up"),
-		a("watch", "pods", "the runner cannot watch the build pod and falls back to polling, or fails waiting for it"),
-		a("delete", "pods", "build pods are left behind after every job (cleanup: pods \"runner-…\" is forbidden)"),
-		a("create", "pods/exec", "the job hangs or fails at the first script step: unable to upgrade connection: pods \"runner-…\" is forbidden"),
-		a("create", "pods/attach", "the job fails attaching to the build container: pods \"runner-…\" is forbidden"),
-		a("get", "pods/log", "the job's trace stays empty: pods \"runner-…\" is forbidden (get pods/log)"),
-		a("create", "secrets", "prepare environment: setting up credentials: secrets is forbidden"),
-		a("get", "secrets", "the runner cannot read back the job's registry credentials"),
-		a("update", "secrets", "the runner cannot update the job's credentials secret"),
-		a("delete", "secrets", "credential secrets are left behind after every job"),
-		a("create", "services", "jobs with services: fails creating the service: services is forbidden"),
-		a("get", "services", "jobs with services: fails reading the service back"),
-		a("list", "events", "the runner cannot show why a pod is not starting (events is forbidden)"),
-	}
-	if perJob {
-		out = append(out, facts.Access{Verb: "create", Resource: "namespaces", WhenMissing: "namespace_per_job: namespaces is forbidden, at every job"})
-	}
-	if autoscaler {
-		out = append(out, facts.Access{Verb: "get", Group: "scheduling.k8s.io", Resource: "priorityclasses", WhenMissing: "pause pods: the runner cannot read the pause pods' PriorityClass"})
-	}
-	return out
+	Requires:  []checks.Node{apiauth.Check, facts.APIClient, facts.Whoami, facts.ThisRunner},
+	Executors: []string{checks.Kubernetes},
+	Network:   true,
+	Run:       run,
 }
 
 func run(p *checks.Pass) error {
-	api, id, cfg := facts.APIClient.Get(p), facts.Whoami.Get(p), facts.Config.Get(p)
-	ns := facts.RunnerNamespace(cfg)
-	perJob, autoscaler := false, false
-	if r := facts.FirstKubernetesRunner(cfg); r != nil && r.Kubernetes != nil {
-		perJob = r.Kubernetes.NamespacePerJob
-		autoscaler = r.Kubernetes.Autoscaler != nil
-	}
-	want := Needed(ns, perJob, autoscaler)
+	api, id, r := facts.APIClient.Get(p), facts.Whoami.Get(p), facts.ThisRunner.Get(p)
+	ns := r.Namespace()
+	want := NeededFor(r.Runner)
 	ctx, cancel := context.WithTimeout(p.Context, 15*time.Second)
 	defer cancel()
 	allowed, err := facts.Allowed(ctx, api, want)

@@ -5,11 +5,9 @@ package runnertoken
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
@@ -35,38 +33,19 @@ var Check = &checks.Check{
 		Verify: "gitlab-runner verify --config /etc/gitlab-runner/config.toml",
 	},
 	// A GitLab that does not answer cannot judge a token.
-	Requires: []checks.Node{gitlabreach.Check, configdecode.Check, facts.Config},
+	Requires: []checks.Node{gitlabreach.Check, configdecode.Check, facts.ThisRunner},
 	Network:  true,
 	Timeout:  25 * time.Second,
 	Run:      run,
 }
 
 func run(p *checks.Pass) error {
-	cfg := facts.Config.Get(p)
-	dl := gitlab.StageDeadlines(p.Env)
-	type outcome struct {
-		f   *checks.Finding
-		err error
+	e := facts.ThisRunner.Get(p)
+	f, err := verify(p.Context, p.Env, e.File, e.Label(), e.Runner, gitlab.StageDeadlines(p.Env))
+	if f != nil {
+		p.Report(*f)
 	}
-	out := make([]outcome, len(cfg.Config.Runners))
-	var wg sync.WaitGroup
-	for i, r := range cfg.Config.Runners {
-		wg.Go(func() {
-			f, err := verify(p.Context, p.Env, cfg, facts.RunnerLabel(i, r), r, dl)
-			out[i] = outcome{f, err}
-		})
-	}
-	wg.Wait()
-	var errs []error
-	for _, o := range out {
-		if o.f != nil {
-			p.Report(*o.f)
-		}
-		if o.err != nil {
-			errs = append(errs, o.err)
-		}
-	}
-	return errors.Join(errs...)
+	return err
 }
 
 // Kind names a token without showing it: its prefix type only.

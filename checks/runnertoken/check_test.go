@@ -66,7 +66,7 @@ func verifyAt(t *testing.T, gl *gitlabtest.GitLab, url string, tokens ...string)
 	for _, c := range res.Checks {
 		switch c.Check {
 		case runnertoken.Check:
-			out.token = c
+			out.token = merge(out.token, c)
 		case gitlabreach.Check:
 			out.reach = c
 		}
@@ -75,6 +75,23 @@ func verifyAt(t *testing.T, gl *gitlabtest.GitLab, url string, tokens ...string)
 		t.Errorf("a token reached the output: %.12q…", m)
 	}
 	return out
+}
+
+// merge folds the per-runner results of runner-token into one: every
+// finding, and the status that matters most (fail, unknown, skipped, pass).
+func merge(a, b checks.CheckResult) checks.CheckResult {
+	if a.Check == nil {
+		return b
+	}
+	rank := map[checks.Status]int{checks.StatusPass: 0, checks.StatusSkipped: 1, checks.StatusUnknown: 2, checks.StatusFail: 3}
+	if rank[b.Status] > rank[a.Status] {
+		a.Status = b.Status
+	}
+	if b.Reason != "" {
+		a.Reason = strings.TrimPrefix(a.Reason+"; "+b.Reason, "; ")
+	}
+	a.Findings = append(a.Findings, b.Findings...)
+	return a
 }
 
 func wantSays(t *testing.T, r checks.CheckResult, status checks.Status, says ...string) {
@@ -103,6 +120,11 @@ func TestForbiddenOrphanedAndLegacy(t *testing.T) {
 		`[[runners]] "runner-3": GitLab answers 422`, "orphaned", "system_id")
 	if n := len(r.token.Findings); n != 2 {
 		t.Errorf("%d findings, want 2 (403 and 422):\n%s", n, text(r.token))
+	}
+	for i, f := range r.token.Findings {
+		if want := i + 2; f.Runner == nil || f.Runner.Index != want || f.Runner.Name != fmt.Sprintf("runner-%d", want) {
+			t.Errorf("finding %d names runner %+v, want #%d", i, f.Runner, want)
+		}
 	}
 
 	r = verify(t, gitlabtest.Options{Tokens: map[string]int{}}, legacy)

@@ -11,6 +11,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/cluster"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/pendingnonode"
+	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
 var Check = &checks.Check{
@@ -26,9 +27,10 @@ var Check = &checks.Check{
 		Fix:     "Set idle_count = 0 outside working hours (a policy with periods, or a cron on the runner), and remove Pending pods that are not jobs.",
 		Verify:  "kubectl get pods -A --field-selector=status.phase=Pending; kubectl get nodes; kubectl get priorityclass",
 	},
-	Requires: []checks.Node{cluster.ListsFact, facts.Config},
-	Network:  true,
-	Run:      run,
+	Requires:  []checks.Node{cluster.ListsFact, facts.ThisRunner},
+	Executors: []string{checks.Kubernetes},
+	Network:   true,
+	Run:       run,
 }
 
 func run(p *checks.Pass) error {
@@ -36,9 +38,9 @@ func run(p *checks.Pass) error {
 	if err := l.Err("runner pods", "pending pods", "nodes"); err != nil {
 		return err
 	}
-	cfg := facts.Config.Get(p)
-	idleNodes(p, l, cfg)
-	if r := facts.FirstKubernetesRunner(cfg); r != nil && r.Kubernetes != nil && r.Kubernetes.Autoscaler != nil {
+	r := facts.ThisRunner.Get(p).Runner
+	idleNodes(p, l, r)
+	if r.Kubernetes != nil && r.Kubernetes.Autoscaler != nil {
 		if err := l.Err("priorityclasses"); err != nil {
 			return err
 		}
@@ -49,8 +51,8 @@ func run(p *checks.Pass) error {
 
 // idleNodes reports nodes with no job pod, with the Pending non-job pods
 // that keep the scale decision renting them.
-func idleNodes(p *checks.Pass, l *cluster.Lists, cfg *facts.ConfigFile) {
-	now, poll := p.Env.Now(), pendingnonode.PollTimeout(cfg)
+func idleNodes(p *checks.Pass, l *cluster.Lists, r *runnerconfig.Runner) {
+	now, poll := p.Env.Now(), pendingnonode.PollTimeout(r)
 	jobs := map[string]int{}
 	waitingJobs := 0
 	for i := range l.RunnerPods {

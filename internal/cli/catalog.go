@@ -12,12 +12,13 @@ import (
 // `doctor explain` cannot drift apart (a test compares it with README.md).
 func CatalogMarkdown(catalog []*checks.Check) string {
 	var b strings.Builder
-	b.WriteString("| ID | Severity | Title |\n|---|---|---|\n")
+	b.WriteString("| ID | Severity | Executors | Title |\n|---|---|---|---|\n")
 	for _, c := range catalog {
-		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s |\n", c.ID, c.ID, c.Severity, c.Title)
+		fmt.Fprintf(&b, "| [%s](#%s) | %s | %s | %s |\n", c.ID, c.ID, c.Severity, c.ExecutorList(), c.Title)
 	}
 	for _, c := range catalog {
-		fmt.Fprintf(&b, "\n<a id=\"%s\"></a>\n### %s\n\n%s. Default severity **%s**.\n\n", c.ID, c.ID, c.Title, c.Severity)
+		fmt.Fprintf(&b, "\n<a id=\"%s\"></a>\n### %s\n\n%s. Default severity **%s**. Applies to: %s runners.\n\n",
+			c.ID, c.ID, c.Title, c.Severity, c.ExecutorList())
 		fmt.Fprintf(&b, "**Cause.** %s\n\n", c.Doc.Cause)
 		fmt.Fprintf(&b, "**Symptom.**\n\n```\n%s\n```\n\n", c.Doc.Symptom)
 		fmt.Fprintf(&b, "**Fix.**\n\n```\n%s\n```\n\n", c.Doc.Fix)

@@ -64,7 +64,7 @@ func usage(w io.Writer) {
 
 Commands:
   doctor run [flags]     run the checks; exit 0 ok, 1 warning, 2 error or critical, 3 could not run
-  doctor checks          the catalog: ID, severity, title
+  doctor checks          the catalog: ID, severity, executors, title
   doctor explain ID      a check's cause, symptom, fix and verification command
   doctor version
 
@@ -78,6 +78,7 @@ func runCmd(args []string, io IO) int {
 	var (
 		root      = fs.String("root", "/", "read every local file (/proc, /etc, home directories, the kubeconfig) under this directory")
 		pid       = fs.Int("runner-pid", 0, "diagnose this gitlab-runner process (default: discover)")
+		runner    = fs.String("runner", "", "diagnose only this [[runners]] entry: its name, or its position in config.toml from 1")
 		config    = fs.String("config", "", "config.toml to read (default: located as the runner does)")
 		kubecfg   = fs.String("kubeconfig", "", "kubeconfig path list to examine (default: the runner's KUBECONFIG)")
 		now       = fs.String("now", "", "the clock for every time comparison, RFC3339 (default: now)")
@@ -152,7 +153,7 @@ func runCmd(args []string, io IO) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	started := env.Now()
-	res, err := checks.Run(ctx, env, catalog, checks.Options{Only: *only, Skip: *skip, Timeout: *timeout})
+	res, err := checks.Run(ctx, env, catalog, checks.Options{Only: *only, Skip: *skip, Runner: *runner, Timeout: *timeout})
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -199,8 +200,9 @@ func checksCmd(io IO) int {
 	}
 	sorted := append([]*checks.Check(nil), catalog...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].ID < sorted[j].ID })
+	fmt.Fprintf(io.Out, "%-24s %-9s %-12s %s\n", "ID", "SEVERITY", "EXECUTORS", "TITLE")
 	for _, c := range sorted {
-		fmt.Fprintf(io.Out, "%-24s %-9s %s\n", c.ID, c.Severity, c.Title)
+		fmt.Fprintf(io.Out, "%-24s %-9s %-12s %s\n", c.ID, c.Severity, c.ExecutorList(), c.Title)
 	}
 	return report.ExitOK
 }
