@@ -193,7 +193,7 @@ func (x *run) start(s *scope) {
 // done. Per-runner nodes wait for the runner list, then run once for each
 // runner their check applies to.
 func Run(ctx context.Context, env *Env, catalog []*Check, opt Options) (*Result, error) {
-	if err := Validate(catalog); err != nil {
+	if err := validate(catalog, false); err != nil {
 		return nil, err
 	}
 	selected, err := selectChecks(catalog, opt)

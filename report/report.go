@@ -17,16 +17,16 @@ const SchemaVersion = 2
 
 // Report is the JSON document, field for field (README: "JSON schema").
 type Report struct {
-	SchemaVersion int           `json:"schemaVersion"`
-	Doctor        DoctorInfo    `json:"doctor"`
-	StartedAt     time.Time     `json:"startedAt"`
-	DurationMs    int64         `json:"durationMs"`
-	Summary       Summary       `json:"summary"`
+	SchemaVersion int        `json:"schemaVersion"`
+	Doctor        DoctorInfo `json:"doctor"`
+	StartedAt     time.Time  `json:"startedAt"`
+	DurationMs    int64      `json:"durationMs"`
+	Summary       Summary    `json:"summary"`
 	// Runners are the [[runners]] the per-runner checks ran for.
-	Runners []Runner `json:"runners"`
-	Findings      []Finding     `json:"findings"`
-	Checks        []CheckStatus `json:"checks"`
-	Ignores       []Ignore      `json:"ignores"`
+	Runners  []Runner      `json:"runners"`
+	Findings []Finding     `json:"findings"`
+	Checks   []CheckStatus `json:"checks"`
+	Ignores  []Ignore      `json:"ignores"`
 	// CleanupErrors are undos of --deep that failed: what may be left behind.
 	CleanupErrors []string `json:"cleanupErrors,omitempty"`
 	// Verbose makes the table list every check, not only the unknown ones.
@@ -90,9 +90,9 @@ func (f Finding) Depth() int { return f.depth }
 type CheckStatus struct {
 	ID         string            `json:"id"`
 	Runner     *checks.RunnerRef `json:"runner"` // null for a host-wide check
-	Status     checks.Status `json:"status"`
-	DurationMs int64         `json:"durationMs"`
-	Reason     string        `json:"reason"`
+	Status     checks.Status     `json:"status"`
+	DurationMs int64             `json:"durationMs"`
+	Reason     string            `json:"reason"`
 }
 
 // Ignore is one --ignore ID:reason and how many findings it hid; an ignore

@@ -22,6 +22,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/runnerkubeconfigenv"
 	"github.com/socialwebcomputer/doctor/checks/runnerprocess"
 	"github.com/socialwebcomputer/doctor/checks/runnerrbac"
+	"github.com/socialwebcomputer/doctor/checks/runnerservice"
 	"github.com/socialwebcomputer/doctor/checks/runnertoken"
 	"github.com/socialwebcomputer/doctor/checks/scaletozero"
 )
@@ -30,6 +31,7 @@ import (
 func Checks() []*checks.Check {
 	return []*checks.Check{
 		runnerprocess.Check,
+		runnerservice.Check,
 		configdecode.Check,
 		configunknownkeys.Check,
 		runnerkubeconfigenv.Check,

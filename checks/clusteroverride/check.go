@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/configdecode"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 )
 
@@ -23,7 +22,7 @@ var Check = &checks.Check{
 		Fix:     "Remove host, cert_file, key_file and ca_file from [runners.kubernetes] (the kubeconfig carries them), and do not run the kubeconfig-shaped runner inside a pod.",
 		Verify:  "grep -nE '^\\s*(host|cert_file|key_file|ca_file)\\s*=' /etc/gitlab-runner/config.toml; doctor run --only cluster-override",
 	},
-	Requires:  []checks.Node{configdecode.Check, facts.ThisRunner, facts.RunnerEnviron},
+	Requires:  []checks.Node{facts.ThisRunner, facts.RunnerEnviron},
 	Executors: []string{checks.Kubernetes},
 	Run:       run,
 }

@@ -24,7 +24,10 @@ var Check = &checks.Check{
 			"configuration running. A file that exists but cannot be read is the same FATAL. A missing file is not: " +
 			"LoadConfig returns nil when os.Stat says it does not exist (common/config.go, v19.3.0), and the runner " +
 			"runs with no [[runners]], logging `ERROR: Failed to load config stat <path>: no such file or directory` " +
-			"every 3 seconds.",
+			"every 3 seconds. A config that decodes can still be refused at load (common/config.go, common/labels.go, " +
+			"log/configuration.go, v19.3.0): label keys or values that fail its regexps, more than 32 computed labels, an " +
+			"invalid log_level or log_format, [runners.machine] autoscaling periods or job_queuing_durations periods that " +
+			"do not compile, MachineOptionsWithName without %s.",
 		Symptom: "FATAL: Service run failed                           error=decoding configuration file: toml: line 9 (last key \"runners.output_limit\"): expected value but found '=' instead",
 		Fix:     "Correct the quoted line so it has the type the runner expects, then restart the runner.",
 		Verify:  "gitlab-runner verify --config /etc/gitlab-runner/config.toml && doctor run --only config-decode",
@@ -88,6 +91,7 @@ func run(p *checks.Pass) error {
 		})
 		return nil
 	}
+	refusals(p, c, located)
 	if len(c.Config.Runners) == 0 {
 		p.Report(checks.Finding{
 			Severity: checks.Error,
@@ -97,6 +101,33 @@ func run(p *checks.Pass) error {
 		})
 	}
 	return nil
+}
+
+// refusals reports what the runner refuses in a config that decodes: at
+// start-up each fatal one ends the process as a decode error does; the
+// others it logs and goes on without the setting.
+func refusals(p *checks.Pass, c *facts.ConfigFile, located checks.Evidence) {
+	for _, r := range runnerconfig.Refusals(c.Config) {
+		f := checks.Finding{
+			Severity: checks.Critical,
+			Evidence: []checks.Evidence{located, {Source: "runner log", Detail: r.Log}},
+		}
+		if r.Runner >= 0 {
+			f.Runner = facts.RefOf(r.Runner, c.Config.Runners[r.Runner])
+		}
+		if n := runnerconfig.LocatePath(c.Data, r.Path); n > 0 {
+			f.Evidence = append(f.Evidence, checks.Evidence{Source: fmt.Sprintf("%s:%d", c.Path, n), Detail: c.LineText(n)})
+		}
+		if r.Fatal {
+			f.Cause = fmt.Sprintf("The runner refuses %s at start-up (%s) and exits: %s", r.Path, r.Source, r.Message)
+			f.Fix = "Correct " + r.Path + " as the runner's message says, then restart the runner."
+		} else {
+			f.Severity = checks.Warning
+			f.Cause = fmt.Sprintf("The runner logs a problem with %s (%s) and goes on without it: %s", r.Path, r.Source, r.Message)
+			f.Fix = "Correct " + r.Path + " as the runner's message says; the runner picks it up on its next reload."
+		}
+		p.Report(f)
+	}
 }
 
 // lineOf reads the line from the "toml: line N" prefix of the few decode

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/configdecode"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
@@ -19,12 +18,17 @@ var Check = &checks.Check{
 		Cause: "The runner decodes config.toml into its own types and never reports a key that matches no field: " +
 			"a misspelt or invented key is dropped without a word, and the setting it was meant to change keeps " +
 			"its default. run_untagged and tag_list are registration settings kept in GitLab, not config.toml " +
-			"keys; image_pull_policy is not a field (the field is pull_policy).",
+			"keys; image_pull_policy is not a field (the field is pull_policy). The nfs volume decodes itself with " +
+			"exact-case lookups, so any other key under it is dropped too. A key set twice in spellings that differ " +
+			"only in case (Executor and executor) decodes into one field, and which value wins changes from one start " +
+			"to the next.",
 		Symptom: "Nothing in the runner's log. Untagged jobs go to another runner although run_untagged = false is in the file, or images are pulled on every job although image_pull_policy = \"if-not-present\" is set.",
 		Fix:     "Rename the key to the one the runner reads, or set the value where it lives (GitLab's runner page for tags and run_untagged).",
 		Verify:  "doctor run --only config-unknown-keys",
 	},
-	Requires: []checks.Node{configdecode.Check, facts.Config},
+	// Not config-decode: a file with no [[runners]] (a [[runner]] typo) is
+	// an error there, and its keys are exactly what this check names.
+	Requires: []checks.Node{facts.Config},
 	Run:      run,
 }
 
@@ -41,7 +45,11 @@ var hints = map[string]string{
 
 func run(p *checks.Pass) error {
 	c := facts.Config.Get(p)
-	for _, occ := range runnerconfig.Undecoded(c.Data, c.Meta) {
+	if !c.Decoded() {
+		return checks.Skip("needs config-decode: config.toml did not decode")
+	}
+	caseDuplicates(p, c)
+	for _, occ := range runnerconfig.Ignored(c.Data, c.Meta) {
 		key := occ.Key
 		if underFreeForm(key) {
 			continue // the plugin receives these; the runner's decoder only does not look
@@ -67,6 +75,25 @@ func run(p *checks.Pass) error {
 		})
 	}
 	return nil
+}
+
+// caseDuplicates reports a setting spelt twice in different case
+// (Executor and executor): the decoder stores both into one field, and
+// which one it keeps differs from one start to the next.
+func caseDuplicates(p *checks.Pass, c *facts.ConfigFile) {
+	for _, d := range runnerconfig.CaseDuplicates(c.Data) {
+		var ev []checks.Evidence
+		for _, n := range d.Lines {
+			ev = append(ev, checks.Evidence{Source: fmt.Sprintf("%s:%d", c.Path, n), Detail: c.LineText(n)})
+		}
+		p.Report(checks.Finding{
+			Runner: facts.RunnerOfPath(c, d.Path),
+			Cause: fmt.Sprintf("%s is set %d times in spellings that differ only in case: the runner's decoder stores each into the "+
+				"same field in the order it walks a Go map, so which value the runner uses can change at every start or reload.", d.Path, len(d.Lines)),
+			Evidence: ev,
+			Fix:      fmt.Sprintf("Keep one %s, spelt %s, and remove the others.", d.Path, d.Key[len(d.Key)-1]),
+		})
+	}
 }
 
 // underFreeForm tells keys inside a table the runner passes through whole

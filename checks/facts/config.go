@@ -2,7 +2,6 @@ package facts
 
 import (
 	"fmt"
-	"os"
 	"path"
 	"strconv"
 	"strings"
@@ -35,10 +34,10 @@ func (c *ConfigFile) Decoded() bool { return c.Config != nil && c.ReadErr == nil
 // the runner's TOML library into types that mirror its own.
 var Config = &checks.Fact[*ConfigFile]{
 	ID:       "config",
-	Doc:      "config.toml, located as the runner does and decoded as it does",
-	Requires: []checks.Node{Runner, RunnerEnviron},
+	Doc:      "config.toml, located as the runner (or its unit) would and decoded as it does",
+	Requires: []checks.Node{RunAsFact, RunnerEnviron},
 	Compute: func(p *checks.Pass) (*ConfigFile, error) {
-		c := locateConfig(p.Env, Runner.Get(p), RunnerEnviron.Get(p))
+		c := locateConfig(p.Env, RunAsFact.Get(p), RunnerEnviron.Get(p))
 		if c.Path == "" {
 			return c, nil
 		}
@@ -51,33 +50,62 @@ var Config = &checks.Fact[*ConfigFile]{
 	},
 }
 
-// locateConfig follows the runner: the run command's --config/-c flag, then
-// CONFIG_FILE (the flag's environment variable), then the default for the
-// process user: /etc/gitlab-runner/config.toml for root, else
-// ~/.gitlab-runner/config.toml.
-func locateConfig(env *checks.Env, r *Runners, e *Environ) *ConfigFile {
+// DefaultRootConfig is where a runner running as root looks
+// (commands/config_unix.go, gitlab-runner v19.3.0: ROOTCONFIGDIR).
+const DefaultRootConfig = "/etc/gitlab-runner/config.toml"
+
+// locateConfig follows the runner: `run`'s --config/-c flag, then
+// CONFIG_FILE (the flag's environment variable), then
+// getDefaultConfigDirectory (commands/config_unix.go, v19.3.0): uid 0 gives
+// /etc/gitlab-runner; any other uid $HOME/.gitlab-runner, else the passwd
+// home (os.UserHomeDir, then user.Current), else the working directory.
+// The flags are the live process's, or its unit's ExecStart.
+func locateConfig(env *checks.Env, ra *RunAs, e *Environ) *ConfigFile {
 	if env.ConfigPath != "" {
 		return &ConfigFile{Path: env.ConfigPath, How: "--config given to doctor"}
 	}
-	proc := r.Selected
-	if proc == nil {
-		return &ConfigFile{Unlocated: errNoRunner(r).Error() + ", and no --config was given"}
+	var flag func(names ...string) (string, bool)
+	where := ""
+	switch {
+	case ra.Process != nil:
+		flag = func(names ...string) (string, bool) { return FlagValue(ra.Process.Cmdline, names...) }
+		where = "the runner's command line"
+	case ra.Unit != nil && ra.Unit.Found():
+		flag = ra.Unit.Unit.Flag
+		where = "ExecStart of " + ra.Unit.Unit.ExecStartSource.String()
+	default:
+		// Neither a process nor a unit says: the runner's default as root
+		// is all there is to go on.
+		if _, err := env.Stat(DefaultRootConfig); err == nil {
+			return &ConfigFile{Path: DefaultRootConfig, How: "the runner's default as root (no runner process runs and no unit exists)"}
+		}
+		return &ConfigFile{Unlocated: "no `gitlab-runner run` process runs, no gitlab-runner.service exists and " +
+			DefaultRootConfig + " does not exist; give --config"}
 	}
-	if v, ok := FlagValue(proc.Cmdline, "--config", "-c"); ok {
-		return &ConfigFile{Path: absFrom(env, proc, v), How: "--config in the runner's command line"}
+	if v, ok := flag("--config", "-c"); ok {
+		return &ConfigFile{Path: absIn(ra.Cwd, v), How: "--config in " + where}
 	}
-	if v, ok := e.Lookup("CONFIG_FILE"); ok && v != "" {
-		return &ConfigFile{Path: absFrom(env, proc, v), How: "CONFIG_FILE in " + e.Source}
+	if e.Err == nil {
+		if v, ok := e.Lookup("CONFIG_FILE"); ok && v != "" {
+			return &ConfigFile{Path: absIn(ra.Cwd, v), How: "CONFIG_FILE in " + e.Where("CONFIG_FILE")}
+		}
 	}
-	if proc.UID == 0 {
-		return &ConfigFile{Path: "/etc/gitlab-runner/config.toml", How: "the default for a runner running as root"}
+	if !ra.UIDKnown {
+		return &ConfigFile{Unlocated: "the runner's uid is unknown (" + ra.Label() + "), so its default config.toml cannot be told; give --config"}
 	}
-	if proc.Home == "" {
-		return &ConfigFile{Unlocated: "the runner runs as uid " + strconv.Itoa(proc.UID) +
-			", which has no /etc/passwd entry, so its ~/.gitlab-runner/config.toml cannot be found; give --config"}
+	if ra.UID == 0 {
+		return &ConfigFile{Path: DefaultRootConfig, How: "the default for a runner running as root"}
 	}
-	return &ConfigFile{Path: path.Join(proc.Home, ".gitlab-runner/config.toml"),
-		How: "the default for a runner running as " + proc.User}
+	if ra.HomeSet && ra.Home != "" {
+		return &ConfigFile{Path: path.Join(ra.Home, ".gitlab-runner/config.toml"), How: "the default for uid " + strconv.Itoa(ra.UID) + ": $HOME/.gitlab-runner"}
+	}
+	if ra.User != "" {
+		if home := ReadPasswd(env)[ra.UID].Home; home != "" {
+			return &ConfigFile{Path: path.Join(home, ".gitlab-runner/config.toml"),
+				How: "the default for " + ra.User + " with HOME unset: its /etc/passwd home/.gitlab-runner"}
+		}
+	}
+	return &ConfigFile{Path: path.Join(ra.Cwd, "config.toml"), How: "the default with no home directory: the working directory"}
 }
 
 // FlagValue finds a flag's value in a command line, in the forms urfave/cli
@@ -100,27 +128,26 @@ func FlagValue(args []string, names ...string) (string, bool) {
 	return "", false
 }
 
-// absFrom resolves a path the runner was given relative to its working
-// directory, read from /proc/<pid>/cwd.
-func absFrom(env *checks.Env, proc *Process, p string) string {
-	if path.IsAbs(p) {
-		return p
-	}
-	cwd, err := os.Readlink(env.Path("/proc/" + strconv.Itoa(proc.PID) + "/cwd"))
-	if err != nil || !path.IsAbs(cwd) {
-		return p
-	}
-	return path.Join(cwd, p)
-}
-
 // LocateConfigFor locates the config.toml of any runner process (not only
 // the diagnosed one), for comparing several; "" when it cannot be located.
 func LocateConfigFor(env *checks.Env, proc *Process) string {
 	e := &Environ{Vars: map[string]string{}, Source: "/proc/" + strconv.Itoa(proc.PID) + "/environ"}
 	if b, err := env.ReadProc(e.Source); err == nil {
 		e.Vars = ParseEnviron(b)
+	} else {
+		e.Err = err
 	}
-	return locateConfig(env, &Runners{All: []*Process{proc}, Selected: proc}, e).Path
+	ra := processRunAs(env, proc, e)
+	return locateConfig(env, ra, e).Path
+}
+
+// absIn resolves a path the runner was given relative to its working
+// directory.
+func absIn(cwd, p string) string {
+	if path.IsAbs(p) || cwd == "" {
+		return p
+	}
+	return path.Join(cwd, p)
 }
 
 // At names a key's line for evidence: ("/etc/gitlab-runner/config.toml:9",

@@ -10,13 +10,19 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 )
 
-// Environ is the runner process's own environment: what client-go sees when
-// it loads KUBECONFIG, as opposed to what config.toml gives job containers.
+// Environ is the runner's own environment: what client-go sees when it
+// loads KUBECONFIG, as opposed to what config.toml gives job containers. It
+// is the running process's /proc/<pid>/environ, or, when none runs, what
+// its systemd unit would give it.
 type Environ struct {
-	Source string            // "/proc/4242/environ"
+	Source string            // "/proc/4242/environ", or the unit's path
 	Vars   map[string]string // first value wins, as getenv does
-	// Err is set when the file could not be read (another user's process);
-	// the environment is then unknown, not empty.
+	// FromUnit says the values are the unit's, not a live process's;
+	// Origin then names the line that set each variable.
+	FromUnit bool
+	Origin   map[string]string
+	// Err is set when the environment is unknown: another user's process,
+	// or no process and no unit. It is then unknown, not empty.
 	Err error
 }
 
@@ -26,15 +32,28 @@ func (e *Environ) Lookup(k string) (string, bool) {
 	return v, ok
 }
 
-// RunnerEnviron reads /proc/<pid>/environ of the selected runner.
+// Where names the evidence source of one variable: the process's environ,
+// or the unit line that sets it.
+func (e *Environ) Where(k string) string {
+	if o, ok := e.Origin[k]; ok {
+		return o
+	}
+	return e.Source
+}
+
+// RunnerEnviron reads /proc/<pid>/environ of the selected runner, or builds
+// the environment its unit gives it.
 var RunnerEnviron = &checks.Fact[*Environ]{
 	ID:       "environ",
-	Doc:      "the environment of the diagnosed runner process",
-	Requires: []checks.Node{Runner},
+	Doc:      "the environment of the diagnosed runner process, or of the process its systemd unit would start",
+	Requires: []checks.Node{Runner, ServiceFact},
 	Compute: func(p *checks.Pass) (*Environ, error) {
-		r := Runner.Get(p)
+		r, svc := Runner.Get(p), ServiceFact.Get(p)
 		if r.Selected == nil {
-			return &Environ{Err: errNoRunner(r)}, nil
+			if svc.Found() {
+				return unitEnviron(svc, ReadPasswd(p.Env)), nil
+			}
+			return &Environ{Err: &noRunnerError{errNoRunner(r).Error() + " and no " + svc.Name + " exists"}}, nil
 		}
 		src := "/proc/" + strconv.Itoa(r.Selected.PID) + "/environ"
 		e := &Environ{Source: src, Vars: map[string]string{}}
@@ -46,6 +65,32 @@ var RunnerEnviron = &checks.Fact[*Environ]{
 		e.Vars = ParseEnviron(b)
 		return e, nil
 	},
+}
+
+// unitEnviron is what systemd gives the unit's main process: Environment=
+// and EnvironmentFile= (the unit's Environ), and, for a unit with User=,
+// $USER, $LOGNAME, $HOME and $SHELL from passwd ("The variables are set for
+// the units that have User= set", systemd.exec(5)); PATH is systemd's fixed
+// value. A unit without User= runs as root with no HOME at all.
+func unitEnviron(svc *Service, passwd map[int]PasswdEntry) *Environ {
+	u := svc.Unit
+	e := &Environ{Source: u.Path, FromUnit: true, Vars: map[string]string{}, Origin: map[string]string{}}
+	e.Vars["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin"
+	if u.User != "" {
+		for _, ent := range passwd {
+			if ent.Name == u.User || strconv.Itoa(ent.UID) == u.User {
+				e.Vars["HOME"], e.Vars["USER"], e.Vars["LOGNAME"], e.Vars["SHELL"] = ent.Home, ent.Name, ent.Name, ent.Shell
+				for _, k := range []string{"HOME", "USER", "LOGNAME", "SHELL"} {
+					e.Origin[k] = u.UserSource.String() + " (User=" + u.User + ", from /etc/passwd)"
+				}
+			}
+		}
+	}
+	vars, origin := u.Environ()
+	for k, v := range vars {
+		e.Vars[k], e.Origin[k] = v, origin[k].String()
+	}
+	return e
 }
 
 // ParseEnviron splits a NUL-separated environ block. Entries without '=' are

@@ -51,7 +51,7 @@ func FuzzReadProcess(f *testing.F) {
 				t.Fatal(err)
 			}
 		}
-		proc, ok := readProcess(&checks.Env{Root: root}, 7, map[int]PasswdEntry{0: {"root", "/root"}})
+		proc, ok := readProcess(&checks.Env{Root: root}, 7, map[int]PasswdEntry{0: {Name: "root", Home: "/root"}})
 		if !ok {
 			return
 		}

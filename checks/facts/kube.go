@@ -1,7 +1,13 @@
 package facts
 
 import (
+	"path"
+	"sort"
 	"strings"
+
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/socialwebcomputer/doctor/checks"
 
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
@@ -36,4 +42,51 @@ func ContextOf(r *runnerconfig.Runner) string {
 		return r.Kubernetes.Context
 	}
 	return ""
+}
+
+// DefaultRootConfigDir is /etc/gitlab-runner, where the guide installs the
+// kubeconfig.
+const DefaultRootConfigDir = "/etc/gitlab-runner"
+
+// CandidateKubeconfigs are the files under dirs (and one level below) that
+// parse as kubeconfigs with a cluster: what a fix can name when the runner
+// is given none. Sorted, de-duplicated, at most 200 entries looked at.
+func CandidateKubeconfigs(env *checks.Env, dirs ...string) []string {
+	var out []string
+	seen := map[string]bool{}
+	looked := 0
+	var walk func(dir string, depth int)
+	walk = func(dir string, depth int) {
+		ents, err := env.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		for _, ent := range ents {
+			if looked++; looked > 200 {
+				return
+			}
+			p := path.Join(dir, ent.Name())
+			if ent.IsDir() {
+				if depth > 0 {
+					walk(p, depth-1)
+				}
+				continue
+			}
+			ext := path.Ext(p)
+			if seen[p] || (ext != ".yaml" && ext != ".yml" && !strings.Contains(ent.Name(), "kubeconfig")) {
+				continue
+			}
+			seen[p] = true
+			if b, err := env.ReadFile(p); err == nil {
+				if cfg, err := clientcmd.Load(b); err == nil && len(cfg.Clusters) > 0 {
+					out = append(out, p)
+				}
+			}
+		}
+	}
+	for _, d := range dirs {
+		walk(d, 1)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -35,9 +35,11 @@ type KubeFile struct {
 type Kubeconfig struct {
 	Source string // how the path list was found, for evidence
 	// None says why there is nothing to examine (no KUBECONFIG and no
-	// ~/.kube/config); Files is then empty.
-	None  string
-	Files []*KubeFile
+	// ~/.kube/config); Files is then empty. EnvUnknown says it is because
+	// the runner's environment could not be known.
+	None       string
+	EnvUnknown bool
+	Files      []*KubeFile
 	// Merged is the merge client-go makes; MergeErr is the error the runner's
 	// own load would return (an unparseable file fails it whole).
 	Merged   *clientcmdapi.Config
@@ -49,10 +51,10 @@ type Kubeconfig struct {
 var KubeconfigFact = &checks.Fact[*Kubeconfig]{
 	ID:       "kubeconfig",
 	Doc:      "the kubeconfig files the runner's client-go would load, each parsed, and their merge",
-	Requires: []checks.Node{Runner, RunnerEnviron},
+	Requires: []checks.Node{RunAsFact, RunnerEnviron},
 	Compute: func(p *checks.Pass) (*Kubeconfig, error) {
 		k := &Kubeconfig{}
-		paths := kubeconfigPaths(p.Env, Runner.Get(p), RunnerEnviron.Get(p), k)
+		paths := kubeconfigPaths(p.Env, RunAsFact.Get(p), RunnerEnviron.Get(p), k)
 		if len(paths) == 0 {
 			return k, nil
 		}
@@ -139,34 +141,27 @@ var KubeContext = &checks.Fact[*KubeTarget]{
 	},
 }
 
-func kubeconfigPaths(env *checks.Env, r *Runners, e *Environ, k *Kubeconfig) []string {
+func kubeconfigPaths(env *checks.Env, ra *RunAs, e *Environ, k *Kubeconfig) []string {
 	if env.KubeconfigPath != "" {
 		k.Source = "--kubeconfig given to doctor"
 		return splitKubeconfig(env.KubeconfigPath)
 	}
-	if r.Selected == nil {
-		k.None = errNoRunner(r).Error() + ", and no --kubeconfig was given"
-		return nil
-	}
 	if e.Err != nil {
-		k.None = "cannot read the runner's environment (" + e.Err.Error() + ")" + AccessHint(e.Err) + ", or give --kubeconfig"
+		k.EnvUnknown = true
+		k.None = "the runner's environment is unknown (" + e.Err.Error() + ")" + AccessHint(e.Err) + "; give --kubeconfig"
 		return nil
 	}
 	if v, ok := e.Lookup("KUBECONFIG"); ok && v != "" {
-		k.Source = "KUBECONFIG in " + e.Source
+		k.Source = "KUBECONFIG in " + e.Where("KUBECONFIG")
 		return splitKubeconfig(v)
 	}
-	if r.Selected.Home == "" {
-		k.None = fmt.Sprintf("KUBECONFIG is not in %s and uid %d has no home directory", e.Source, r.Selected.UID)
+	file, how := ra.KubeHome()
+	if _, err := env.Stat(file); err != nil {
+		k.None = fmt.Sprintf("KUBECONFIG is not in %s and %s does not exist (%s)", e.Source, file, how)
 		return nil
 	}
-	home := path.Join(r.Selected.Home, ".kube/config")
-	if _, err := env.Stat(home); err != nil {
-		k.None = fmt.Sprintf("KUBECONFIG is not in %s and %s does not exist", e.Source, home)
-		return nil
-	}
-	k.Source = "~/.kube/config of " + r.Selected.User + " (KUBECONFIG is not set)"
-	return []string{home}
+	k.Source = how + " (KUBECONFIG is not set)"
+	return []string{file}
 }
 
 // splitKubeconfig splits a path list as client-go does: empty entries and

@@ -98,7 +98,10 @@ func TestReadPasswd(t *testing.T) {
 		"gitlab-runner:x:999:999:GitLab Runner:/home/gitlab-runner:/bin/bash\n"+
 		"shadow:x:999:999::/elsewhere:/bin/sh\n") // a second name for 999: the first wins
 	got := ReadPasswd(&checks.Env{Root: root})
-	want := map[int]PasswdEntry{0: {"root", "/root"}, 999: {"gitlab-runner", "/home/gitlab-runner"}}
+	want := map[int]PasswdEntry{
+		0:   {Name: "root", Home: "/root", Shell: "/bin/bash", UID: 0, GID: 0},
+		999: {Name: "gitlab-runner", Home: "/home/gitlab-runner", Shell: "/bin/bash", UID: 999, GID: 999},
+	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ReadPasswd = %v, want %v", got, want)
 	}
@@ -112,13 +115,13 @@ func TestReadProcess(t *testing.T) {
 	writeFile(t, root, "/proc/77/comm", "gitlab-runner\n")
 	writeFile(t, root, "/proc/77/cmdline", "/usr/bin/gitlab-runner\x00run\x00--config\x00/c.toml\x00")
 	writeFile(t, root, "/proc/77/status", "Name:\tgitlab-runner\nUid:\t1000\t999\t999\t999\nGid:\t1000\t998\t998\t998\nGroups:\t4 24 27\n")
-	passwd := map[int]PasswdEntry{999: {"gitlab-runner", "/home/gitlab-runner"}}
+	passwd := map[int]PasswdEntry{999: {Name: "gitlab-runner", Home: "/home/gitlab-runner"}}
 	p, ok := readProcess(&checks.Env{Root: root}, 77, passwd)
 	if !ok {
 		t.Fatal("not recognised as a runner")
 	}
 	want := &Process{PID: 77, Comm: "gitlab-runner", Cmdline: []string{"/usr/bin/gitlab-runner", "run", "--config", "/c.toml"},
-		UID: 999, GID: 998, Groups: []int{4, 24, 27}, User: "gitlab-runner", Home: "/home/gitlab-runner"}
+		UID: 999, GID: 998, UIDKnown: true, Groups: []int{4, 24, 27}, User: "gitlab-runner"}
 	if !reflect.DeepEqual(p, want) {
 		t.Errorf("readProcess = %+v, want the effective uid/gid %+v", p, want)
 	}
@@ -126,8 +129,14 @@ func TestReadProcess(t *testing.T) {
 	// No status: uid unknown, not root.
 	writeFile(t, root, "/proc/78/cmdline", "gitlab-runner\x00run\x00")
 	p, ok = readProcess(&checks.Env{Root: root}, 78, passwd)
-	if !ok || p.UID != -1 || p.GID != -1 {
-		t.Errorf("without status: %+v, %v; want uid -1", p, ok)
+	if !ok || p.UIDKnown || p.Label() != "pid 78 (uid unknown)" {
+		t.Errorf("without status: %+v, %v; want the uid unknown", p, ok)
+	}
+	// A status that does not parse: unknown too, never -1 taken for a uid.
+	writeFile(t, root, "/proc/80/cmdline", "gitlab-runner\x00run\x00")
+	writeFile(t, root, "/proc/80/status", "Uid:\tgarbage\n")
+	if p, ok = readProcess(&checks.Env{Root: root}, 80, passwd); !ok || p.UIDKnown {
+		t.Errorf("garbage status: %+v, %v; want the uid unknown", p, ok)
 	}
 	// A process that vanished mid-scan.
 	if _, ok := readProcess(&checks.Env{Root: root}, 79, passwd); ok {

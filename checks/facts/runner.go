@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
 )
@@ -18,15 +19,23 @@ type Process struct {
 	PID     int
 	Comm    string
 	Cmdline []string
-	UID     int // effective
+	UID     int // effective; -1 unless UIDKnown
 	GID     int
-	Groups  []int  // supplementary
-	User    string // from /etc/passwd; "" when the uid has no entry
-	Home    string
+	// UIDKnown is false when /proc/<pid>/status could not be read or
+	// parsed: the uid is then unknown, never guessed.
+	UIDKnown bool
+	Groups   []int  // supplementary
+	User     string // from /etc/passwd; "" when the uid has no entry
+	// Started is when the process started: field 22 of /proc/<pid>/stat
+	// (clock ticks since boot) plus btime of /proc/stat; zero when unknown.
+	Started time.Time
 }
 
 // Label names the process in evidence: "pid 4242 (uid 999 gitlab-runner)".
 func (p *Process) Label() string {
+	if !p.UIDKnown {
+		return fmt.Sprintf("pid %d (uid unknown)", p.PID)
+	}
 	if p.User != "" {
 		return fmt.Sprintf("pid %d (uid %d %s)", p.PID, p.UID, p.User)
 	}
@@ -57,6 +66,7 @@ var Runner = &checks.Fact[*Runners]{
 			return r, nil
 		}
 		passwd := ReadPasswd(p.Env)
+		boot := bootTime(p.Env)
 		for _, e := range ents {
 			pid, err := strconv.Atoi(e.Name())
 			if err != nil || pid <= 0 {
@@ -64,6 +74,7 @@ var Runner = &checks.Fact[*Runners]{
 			}
 			proc, ok := readProcess(p.Env, pid, passwd)
 			if ok {
+				proc.Started = startTime(p.Env, pid, boot)
 				r.All = append(r.All, proc)
 			}
 		}
@@ -105,7 +116,9 @@ func readProcess(env *checks.Env, pid int, passwd map[int]PasswdEntry) (*Process
 			f := strings.Fields(v)
 			switch {
 			case k == "Uid" && len(f) >= 2:
-				proc.UID, _ = strconv.Atoi(f[1])
+				if uid, err := strconv.Atoi(f[1]); err == nil && uid >= 0 {
+					proc.UID, proc.UIDKnown = uid, true
+				}
 			case k == "Gid" && len(f) >= 2:
 				proc.GID, _ = strconv.Atoi(f[1])
 			case k == "Groups":
@@ -117,10 +130,58 @@ func readProcess(env *checks.Env, pid int, passwd map[int]PasswdEntry) (*Process
 			}
 		}
 	}
-	if u, ok := passwd[proc.UID]; ok {
-		proc.User, proc.Home = u.Name, u.Home
+	if u, ok := passwd[proc.UID]; ok && proc.UIDKnown {
+		proc.User = u.Name
 	}
 	return proc, true
+}
+
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's starttime: 100 on
+// every Linux architecture (the kernel exports times to user space in
+// USER_HZ, include/asm-generic/param.h).
+const clockTicks = 100
+
+// bootTime is btime of /proc/stat, zero when unknown.
+func bootTime(env *checks.Env) time.Time {
+	b, err := env.ReadProc("/proc/stat")
+	if err != nil {
+		return time.Time{}
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "btime "); ok {
+			if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && n > 0 {
+				return time.Unix(n, 0)
+			}
+		}
+	}
+	return time.Time{}
+}
+
+// startTime reads starttime, field 22 of /proc/<pid>/stat. The comm field
+// (2) is in parentheses and may hold spaces or parentheses itself, so the
+// fields are counted after its last ")".
+func startTime(env *checks.Env, pid int, boot time.Time) time.Time {
+	if boot.IsZero() {
+		return time.Time{}
+	}
+	b, err := env.ReadProc("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return time.Time{}
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return time.Time{}
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// After comm: state is field 3, so starttime (22) is index 22-3.
+	if len(f) < 20 {
+		return time.Time{}
+	}
+	ticks, err := strconv.ParseInt(f[22-3], 10, 64)
+	if err != nil || ticks < 0 {
+		return time.Time{}
+	}
+	return boot.Add(time.Duration(ticks) * time.Second / clockTicks)
 }
 
 // IsRunnerRun tells a runner's service process from other gitlab-runner
@@ -165,7 +226,10 @@ func splitNUL(b []byte) []string {
 }
 
 // PasswdEntry is one line of /etc/passwd.
-type PasswdEntry struct{ Name, Home string }
+type PasswdEntry struct {
+	Name, Home, Shell string
+	UID, GID          int
+}
 
 // ReadPasswd maps uids to users under the root; a missing file maps nothing.
 func ReadPasswd(env *checks.Env) map[int]PasswdEntry {
@@ -183,8 +247,9 @@ func ReadPasswd(env *checks.Env) map[int]PasswdEntry {
 		if err != nil {
 			continue
 		}
+		gid, _ := strconv.Atoi(f[3])
 		if _, dup := out[uid]; !dup {
-			out[uid] = PasswdEntry{Name: f[0], Home: f[5]}
+			out[uid] = PasswdEntry{Name: f[0], Home: f[5], Shell: f[6], UID: uid, GID: gid}
 		}
 	}
 	return out

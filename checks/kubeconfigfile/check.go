@@ -28,7 +28,7 @@ var Check = &checks.Check{
 			"sudo install -m 0600 -o <runner user> <cluster>.kubeconfig.yaml /etc/gitlab-runner/tenant-ci/kubeconfig.yaml",
 		Verify: "KUBECONFIG=/etc/gitlab-runner/tenant-ci/kubeconfig.yaml kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}'; stat -c '%a %U' /etc/gitlab-runner/tenant-ci/kubeconfig.yaml",
 	},
-	Requires:  []checks.Node{facts.KubeconfigFact, facts.Runner, facts.Config},
+	Requires:  []checks.Node{facts.KubeconfigFact, facts.RunAsFact, facts.Config},
 	Executors: []string{checks.Kubernetes},
 	Run:       run,
 }
@@ -40,11 +40,22 @@ var MountPath = regexp.MustCompile(`^/clusters/root:[0-9a-z]+:[a-z0-9]([-a-z0-9]
 func run(p *checks.Pass) error {
 	k := facts.KubeconfigFact.Get(p)
 	if len(k.Files) == 0 {
+		if k.EnvUnknown {
+			return fmt.Errorf("no kubeconfig to examine: %s", k.None)
+		}
 		return checks.Skip("no kubeconfig to examine: %s", k.None)
 	}
-	proc := facts.Runner.Get(p).Selected
-	if p.Env.KubeconfigPath != "" {
+	proc := facts.RunAsFact.Get(p)
+	if p.Env.KubeconfigPath != "" || (!proc.Running() && (proc.Unit == nil || !proc.Unit.Found())) {
 		proc = nil // --kubeconfig is examined as a file; whose it is, is not known
+	}
+	// The files are judged against the runner's uid; an unknown uid leaves
+	// that judgement, and so the check, unknown.
+	done := func() error {
+		if proc != nil && !proc.UIDKnown {
+			return fmt.Errorf("cannot tell whether %s can read the kubeconfig: its uid is unknown", proc.Label())
+		}
+		return nil
 	}
 	src := checks.Evidence{Source: "kubeconfig", Detail: "path list from " + k.Source}
 	missing := 0
@@ -54,27 +65,27 @@ func run(p *checks.Pass) error {
 		}
 	}
 	if missing == len(k.Files) {
-		return nil // each missing file is reported; no merged config to look at
+		return done() // each missing file is reported; no merged config to look at
 	}
 	if k.MergeErr != nil || k.Merged == nil {
-		return nil // reported per file above
+		return done() // reported per file above
 	}
 	// The files are the process's; the context is each runner's own.
 	c := facts.Config.Get(p)
 	if !c.Decoded() {
 		examineContext(p, facts.ResolveContext(k, ""), nil, src)
-		return nil
+		return done()
 	}
 	for _, i := range facts.KubeconfigRunners(c.Config) {
 		r := c.Config.Runners[i]
 		examineContext(p, facts.ResolveContext(k, facts.ContextOf(r)), facts.RefOf(i, r), src)
 	}
-	return nil
+	return done()
 }
 
 // examineFile reports what is wrong with one file; it returns true when the
 // file is missing, which client-go would skip without a word.
-func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.Process, src checks.Evidence) bool {
+func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.RunAs, src checks.Evidence) bool {
 	if f.Err != nil {
 		missing := errors.Is(f.Err, os.ErrNotExist)
 		cause := fmt.Sprintf("The kubeconfig %s cannot be loaded: %v; client-go's load fails, and so does every job.", f.Path, errText(f.Err))
@@ -93,7 +104,7 @@ func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.Process, src che
 		})
 	}
 	mode := f.Stat.Mode().Perm()
-	if proc != nil {
+	if proc != nil && proc.UIDKnown {
 		if blocked := deniedBy(p.Env, f, proc); len(blocked) > 0 {
 			ev := []checks.Evidence{src}
 			var fix []string
@@ -103,7 +114,7 @@ func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.Process, src che
 				if b.path == f.Path {
 					want = "0600"
 				}
-				fix = append(fix, fmt.Sprintf("sudo chown %d %s && sudo chmod %s %s", proc.UID, b.path, want, b.path))
+				fix = append(fix, fmt.Sprintf("sudo chown %s %s && sudo chmod %s %s", owner(proc), b.path, want, b.path))
 			}
 			// A directory the runner cannot enter hides a file it could read:
 			// the fix names every component in the way, not only the file.
@@ -192,6 +203,14 @@ func examineContext(p *checks.Pass, k *facts.KubeTarget, runner *checks.RunnerRe
 	}
 }
 
+// owner is the runner's user as chown takes it: its name, else its uid.
+func owner(ra *facts.RunAs) string {
+	if ra.User != "" {
+		return ra.User
+	}
+	return fmt.Sprint(ra.UID)
+}
+
 // blocker is a path component that denies the runner's uid.
 type blocker struct {
 	path         string
@@ -203,7 +222,7 @@ type blocker struct {
 // uid: the file needs r, every directory above it x. It returns what denies
 // access, the file first, then directories from the nearest up; nil when
 // the runner can read the file.
-func deniedBy(env *checks.Env, f *facts.KubeFile, proc *facts.Process) []blocker {
+func deniedBy(env *checks.Env, f *facts.KubeFile, proc *facts.RunAs) []blocker {
 	if proc.UID == 0 {
 		return nil
 	}
@@ -232,7 +251,7 @@ func blockedNames(bs []blocker) string {
 	return strings.Join(names, " and ")
 }
 
-func permits(mode fs.FileMode, owner, group int, proc *facts.Process, bit fs.FileMode) bool {
+func permits(mode fs.FileMode, owner, group int, proc *facts.RunAs, bit fs.FileMode) bool {
 	perm := mode.Perm()
 	switch {
 	case owner == proc.UID:

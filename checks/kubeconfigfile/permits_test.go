@@ -11,7 +11,7 @@ import (
 // else group bits if any of its groups matches, else other bits; no
 // fallthrough from a denying class to a more permissive one.
 func TestPermits(t *testing.T) {
-	runner := &facts.Process{UID: 999, GID: 999, Groups: []int{4, 1001}}
+	runner := &facts.RunAs{UIDKnown: true, UID: 999, GID: 999, Groups: []int{4, 1001}}
 	for _, tc := range []struct {
 		name         string
 		mode         fs.FileMode

@@ -5,11 +5,10 @@ package runnerkubeconfigenv
 import (
 	"fmt"
 	"path"
+	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/configdecode"
 	"github.com/socialwebcomputer/doctor/checks/facts"
-	"github.com/socialwebcomputer/doctor/checks/runnerprocess"
 )
 
 var Check = &checks.Check{
@@ -25,10 +24,11 @@ var Check = &checks.Check{
 		// with FailureReason ConfigurationError: no "(system failure)", no
 		// "prepare environment:" (executors/kubernetes/kubernetes.go, v19.3.0).
 		Symptom: "ERROR: Job failed: getting Kubernetes config: invalid configuration: no configuration has been provided, try setting KUBERNETES_MASTER environment variable",
-		Fix:     dropIn("/etc/gitlab-runner/tenant-ci/kubeconfig.yaml"),
+		Fix:     dropIn("gitlab-runner", "/etc/gitlab-runner/tenant-ci/kubeconfig.yaml"),
 		Verify:  "sudo tr '\\0' '\\n' < /proc/$(pgrep -f 'gitlab-runner.* run' | head -1)/environ | grep ^KUBECONFIG=",
 	},
-	Requires:  []checks.Node{runnerprocess.Check, configdecode.Check, facts.Runner, facts.RunnerEnviron, facts.ThisRunner},
+	// Not runner-process: a stopped runner is diagnosed from its unit.
+	Requires:  []checks.Node{facts.RunAsFact, facts.RunnerEnviron, facts.ServiceFact, facts.ThisRunner},
 	Executors: []string{checks.Kubernetes},
 	Run:       run,
 }
@@ -38,9 +38,9 @@ func run(p *checks.Pass) error {
 	if e.Kube().Host != "" {
 		return checks.Skip("host is set: the executor does not load a kubeconfig")
 	}
-	env := facts.RunnerEnviron.Get(p)
+	env, ra := facts.RunnerEnviron.Get(p), facts.RunAsFact.Get(p)
 	if env.Err != nil {
-		return fmt.Errorf("cannot read %s (%v)%s", env.Source, env.Err, facts.AccessHint(env.Err))
+		return fmt.Errorf("the runner's environment is unknown: %v%s", env.Err, facts.AccessHint(env.Err))
 	}
 	if v, ok := env.Lookup("KUBECONFIG"); ok && v != "" {
 		return nil // kubeconfig-file examines what it names
@@ -48,42 +48,38 @@ func run(p *checks.Pass) error {
 	if _, ok := env.InCluster(); ok {
 		return nil // in-cluster config: the runner runs in a pod (cluster-override weighs this)
 	}
-	proc := facts.Runner.Get(p).Selected
-	if proc.Home != "" {
-		home := path.Join(proc.Home, ".kube/config")
-		if _, err := p.Env.Stat(home); err == nil {
-			return nil // client-go falls back to it; kubeconfig-file examines it
-		}
+	home, how := ra.KubeHome()
+	if _, err := p.Env.Stat(home); err == nil {
+		return nil // client-go falls back to it; kubeconfig-file examines it
 	}
-	r := e.Runner
+	unit := facts.ServiceFact.Get(p).Name
 	ev := []checks.Evidence{
-		{Source: env.Source, Detail: fmt.Sprintf("no KUBECONFIG among %d variables of %s", len(env.Vars), proc.Label())},
-		{Source: "~/.kube/config", Detail: homeDetail(proc)},
+		{Source: env.Source, Detail: fmt.Sprintf("no KUBECONFIG among %d variables of %s", len(env.Vars), ra.Label())},
+		{Source: home, Detail: "does not exist: " + how},
 	}
-	fix := dropIn("/etc/gitlab-runner/tenant-ci/kubeconfig.yaml")
+	candidates := facts.CandidateKubeconfigs(p.Env, path.Dir(e.File.Path), facts.DefaultRootConfigDir)
+	want := "<path to the kubeconfig>"
+	if len(candidates) > 0 {
+		want = candidates[0]
+		ev = append(ev, checks.Evidence{Source: strings.Join(candidates, ", "), Detail: "kubeconfig files on this host the runner could be given"})
+	}
 	cause := fmt.Sprintf("%s uses the Kubernetes executor with no host, but the runner process has no KUBECONFIG and "+
-		"its user has no ~/.kube/config: every job fails with `getting Kubernetes config: invalid configuration: no "+
-		"configuration has been provided, try setting KUBERNETES_MASTER environment variable`.", e.Label())
-	if v, ok := facts.EnvironmentValue(r.Environment, "KUBECONFIG"); ok {
-		src, line := e.At("environment")
-		ev = append(ev, checks.Evidence{Source: src, Detail: line})
+		"no %s: every job fails with `getting Kubernetes config: invalid configuration: no "+
+		"configuration has been provided, try setting KUBERNETES_MASTER environment variable`.", e.Label(), home)
+	fix := dropIn(unit, want)
+	if v, ok := facts.EnvironmentValue(e.Runner.Environment, "KUBECONFIG"); ok {
+		src, _ := e.At("environment")
+		ev = append(ev, checks.Evidence{Source: src, Detail: "environment = [...] sets KUBECONFIG=" + v})
 		cause += " KUBECONFIG appears only in [[runners]] environment = [...], which reaches the job container, not the runner."
-		fix = "Move KUBECONFIG from environment = [...] to the runner's own environment. " + dropIn(v)
+		fix = "Move KUBECONFIG from environment = [...] to the runner's own environment. " + dropIn(unit, v)
 	}
 	p.Report(checks.Finding{Cause: cause, Evidence: ev, Fix: fix})
 	return nil
 }
 
-func homeDetail(proc *facts.Process) string {
-	if proc.Home == "" {
-		return fmt.Sprintf("uid %d has no /etc/passwd entry, so client-go has no home directory to look in", proc.UID)
-	}
-	return path.Join(proc.Home, ".kube/config") + " does not exist"
-}
-
 // dropIn is the systemd fix: the service's own environment, not the job's.
-func dropIn(kubeconfig string) string {
-	return "Give the service its environment with a systemd drop-in: `sudo systemctl edit gitlab-runner`, add\n" +
+func dropIn(unit, kubeconfig string) string {
+	return "Give the service its environment with a systemd drop-in: `sudo systemctl edit " + unit + "`, add\n" +
 		"[Service]\nEnvironment=KUBECONFIG=" + kubeconfig + "\n" +
-		"then `sudo systemctl restart gitlab-runner`."
+		"then `sudo systemctl daemon-reload && sudo systemctl restart " + unit + "`."
 }

@@ -22,12 +22,12 @@ var Check = &checks.Check{
 		Fix:    "Start the runner (sudo systemctl start gitlab-runner, or gitlab-runner run --config <file>) and read its own output for a FATAL.",
 		Verify: "pgrep -a gitlab-runner; sudo journalctl -u gitlab-runner -n 50",
 	},
-	Requires: []checks.Node{facts.Runner},
+	Requires: []checks.Node{facts.Runner, facts.ServiceFact},
 	Run:      run,
 }
 
 func run(p *checks.Pass) error {
-	r := facts.Runner.Get(p)
+	r, svc := facts.Runner.Get(p), facts.ServiceFact.Get(p)
 	if r.ScanErr != nil {
 		return fmt.Errorf("cannot look for runner processes: %w", r.ScanErr)
 	}
@@ -41,11 +41,20 @@ func run(p *checks.Pass) error {
 	}
 	switch len(r.All) {
 	case 0:
-		p.Report(checks.Finding{
+		f := checks.Finding{
 			Cause: "No `gitlab-runner run` process is running: no job runs here, though GitLab may still show " +
 				"the runner online (the guide, Verify, step 1).",
 			Evidence: []checks.Evidence{{Source: "/proc", Detail: "no process whose comm or argv[0] is gitlab-runner with the run subcommand"}},
-		})
+		}
+		if svc.Found() {
+			// The unit says what would run; doctor diagnoses that instead.
+			f.Cause = fmt.Sprintf("No `gitlab-runner run` process is running, though %s exists: the service is stopped, "+
+				"or it exited at start-up (a config it refuses ends it with a FATAL). No job runs here, though GitLab "+
+				"may still show the runner online.", svc.Name)
+			f.Evidence = append(f.Evidence, checks.Evidence{Source: svc.Unit.Path, Detail: "ExecStart=" + strings.Join(svc.Unit.ExecStart, " ")})
+			f.Fix = fmt.Sprintf("sudo systemctl start %s, then read why it stopped: sudo journalctl -u %s -n 50", svc.Name, svc.Name)
+		}
+		p.Report(f)
 	case 1:
 	default:
 		several(p, r)

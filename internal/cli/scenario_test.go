@@ -41,6 +41,9 @@ type Scenario struct {
 		Files map[string]string `json:"files"`
 		// Symlinks are link -> target, by root-relative path.
 		Symlinks map[string]string `json:"symlinks"`
+		// Mtimes set modification times, a Go duration relative to Now
+		// ("-2h"), by root-relative path: git keeps none.
+		Mtimes map[string]string `json:"mtimes"`
 	} `json:"setup"`
 	Want Want `json:"want"`
 }
@@ -310,6 +313,15 @@ func LayRoot(t *testing.T, dir string, sc *Scenario) string {
 			t.Fatalf("modes[%s]: %v", rel, err)
 		}
 		if err := os.Chmod(filepath.Join(root, rel), fs.FileMode(mode)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for rel, d := range sc.Setup.Mtimes {
+		off, err := time.ParseDuration(d)
+		if err != nil {
+			t.Fatalf("mtimes[%s]: %v", rel, err)
+		}
+		if err := os.Chtimes(filepath.Join(root, rel), now.Add(off), now.Add(off)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,0 +1,128 @@
+// Package runnerservice checks the runner's systemd unit, and that the
+// running process is what the unit would start now.
+package runnerservice
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+)
+
+var Check = &checks.Check{
+	ID:       "runner-service",
+	Title:    "The runner's systemd unit is enabled and the running process matches it",
+	Severity: checks.Warning,
+	Doc: checks.Doc{
+		Cause: "systemd starts the runner from gitlab-runner.service and its drop-ins (<unit>.d/*.conf). A unit " +
+			"that is not enabled does not start at boot; a masked one never starts. A drop-in written with " +
+			"`systemctl edit` reaches the process only after `systemctl daemon-reload` and a restart: until then " +
+			"the running process has the old environment, so a KUBECONFIG added in a drop-in is not in it, and " +
+			"jobs fail as if it had never been set.",
+		Symptom: "ERROR: Job failed: getting Kubernetes config: invalid configuration: no configuration has been provided, try setting KUBERNETES_MASTER environment variable (with Environment=KUBECONFIG=… in a drop-in); or, after a reboot, no runner process and jobs stuck as pending",
+		Fix:     "sudo systemctl daemon-reload && sudo systemctl restart gitlab-runner; sudo systemctl enable gitlab-runner",
+		Verify:  "systemctl show gitlab-runner -p FragmentPath,DropInPaths,UnitFileState,ActiveEnterTimestamp; sudo tr '\\0' '\\n' < /proc/$(systemctl show -p MainPID --value gitlab-runner)/environ | grep ^KUBECONFIG=",
+	},
+	Requires: []checks.Node{facts.ServiceFact, facts.Runner, facts.RunnerEnviron},
+	Run:      run,
+}
+
+func run(p *checks.Pass) error {
+	svc, r := facts.ServiceFact.Get(p), facts.Runner.Get(p)
+	if svc.Err != nil {
+		return fmt.Errorf("reading %s: %w", svc.Name, svc.Err)
+	}
+	if !svc.Found() {
+		return checks.Skip("no %s on systemd's unit path: the runner is not run by systemd here", svc.Name)
+	}
+	u := svc.Unit
+	restart := fmt.Sprintf("sudo systemctl daemon-reload && sudo systemctl restart %s", svc.Name)
+	if u.Masked {
+		p.Report(checks.Finding{
+			Severity: checks.Error,
+			Cause:    fmt.Sprintf("%s is masked (%s is empty or a link to /dev/null): systemd never starts the runner.", svc.Name, u.Path),
+			Evidence: []checks.Evidence{{Source: u.Path, Detail: "masked"}},
+			Fix:      fmt.Sprintf("sudo systemctl unmask %s && sudo systemctl enable --now %s", svc.Name, svc.Name),
+		})
+		return nil
+	}
+	for _, pr := range u.Problems {
+		p.Report(checks.Finding{
+			Cause:    fmt.Sprintf("systemd reports a problem in %s: %s", svc.Name, pr.Message),
+			Evidence: []checks.Evidence{{Source: pr.Source.String(), Detail: pr.Message}},
+			Fix:      "Correct the line, then " + restart + ".",
+		})
+	}
+	if !svc.Enabled {
+		p.Report(checks.Finding{
+			Cause:    fmt.Sprintf("%s is not enabled: no wants symlink names it, so the runner does not start at boot.", svc.Name),
+			Evidence: []checks.Evidence{{Source: u.Path, Detail: "WantedBy=" + strings.Join(u.WantedBy, " ") + "; no <target>.wants/" + svc.Name + " link"}},
+			Fix:      "sudo systemctl enable " + svc.Name,
+		})
+	}
+	proc := r.Selected
+	if proc == nil {
+		return nil // runner-process says that nothing runs
+	}
+	staleEnvironment(p, svc, facts.RunnerEnviron.Get(p), restart)
+	if !proc.Started.IsZero() {
+		for _, f := range u.Files {
+			if f.ModTime.After(proc.Started) {
+				p.Report(checks.Finding{
+					Cause: fmt.Sprintf("%s changed at %s, after the runner process (pid %d) started at %s: the process runs "+
+						"what the unit said before, not what it says now.", f.Path, stamp(f.ModTime), proc.PID, stamp(proc.Started)),
+					Evidence: []checks.Evidence{
+						{Source: f.Path, Detail: "modified " + stamp(f.ModTime)},
+						{Source: fmt.Sprintf("/proc/%d/stat", proc.PID), Detail: "started " + stamp(proc.Started)},
+					},
+					Fix: restart,
+				})
+			}
+		}
+	}
+	return nil
+}
+
+// staleEnvironment compares what the unit sets with what the running
+// process has: a variable the unit sets that the process lacks, or has with
+// another value, came from a unit or drop-in the process predates.
+func staleEnvironment(p *checks.Pass, svc *facts.Service, env *facts.Environ, restart string) {
+	if env.Err != nil || env.FromUnit {
+		return
+	}
+	want, origin := svc.Unit.Environ()
+	names := make([]string, 0, len(want))
+	for k := range want {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		got, ok := env.Lookup(k)
+		if ok && got == want[k] {
+			continue
+		}
+		sev, has := checks.Warning, "lacks it"
+		if k == "KUBECONFIG" {
+			sev = checks.Error
+		}
+		if ok {
+			has = "has another value"
+		}
+		// Values can be secrets: name the variable and where it is set only.
+		p.Report(checks.Finding{
+			Severity: sev,
+			Cause: fmt.Sprintf("%s sets %s (%s), but the running process %s: the running process predates the drop-in "+
+				"(or the unit changed since it started).", svc.Name, k, origin[k], has),
+			Evidence: []checks.Evidence{
+				{Source: origin[k].String(), Detail: "sets " + k},
+				{Source: env.Source, Detail: k + " " + map[bool]string{true: "differs", false: "not set"}[ok]},
+			},
+			Fix: restart,
+		})
+	}
+}
+
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05Z") }
