@@ -1,0 +1,32 @@
+// Trimmed copy of gitlab-runner v19.4.0 (branch main at commit
+// d79f3e7b89abceace75e2425bfe92b84ea059933, whose VERSION file says 19.4.0;
+// the mirror has no v19.4 tag yet), made by internal/runnerversion/keygen:
+// only the package clause, the imports and, byte for byte, the declarations
+// the config.toml key walk reads. Copyright (c) 2015-2019 GitLab Inc., MIT
+// License; the full text is in runnerconfig/testdata/src/LICENSE.
+
+package monitoring
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"time"
+
+	"gitlab.com/gitlab-org/gitlab-runner/helpers/timeperiod"
+)
+
+type JobQueuingDurations []*JobQueuingDuration
+
+type JobQueuingDuration struct {
+	Periods  []string `toml:"periods" long:"periods"`
+	Timezone string   `toml:"timezone" long:"timezone" json:",omitempty"`
+
+	Threshold             time.Duration `toml:"threshold" long:"threshold"`
+	JobsRunningForProject string        `toml:"jobs_running_for_project,omitempty" long:"jobs-running-for-project" json:",omitempty"`
+
+	jobsRunningForProjectRx *regexp.Regexp
+	timePeriod              *timeperiod.TimePeriod
+
+	timer func() time.Time
+}
