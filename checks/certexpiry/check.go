@@ -38,7 +38,7 @@ var Check = &checks.Check{
 		Fix:     "Download a new kubeconfig with getKubeconfig and install it over the old file (sudo install -m 0600 <cluster>.kubeconfig.yaml /etc/gitlab-runner/tenant-ci/kubeconfig.yaml). Nothing else in the runner changes.",
 		Verify:  "kubectl config view --raw --minify -o jsonpath='{.users[0].user.client-certificate-data}' | base64 -d | openssl x509 -noout -subject -enddate",
 	},
-	Requires:  []checks.Node{kubeconfigfile.Check, clusteroverride.Check, facts.ClientCertFact},
+	Requires:  []checks.Node{kubeconfigfile.Check, clusteroverride.Check, facts.ClientCertFact, facts.KubeContext, facts.RunAsFact},
 	Executors: []string{checks.Kubernetes},
 	Explains:  []string{"api-auth"},
 	Run:       run,
@@ -58,6 +58,7 @@ func run(p *checks.Pass) error {
 		return nil
 	}
 	c, now := cc.Cert, p.Env.Now()
+	renew := renewFix(facts.KubeContext.Get(p), facts.RunAsFact.Get(p))
 	ev := []checks.Evidence{{Source: cc.Source, Detail: facts.Describe(c)}}
 	switch left := c.NotAfter.Sub(now); {
 	case now.After(c.NotAfter):
@@ -65,6 +66,7 @@ func run(p *checks.Pass) error {
 			Cause: fmt.Sprintf("The client certificate (CN=%s) expired at %s, %s ago: the front answers 401 and every job fails at authentication.",
 				c.Subject.CommonName, stamp(c.NotAfter), human(now.Sub(c.NotAfter))),
 			Evidence: ev,
+			Fix:      renew,
 		})
 	case now.Before(c.NotBefore):
 		p.Report(checks.Finding{
@@ -78,7 +80,7 @@ func run(p *checks.Pass) error {
 			Severity: checks.Warning,
 			Cause:    fmt.Sprintf("The client certificate (CN=%s) expires in %s, at %s: jobs start failing with 401 then.", c.Subject.CommonName, human(left), stamp(c.NotAfter)),
 			Evidence: ev,
-			Fix:      "Download a new kubeconfig now, or one with no expiry for a long-lived runner (revoke it when the runner goes).",
+			Fix:      renew + " Do it now, or use one with no expiry for a long-lived runner (revoke it when the runner goes).",
 		})
 	}
 	if life := c.NotAfter.Sub(c.NotBefore); life > MaxLifetime {
@@ -100,6 +102,20 @@ func run(p *checks.Pass) error {
 		})
 	}
 	return nil
+}
+
+// renewFix installs a new kubeconfig over the file the runner loads, for
+// its user: the guide's rotation, with this host's path.
+func renewFix(k *facts.KubeTarget, ra *facts.RunAs) string {
+	file := "<the kubeconfig the runner loads>"
+	if k != nil && k.Kubeconfig != nil && len(k.Kubeconfig.Files) > 0 {
+		file = k.Kubeconfig.Files[0].Path
+	}
+	owner := ""
+	if ra != nil && ra.UIDKnown && ra.User != "" {
+		owner = " -o " + ra.User
+	}
+	return fmt.Sprintf("Download a new kubeconfig with getKubeconfig and install it over the old file: sudo install -m 0600%s <cluster>.kubeconfig.yaml %s. Nothing else in the runner changes.", owner, file)
 }
 
 func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04Z") }

@@ -28,7 +28,7 @@ var Check = &checks.Check{
 	},
 	// Not config-decode: a file with no [[runners]] (a [[runner]] typo) is
 	// an error there, and its keys are exactly what this check names.
-	Requires: []checks.Node{facts.Config},
+	Requires: []checks.Node{facts.Config, facts.VersionFact},
 	Run:      run,
 }
 
@@ -49,10 +49,16 @@ func run(p *checks.Pass) error {
 		return checks.Skip("needs config-decode: config.toml did not decode")
 	}
 	caseDuplicates(p, c)
+	ver := facts.VersionFact.Get(p)
 	for _, occ := range runnerconfig.Ignored(c.Data, c.Meta) {
 		key := occ.Key
 		if underFreeForm(key) {
 			continue // the plugin receives these; the runner's decoder only does not look
+		}
+		// doctor decodes with 19.2's types; a later runner reads more keys.
+		since, read := readSince(ver, strings.Join(key, "."))
+		if read {
+			continue
 		}
 		last := key[len(key)-1]
 		fix, known := hints[last]
@@ -67,14 +73,42 @@ func run(p *checks.Pass) error {
 		if occ.Line > 0 {
 			src, line = fmt.Sprintf("%s:%d", c.Path, occ.Line), c.LineText(occ.Line)
 		}
+		cause := fmt.Sprintf("The runner ignores %s: no field of its config has that key, so the setting has no effect.", occ.Path)
+		if since != "" {
+			cause = fmt.Sprintf("%s is read only from gitlab-runner %s on, and this runner is %s: it ignores the setting.", occ.Path, since, versionText(ver))
+			fix = "Upgrade the runner to " + since + " or later, or remove " + occ.Path + "."
+		}
 		p.Report(checks.Finding{
 			Runner:   facts.RunnerOfPath(c, occ.Path),
-			Cause:    fmt.Sprintf("The runner ignores %s: no field of its config has that key, so the setting has no effect.", occ.Path),
+			Cause:    cause,
 			Evidence: []checks.Evidence{{Source: src, Detail: line}},
 			Fix:      fix,
 		})
 	}
 	return nil
+}
+
+// readSince says whether the runner's own version reads a dotted key
+// (known), and otherwise the first known version that does ("" for none).
+func readSince(ver *facts.Version, dotted string) (since string, known bool) {
+	if ver.Err == nil {
+		if keys, ok := runnerconfig.KeysFor(ver.Version.Version); ok && keys[dotted] {
+			return "", true
+		}
+	}
+	for _, v := range runnerconfig.KnownVersions() {
+		if keys, ok := runnerconfig.KeysFor(v); ok && keys[dotted] {
+			return v, false
+		}
+	}
+	return "", false
+}
+
+func versionText(ver *facts.Version) string {
+	if ver.Err != nil {
+		return "of a version doctor could not read (" + ver.Err.Error() + "), so an older one may be running"
+	}
+	return ver.Version.Version + " (" + ver.Source + ")"
 }
 
 // caseDuplicates reports a setting spelt twice in different case

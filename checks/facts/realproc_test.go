@@ -146,3 +146,61 @@ func TestRealProcessRelativeConfig(t *testing.T) {
 		t.Errorf("relative --config located at %q, want %q", got, want)
 	}
 }
+
+// TestRealProcessHome: client-go and the runner find ~/.kube/config through
+// the process's own $HOME, not /etc/passwd; with HOME unset client-go's
+// path is .kube/config relative to the working directory, read from the
+// real /proc/<pid>/cwd.
+func TestRealProcessHome(t *testing.T) {
+	probe := func(t *testing.T, pid int) (*RunAs, *Kubeconfig) {
+		t.Helper()
+		var ra *RunAs
+		var k *Kubeconfig
+		c := &checks.Check{
+			ID: "probe", Title: "t", Severity: checks.Info,
+			Doc:      checks.Doc{Cause: "c", Symptom: "s", Fix: "f", Verify: "v"},
+			Requires: []checks.Node{RunAsFact, KubeconfigFact},
+			Run:      func(p *checks.Pass) error { ra, k = RunAsFact.Get(p), KubeconfigFact.Get(p); return nil },
+		}
+		res, err := checks.Run(context.Background(), &checks.Env{Root: "/", RunnerPID: pid}, []*checks.Check{c}, checks.Options{})
+		if err != nil || res.Checks[0].Status != checks.StatusPass {
+			t.Fatalf("probe: %v %+v", err, res)
+		}
+		return ra, k
+	}
+	kubeconfig := func(dir string) string {
+		p := filepath.Join(dir, ".kube", "config")
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("apiVersion: v1\nkind: Config\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+
+	t.Run("HOME set", func(t *testing.T) {
+		home := t.TempDir()
+		want := kubeconfig(home)
+		pid := StartFakeRunner(t, t.TempDir(), []string{"run"}, []string{"HOME=" + home})
+		ra, k := probe(t, pid)
+		if !ra.HomeSet || ra.Home != home {
+			t.Errorf("HOME %q set %v, want the child's %q", ra.Home, ra.HomeSet, home)
+		}
+		if len(k.Files) != 1 || k.Files[0].Path != want {
+			t.Errorf("kubeconfig %+v (%s), want %s", k.Files, k.None, want)
+		}
+	})
+	t.Run("HOME unset", func(t *testing.T) {
+		cwd := t.TempDir()
+		want := kubeconfig(cwd)
+		pid := StartFakeRunner(t, cwd, []string{"run"}, []string{"PATH=/usr/bin:/bin"})
+		ra, k := probe(t, pid)
+		if ra.HomeSet || ra.Cwd != cwd {
+			t.Errorf("HOME set %v, cwd %q; want unset and %q", ra.HomeSet, ra.Cwd, cwd)
+		}
+		if len(k.Files) != 1 || k.Files[0].Path != want || !strings.Contains(k.Source, "HOME is unset") {
+			t.Errorf("kubeconfig %+v from %q (%s), want %s relative to the working directory", k.Files, k.Source, k.None, want)
+		}
+	})
+}

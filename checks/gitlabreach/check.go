@@ -52,7 +52,7 @@ func run(p *checks.Pass) error {
 			Runner:   b.Runner,
 			Cause:    b.Err.Error() + ": the runner cannot reach a GitLab it cannot name.",
 			Evidence: []checks.Evidence{{Source: src, Detail: line}},
-			Fix:      "Set url in [[runners]] to GitLab's external_url, e.g. https://gitlab.dorper-matrix.ts.net:8443/.",
+			Fix:      "Set url in [[runners]] to GitLab's external_url, with its scheme and port (https://<gitlab host>:<port>/).",
 		})
 	}
 	if len(ts) == 0 {

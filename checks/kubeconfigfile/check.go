@@ -93,7 +93,8 @@ func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.RunAs, src check
 			cause = fmt.Sprintf("The kubeconfig %s does not exist: client-go skips a missing file without a word, and with "+
 				"nothing else to load every job fails with `invalid configuration: no configuration has been provided`.", f.Path)
 		}
-		p.Report(checks.Finding{Cause: cause, Evidence: []checks.Evidence{src, {Source: f.Path, Detail: errText(f.Err)}}})
+		p.Report(checks.Finding{Cause: cause, Evidence: []checks.Evidence{src, {Source: f.Path, Detail: errText(f.Err)}},
+			Fix: installFix(f.Path, proc)})
 		return missing
 	}
 	if f.ParseErr != nil {
@@ -201,6 +202,15 @@ func examineContext(p *checks.Pass, k *facts.KubeTarget, runner *checks.RunnerRe
 			Fix:      "None if this cluster is meant; otherwise use the kubeconfig getKubeconfig returned.",
 		})
 	}
+}
+
+// installFix installs a kubeconfig where the runner looks, for its user.
+func installFix(file string, ra *facts.RunAs) string {
+	o := "<runner user>"
+	if ra != nil && ra.UIDKnown {
+		o = owner(ra)
+	}
+	return fmt.Sprintf("sudo install -d -m 0700 %s && sudo install -m 0600 -o %s <cluster>.kubeconfig.yaml %s", path.Dir(file), o, file)
 }
 
 // owner is the runner's user as chown takes it: its name, else its uid.
