@@ -33,7 +33,7 @@ var Check = &checks.Check{
 		Verify: "gitlab-runner verify --config /etc/gitlab-runner/config.toml",
 	},
 	// A GitLab that does not answer cannot judge a token.
-	Requires: []checks.Node{gitlabreach.Check, configdecode.Check, facts.ThisRunner},
+	Requires: []checks.Node{gitlabreach.Check, configdecode.Check, facts.ThisRunner, facts.ServiceFact},
 	Network:  true,
 	Timeout:  25 * time.Second,
 	Run:      run,
@@ -43,9 +43,24 @@ func run(p *checks.Pass) error {
 	e := facts.ThisRunner.Get(p)
 	f, err := verify(p.Context, p.Env, e.File, e.Label(), e.Runner, gitlab.StageDeadlines(p.Env))
 	if f != nil {
+		if f.Fix == "" {
+			f.Fix = registerFix(e, facts.ServiceFact.Get(p).Name)
+		}
 		p.Report(*f)
 	}
 	return err
+}
+
+// registerFix is the re-registration with this runner's own GitLab URL,
+// config file and unit; the URL loses any user info.
+func registerFix(e *facts.RunnerEntry, unit string) string {
+	base := "<GitLab url>"
+	if t, err := gitlab.ParseURL(e.Runner.URL, true, "url"); err == nil {
+		base = t.Base.String()
+	}
+	return fmt.Sprintf("Register the runner again: create it in GitLab (Settings > CI/CD > Runners, or Admin > CI/CD > Runners), "+
+		"then `gitlab-runner register --config %s --url %s --token <new glrt- token>`, and `sudo systemctl restart %s`.",
+		e.File.Path, base, unit)
 }
 
 // Kind names a token without showing it: its prefix type only.
