@@ -16,8 +16,8 @@ import (
 // as a unit name.
 var ErrInvalidName = errors.New("not a valid unit name")
 
-// followMax bounds alias hops (FOLLOW_MAX in src/basic/path-util.h).
-const followMax = 32
+// followMax bounds alias hops (FOLLOW_MAX in src/basic/unit-file.c).
+const followMax = 8
 
 // Load finds name (e.g. "gitlab-runner.service") on SearchPath under env's
 // root and reads it as systemd does.
@@ -25,8 +25,11 @@ const followMax = 32
 // The returned Unit is never nil when err is nil; err is only for an
 // invalid name or a nil env. Everything found on disk is reported in the
 // Unit: a unit with no fragment anywhere has Path "" (Found() is false)
-// and nothing else set, a masked unit has Masked set and is not parsed
-// further, and every unreadable or malformed file is a Problem.
+// and no settings, only Problems that may say why (a directory in its
+// place, a dangling alias); a masked unit has Masked set and is not
+// parsed further; every unreadable or malformed file is a Problem. A unit
+// with a Fatal Problem is still parsed as far as possible, so callers can
+// show what it says, but systemd would not run it.
 //
 // Fragment: the first file named name in SearchPath order wins
 // (unit_file_build_name_map() in src/basic/unit-file.c: "search_path is
@@ -60,10 +63,10 @@ func Load(env *checks.Env, name string) (*Unit, error) {
 	}
 	switch {
 	case errors.Is(err, errLoop):
-		u.warn(Source{Path: SearchPath[0]}, "alias symlinks for "+name+" loop; systemd cannot load it")
+		u.warn(lp.source(name), "alias symlinks for "+name+" loop; systemd cannot load it")
 		return u, nil
 	case errors.Is(err, errDangling):
-		u.warn(Source{Path: SearchPath[0]}, "an alias symlink for "+name+" points to a unit that has no file; systemd reports it not found")
+		u.warn(lp.source(name), "an alias symlink for "+name+" points to a unit that has no file; systemd reports it not found")
 		return u, nil
 	case err != nil:
 		return u, nil
@@ -269,6 +272,15 @@ type lookup struct {
 type idEntry struct {
 	path  string // a fragment (regular file or linked unit)
 	alias string // or the unit name an alias symlink points to
+	link  string // for an alias, the symlink's host path
+}
+
+// source names the symlink behind an alias problem.
+func (lp *lookup) source(name string) Source {
+	if e, ok := lp.ids[name]; ok {
+		return Source{Path: e.link}
+	}
+	return Source{Path: lp.ids[unitTemplate(name)].link}
 }
 
 func newLookup(env *checks.Env, want string, u *Unit) *lookup {
@@ -348,7 +360,7 @@ func (lp *lookup) symlink(dir, rdir, name string, report bool, u *Unit) (idEntry
 		}
 		return idEntry{}, false
 	}
-	return idEntry{alias: dst}, true
+	return idEntry{alias: dst, link: linkPath}, true
 }
 
 // aliasInvalid checks an alias src → dst as

@@ -375,6 +375,14 @@ func TestAliasesAndLinks(t *testing.T) {
 			t.Errorf("Path %q problems %v", u.Path, u.Problems)
 		}
 	})
+	t.Run("dangling alias", func(t *testing.T) {
+		f := newFixture(t)
+		f.link("/etc/systemd/system/gitlab-runner.service", "gone.service")
+		u := f.load("gitlab-runner.service")
+		if u.Found() || len(u.Problems) != 1 || u.Problems[0].Source.Path != "/etc/systemd/system/gitlab-runner.service" {
+			t.Errorf("Path %q problems %v", u.Path, u.Problems)
+		}
+	})
 	t.Run("symlink loop", func(t *testing.T) {
 		f := newFixture(t)
 		f.link("/opt/a", "/opt/b")
@@ -425,4 +433,18 @@ func hasFatal(u *Unit, msg string) bool {
 		}
 	}
 	return false
+}
+
+// A drop-in linked to /dev/null masks the vendor's drop-in of that name
+// (systemd.unit(5), Examples) and is no Problem.
+func TestDropInMask(t *testing.T) {
+	f := newFixture(t)
+	f.file("/usr/lib/systemd/system/gitlab-runner.service", "[Service]\nExecStart=/usr/bin/gitlab-runner run\n")
+	f.file("/usr/lib/systemd/system/gitlab-runner.service.d/10-vendor.conf", "[Service]\nUser=vendor\n")
+	f.link("/etc/systemd/system/gitlab-runner.service.d/10-vendor.conf", "/dev/null")
+	u := f.load("gitlab-runner.service")
+	noProblems(t, u)
+	if u.User != "" || !reflect.DeepEqual(u.DropIns, []string{"/etc/systemd/system/gitlab-runner.service.d/10-vendor.conf"}) {
+		t.Errorf("User %q DropIns %q", u.User, u.DropIns)
+	}
 }

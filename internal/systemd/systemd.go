@@ -70,9 +70,9 @@ type EnvFile struct {
 	// with specifiers resolved and the path simplified. It may be a glob
 	// pattern (systemd expands it with glob(3)).
 	Path     string
-	Optional bool   // "-" prefix: a missing or unreadable file is skipped
-	Source   Source // the EnvironmentFile= line
-	Matches  []string
+	Optional bool         // "-" prefix: a missing or unreadable file is skipped
+	Source   Source       // the EnvironmentFile= line
+	Matches  []string     // the files read, in order (one, or a glob's matches)
 	Vars     []Assignment // valid assignments of all matched files, in order
 	// Err is nil, or why the file could not be used. A missing optional
 	// file is not an error; any other failure of an optional file is

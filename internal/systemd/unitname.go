@@ -10,7 +10,7 @@ var unitTypes = []string{"service", "mount", "swap", "socket", "target", "device
 // unitNameMax is UNIT_NAME_MAX (256) without the trailing NUL.
 const unitNameMax = 255
 
-// validUnitChars is VALID_CHARS plus '@' (unit_name_is_valid()).
+// validUnitChar is VALID_CHARS of src/basic/unit-name.c ('@' is handled apart).
 func validUnitChar(c byte) bool {
 	return isAlnum(c) || strings.IndexByte(":-_.\\", c) >= 0
 }
