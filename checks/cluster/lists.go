@@ -43,27 +43,52 @@ type Lists struct {
 var ListsFact = &checks.Fact[*Lists]{
 	ID:       "cluster-lists",
 	Doc:      "runner-namespace pods, Pending pods, nodes, their events and priority classes, listed once per target and namespace",
-	Requires: []checks.Node{apiauth.Check, facts.APIClient, facts.ThisRunner},
+	Requires: []checks.Node{apiauth.Check, facts.APIClient, facts.ThisRunner, facts.Config},
 	Network:  true,
 	Compute: func(p *checks.Pass) (*Lists, error) {
 		api, ns := facts.APIClient.Get(p), facts.ThisRunner.Get(p).Namespace()
+		// With runners in several namespaces the Warning events are listed
+		// once for the whole cluster, so each extra namespace costs one list
+		// (its pods), not two; one namespace keeps the smaller list.
+		eventsNS := ns
+		if namespaces(facts.Config.Get(p)) > 1 {
+			eventsNS = ""
+		}
 		ctx, cancel := context.WithTimeout(p.Context, 15*time.Second)
 		defer cancel()
 		var wide *clusterLists
 		var local *namespaceLists
+		var events *eventList
 		var wg sync.WaitGroup
 		wg.Go(func() {
 			wide, _ = checks.Shared(p, "lists "+api.Key, func() (*clusterLists, error) { return listCluster(ctx, api), nil })
 		})
 		wg.Go(func() {
-			local, _ = checks.Shared(p, "lists "+api.Key+" ns "+ns, func() (*namespaceLists, error) { return listNamespace(ctx, api, ns), nil })
+			local, _ = checks.Shared(p, "pods "+api.Key+" ns "+ns, func() (*namespaceLists, error) { return listPods(ctx, api, ns), nil })
+		})
+		wg.Go(func() {
+			events, _ = checks.Shared(p, "events "+api.Key+" ns "+eventsNS, func() (*eventList, error) { return listEvents(ctx, api, eventsNS), nil })
 		})
 		wg.Wait()
-		if wide == nil || local == nil {
+		if wide == nil || local == nil || events == nil {
 			return nil, fmt.Errorf("listing: %w", context.Cause(ctx))
 		}
-		return join(ns, wide, local), nil
+		return join(ns, wide, local, events), nil
 	},
+}
+
+// namespaces counts the distinct namespaces of the Kubernetes runners.
+func namespaces(c *facts.ConfigFile) int {
+	if !c.Decoded() {
+		return 1
+	}
+	seen := map[string]bool{}
+	for _, r := range c.Config.Runners {
+		if checks.NormalizeExecutor(r.Executor) == checks.Kubernetes {
+			seen[facts.NamespaceOf(r)] = true
+		}
+	}
+	return len(seen)
 }
 
 // clusterLists are what every runner of a target sees alike.
@@ -74,11 +99,16 @@ type clusterLists struct {
 	PriorityClasses          []schedv1.PriorityClass
 }
 
-// namespaceLists are one runner namespace's.
+// namespaceLists are one runner namespace's pods.
 type namespaceLists struct {
-	pods, events error
-	RunnerPods   []corev1.Pod
-	Events       []corev1.Event
+	pods       error
+	RunnerPods []corev1.Pod
+}
+
+// eventList are the Warning events of pods, of one namespace or ("") all.
+type eventList struct {
+	err    error
+	Events []corev1.Event
 }
 
 func listCluster(ctx context.Context, api *facts.API) *clusterLists {
@@ -119,45 +149,45 @@ func listCluster(ctx context.Context, api *facts.API) *clusterLists {
 	return l
 }
 
-func listNamespace(ctx context.Context, api *facts.API, ns string) *namespaceLists {
+func listPods(ctx context.Context, api *facts.API, ns string) *namespaceLists {
 	l := &namespaceLists{}
-	core := api.Client.CoreV1()
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		l.pods = pages(ctx, func(o metav1.ListOptions) (string, error) {
-			r, err := core.Pods(ns).List(ctx, o)
-			if err != nil {
-				return "", err
-			}
-			l.RunnerPods = append(l.RunnerPods, r.Items...)
-			return r.Continue, nil
-		}, metav1.ListOptions{})
-	})
-	// Events of the runner namespace's pods, in parallel with the rest: the
-	// checks read them for Pending job pods (FailedScheduling, pull errors).
-	// Cluster-wide Warning events can run to thousands on a real cluster.
-	wg.Go(func() {
-		l.events = pages(ctx, func(o metav1.ListOptions) (string, error) {
-			r, err := core.Events(ns).List(ctx, o)
-			if err != nil {
-				return "", err
-			}
-			l.Events = append(l.Events, r.Items...)
-			return r.Continue, nil
-		}, metav1.ListOptions{FieldSelector: "involvedObject.kind=Pod,type=Warning"})
-	})
-	wg.Wait()
+	l.pods = pages(ctx, func(o metav1.ListOptions) (string, error) {
+		r, err := api.Client.CoreV1().Pods(ns).List(ctx, o)
+		if err != nil {
+			return "", err
+		}
+		l.RunnerPods = append(l.RunnerPods, r.Items...)
+		return r.Continue, nil
+	}, metav1.ListOptions{})
+	return l
+}
+
+// listEvents lists the Warning events of pods, in parallel with the rest:
+// the checks read them for Pending job pods (FailedScheduling, pull
+// errors). Cluster-wide Warning events can run to thousands on a real
+// cluster, so they are listed cluster-wide only when runners use several
+// namespaces.
+func listEvents(ctx context.Context, api *facts.API, ns string) *eventList {
+	l := &eventList{}
+	l.err = pages(ctx, func(o metav1.ListOptions) (string, error) {
+		r, err := api.Client.CoreV1().Events(ns).List(ctx, o)
+		if err != nil {
+			return "", err
+		}
+		l.Events = append(l.Events, r.Items...)
+		return r.Continue, nil
+	}, metav1.ListOptions{FieldSelector: "involvedObject.kind=Pod,type=Warning"})
 	return l
 }
 
 // join is one runner's view: the shared lists, read only, and its own
 // namespace's events of Pending pods.
-func join(ns string, wide *clusterLists, local *namespaceLists) *Lists {
+func join(ns string, wide *clusterLists, local *namespaceLists, events *eventList) *Lists {
 	l := &Lists{
 		Namespace: ns, RunnerPods: local.RunnerPods, PendingPods: wide.PendingPods, Nodes: wide.Nodes,
 		PriorityClasses: wide.PriorityClasses, PendingEvents: map[string][]corev1.Event{}, Errs: map[string]error{},
 	}
-	for name, err := range map[string]error{"runner pods": local.pods, "events": local.events,
+	for name, err := range map[string]error{"runner pods": local.pods, "events": events.err,
 		"pending pods": wide.pending, "nodes": wide.nodes, "priorityclasses": wide.priority} {
 		if err != nil {
 			l.Errs[name] = err
@@ -167,9 +197,9 @@ func join(ns string, wide *clusterLists, local *namespaceLists) *Lists {
 	for _, p := range l.PendingPods {
 		pending[p.Namespace+"/"+p.Name] = true
 	}
-	for _, e := range local.Events {
+	for _, e := range events.Events {
 		key := e.InvolvedObject.Namespace + "/" + e.InvolvedObject.Name
-		if pending[key] {
+		if pending[key] && e.InvolvedObject.Namespace == ns {
 			l.PendingEvents[key] = append(l.PendingEvents[key], e)
 		}
 	}

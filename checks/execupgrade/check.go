@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
@@ -58,7 +59,18 @@ func run(p *checks.Pass) error {
 		defer cancel()
 		return Upgrade(ctx, p.Env, api.Config, u, proto)
 	}
-	spdy, ws := probe(SPDY), probe(WebSocket)
+	// The probe tests the path to the apiserver, the same for every runner
+	// of this target and namespace: sent once, in parallel.
+	type pair struct{ spdy, ws Probe }
+	pr, _ := checks.Shared(p, "exec "+api.Key+" ns "+ns, func() (pair, error) {
+		var x pair
+		var wg sync.WaitGroup
+		wg.Go(func() { x.spdy = probe(SPDY) })
+		wg.Go(func() { x.ws = probe(WebSocket) })
+		wg.Wait()
+		return x, nil
+	})
+	spdy, ws := pr.spdy, pr.ws
 	ev := []checks.Evidence{
 		{Source: "POST " + u.Path, Detail: spdy.String()},
 		{Source: "GET " + u.Path, Detail: ws.String()},

@@ -7,6 +7,8 @@ import (
 
 	authzv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/socialwebcomputer/doctor/checks"
 )
 
 // Access is one verb on one resource, as an access review asks it.
@@ -43,33 +45,47 @@ func (a Access) Forbidden(user string) string {
 // SelfSubjectRulesReview per namespace and decides locally; what the rules do
 // not settle (an incomplete review, or a denial) is asked again with a
 // SelfSubjectAccessReview, which is authoritative.
-func Allowed(ctx context.Context, api *API, want []Access) (map[Access]bool, error) {
+//
+// Runners of one target ask their reviews once: the rules of a namespace
+// and each access review are shared by target (checks.Shared).
+func Allowed(p *checks.Pass, ctx context.Context, api *API, want []Access) (map[Access]bool, error) {
 	out := map[Access]bool{}
-	rules := map[string]*authzv1.SubjectRulesReviewStatus{}
 	for _, a := range want {
-		ns := a.Namespace
-		if _, done := rules[ns]; !done && ns != "" {
-			r, err := api.Client.AuthorizationV1().SelfSubjectRulesReviews().Create(ctx,
-				&authzv1.SelfSubjectRulesReview{Spec: authzv1.SelfSubjectRulesReviewSpec{Namespace: ns}}, metav1.CreateOptions{})
+		var st *authzv1.SubjectRulesReviewStatus
+		if ns := a.Namespace; ns != "" {
+			var err error
+			st, err = checks.Shared(p, "rules "+api.Key+" ns "+ns, func() (*authzv1.SubjectRulesReviewStatus, error) {
+				r, err := api.Client.AuthorizationV1().SelfSubjectRulesReviews().Create(ctx,
+					&authzv1.SelfSubjectRulesReview{Spec: authzv1.SelfSubjectRulesReviewSpec{Namespace: ns}}, metav1.CreateOptions{})
+				if err != nil {
+					return nil, err
+				}
+				return &r.Status, nil
+			})
 			if err != nil {
 				return nil, err
 			}
-			rules[ns] = &r.Status
 		}
-		if st := rules[ns]; st != nil && !st.Incomplete && permits(st.ResourceRules, a) {
+		if st != nil && !st.Incomplete && permits(st.ResourceRules, a) {
 			out[a] = true
 			continue
 		}
-		res, sub, _ := strings.Cut(a.Resource, "/")
-		r, err := api.Client.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authzv1.SelfSubjectAccessReview{
-			Spec: authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authzv1.ResourceAttributes{
-				Namespace: a.Namespace, Verb: a.Verb, Group: a.Group, Resource: res, Subresource: sub,
-			}},
-		}, metav1.CreateOptions{})
+		allowed, err := checks.Shared(p, "access "+api.Key+" "+a.Namespace+" "+a.String(), func() (bool, error) {
+			res, sub, _ := strings.Cut(a.Resource, "/")
+			r, err := api.Client.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authzv1.SelfSubjectAccessReview{
+				Spec: authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authzv1.ResourceAttributes{
+					Namespace: a.Namespace, Verb: a.Verb, Group: a.Group, Resource: res, Subresource: sub,
+				}},
+			}, metav1.CreateOptions{})
+			if err != nil {
+				return false, err
+			}
+			return r.Status.Allowed, nil
+		})
 		if err != nil {
 			return nil, err
 		}
-		out[a] = r.Status.Allowed
+		out[a] = allowed
 	}
 	return out, nil
 }

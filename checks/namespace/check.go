@@ -40,7 +40,16 @@ func run(p *checks.Pass) error {
 	ns := r.Namespace()
 	ctx, cancel := context.WithTimeout(p.Context, checks.APICallTimeout)
 	defer cancel()
-	obj, err := facts.APIClient.Get(p).Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	api := facts.APIClient.Get(p)
+	type got struct {
+		obj *corev1.Namespace
+		err error
+	}
+	g, _ := checks.Shared(p, "namespace "+api.Key+" "+ns, func() (got, error) {
+		obj, err := api.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		return got{obj, err}, nil
+	})
+	obj, err := g.obj, g.err
 	src := fmt.Sprintf("GET /api/v1/namespaces/%s", ns)
 	switch {
 	case apierrors.IsNotFound(err):

@@ -42,7 +42,7 @@ func run(p *checks.Pass) error {
 	ctx, cancel := context.WithTimeout(p.Context, checks.APICallTimeout)
 	defer cancel()
 	all := facts.Access{Verb: "*", Group: "*", Resource: "*"}
-	ok, err := facts.Allowed(ctx, api, []facts.Access{all})
+	ok, err := facts.Allowed(p, ctx, api, []facts.Access{all})
 	if err != nil {
 		return fmt.Errorf("access review: %w", err)
 	}

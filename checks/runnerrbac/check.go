@@ -41,7 +41,7 @@ func run(p *checks.Pass) error {
 	want := NeededFor(r.Runner)
 	ctx, cancel := context.WithTimeout(p.Context, 15*time.Second)
 	defer cancel()
-	allowed, err := facts.Allowed(ctx, api, want)
+	allowed, err := facts.Allowed(p, ctx, api, want)
 	if err != nil {
 		return fmt.Errorf("access review: %w", err)
 	}
