@@ -33,6 +33,23 @@ type Env struct {
 	ConfigPath     string // --config; "" means locate as the runner does
 	KubeconfigPath string // --kubeconfig; "" means the runner's KUBECONFIG
 
+	// ContextOverride is --context: every Kubernetes runner uses this
+	// context of the kubeconfig instead of its own ([runners.kubernetes]
+	// context, else the kubeconfig's current-context). "" means its own.
+	ContextOverride string
+	// NamespaceOverride is -n/--namespace: every Kubernetes runner is
+	// diagnosed in this namespace instead of [runners.kubernetes] namespace.
+	// "" means its own.
+	NamespaceOverride string
+	// RequestTimeout is --request-timeout: the bound of one API call. Zero
+	// means APICallTimeout; APITimeout gives the one in force.
+	RequestTimeout time.Duration
+	// Log receives what -v/--v=N asks for; nil logs nothing. Levels, as
+	// kubectl's: 2 every dial (Dial logs them itself), 6 every API request
+	// (method, URL, status, latency), 8 also request and response headers.
+	// The CLI redacts what it prints; callers still never pass a secret.
+	Log func(level int, format string, args ...any)
+
 	// Settings for later checks (API, DNS, HTTP) live here too, each with a
 	// production default that the CLI sets and tests override.
 	Settings map[string]string
@@ -168,19 +185,46 @@ func (e *Env) Setting(name, def string) string {
 	return def
 }
 
+// Logf logs at level through Log, when there is one.
+func (e *Env) Logf(level int, format string, args ...any) {
+	if e != nil && e.Log != nil {
+		e.Log(level, format, args...)
+	}
+}
+
+// APITimeout is the bound of one API call: --request-timeout when given,
+// else APICallTimeout.
+func (e *Env) APITimeout() time.Duration {
+	if e.RequestTimeout > 0 {
+		return e.RequestTimeout
+	}
+	return APICallTimeout
+}
+
 // Dial is the only way a check opens a connection: it refuses under
-// --offline and always carries the pass's deadline.
+// --offline and always carries the pass's deadline. Every dial is logged
+// at level 2.
 func (e *Env) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	if e.Offline {
+		e.Logf(2, "dial %s %s: refused: --offline", network, addr)
 		return nil, ErrOffline
 	}
 	if err := loopbackOnly(addr); err != nil {
+		e.Logf(2, "dial %s %s: %v", network, addr, err)
 		return nil, err
 	}
 	// A dial without a deadline of its own still gets one: an unreachable
 	// endpoint must be a finding, never a hang.
 	d := net.Dialer{Timeout: DefaultDialTimeout}
-	return d.DialContext(ctx, network, addr)
+	start := time.Now()
+	c, err := d.DialContext(ctx, network, addr)
+	took := time.Since(start).Round(time.Microsecond)
+	if err != nil {
+		e.Logf(2, "dial %s %s: %v (after %s)", network, addr, err, took)
+		return nil, err
+	}
+	e.Logf(2, "dial %s %s: connected from %s (%s)", network, addr, c.LocalAddr(), took)
+	return c, nil
 }
 
 // IsTimeout tells a deadline from other failures, so a timeout is reported

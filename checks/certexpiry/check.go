@@ -95,8 +95,8 @@ func run(p *checks.Pass) error {
 	if !slices.Contains(c.Subject.Organization, OwnersGroup) {
 		p.Report(checks.Finding{
 			Severity: checks.Info,
-			Cause: fmt.Sprintf("The client certificate's groups are [%v], not %s: it is not a gateway owner certificate, so "+
-				"cluster-admin is not given by construction.", c.Subject.Organization, OwnersGroup),
+			Cause: fmt.Sprintf("The client certificate's groups are [%s], not %s: it is not a gateway owner certificate, so "+
+				"cluster-admin is not given by construction.", groupsText(c.Subject.Organization), OwnersGroup),
 			Evidence: ev,
 			Fix:      "None if this identity has its own RBAC; otherwise use the kubeconfig getKubeconfig returned.",
 		})
@@ -116,6 +116,13 @@ func renewFix(k *facts.KubeTarget, ra *facts.RunAs) string {
 		owner = " -o " + ra.User
 	}
 	return fmt.Sprintf("Download a new kubeconfig with getKubeconfig and install it over the old file: sudo install -m 0600%s <cluster>.kubeconfig.yaml %s. Nothing else in the runner changes.", owner, file)
+}
+
+func groupsText(gs []string) string {
+	if len(gs) == 0 {
+		return "no groups"
+	}
+	return strings.Join(gs, ", ")
 }
 
 func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04Z") }

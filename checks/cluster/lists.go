@@ -70,6 +70,11 @@ var ListsFact = &checks.Fact[*Lists]{
 			events, _ = checks.Shared(p, "events "+api.Key+" ns "+eventsNS, func() (*eventList, error) { return listEvents(ctx, api, eventsNS), nil })
 		})
 		wg.Wait()
+		if events != nil && eventsNS == "" && apierrors.IsForbidden(events.err) {
+			// An identity scoped to its namespace may not list the cluster's
+			// events: its own namespace's are what it needs.
+			events, _ = checks.Shared(p, "events "+api.Key+" ns "+ns, func() (*eventList, error) { return listEvents(ctx, api, ns), nil })
+		}
 		if wide == nil || local == nil || events == nil {
 			return nil, fmt.Errorf("listing: %w", context.Cause(ctx))
 		}

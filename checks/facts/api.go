@@ -96,7 +96,44 @@ func restConfig(p *checks.Pass) (*rest.Config, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("client config: %w", err)
 	}
+	if err := inlineFiles(p.Env, cfg); err != nil {
+		return nil, "", err
+	}
 	return cfg, "kubeconfig context " + k.ContextName, nil
+}
+
+// inlineFiles reads the files a kubeconfig names (client-certificate,
+// client-key, certificate-authority, tokenFile) through the Env, so they
+// are under --root, size-bounded and regular files only, and hands
+// client-go their bytes: left to itself it reads whole files by host path,
+// and a /dev/zero there is unbounded memory.
+func inlineFiles(env *checks.Env, cfg *rest.Config) error {
+	for _, f := range []struct {
+		path *string
+		data *[]byte
+		what string
+	}{
+		{&cfg.TLSClientConfig.CertFile, &cfg.TLSClientConfig.CertData, "client-certificate"},
+		{&cfg.TLSClientConfig.KeyFile, &cfg.TLSClientConfig.KeyData, "client-key"},
+		{&cfg.TLSClientConfig.CAFile, &cfg.TLSClientConfig.CAData, "certificate-authority"},
+	} {
+		if *f.path == "" {
+			continue
+		}
+		b, err := env.ReadFile(hostPath(env, *f.path))
+		if err != nil {
+			return fmt.Errorf("the kubeconfig's %s: %w", f.what, err)
+		}
+		*f.data, *f.path = b, ""
+	}
+	if cfg.BearerTokenFile != "" {
+		b, err := env.ReadFile(hostPath(env, cfg.BearerTokenFile))
+		if err != nil {
+			return fmt.Errorf("the kubeconfig's tokenFile: %w", err)
+		}
+		cfg.BearerToken, cfg.BearerTokenFile = strings.TrimSpace(string(b)), ""
+	}
+	return nil
 }
 
 // outOfCluster mirrors getOutClusterClientConfig: host, and cert_file,
@@ -188,9 +225,10 @@ func NewAPI(env *checks.Env, cfg *rest.Config) (*API, error) {
 	cfg.Dial = env.Dial
 	n := &atomic.Int64{}
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		bounded := boundBodies(rt)
 		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			n.Add(1)
-			return rt.RoundTrip(r)
+			return bounded.RoundTrip(r)
 		})
 	})
 	cs, err := kubernetes.NewForConfig(cfg)

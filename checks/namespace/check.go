@@ -59,7 +59,7 @@ func run(p *checks.Pass) error {
 			Fix:      manifest(ns),
 		})
 	case apierrors.IsForbidden(err):
-		return checks.Skip("the identity may not read namespace %s (a Role-scoped service account): %v", ns, err)
+		return checks.Skip("the identity may not read namespace %s (its RBAC does not grant it): %v", ns, err)
 	case err != nil:
 		return fmt.Errorf("%s: %w", src, err)
 	case obj.Status.Phase == corev1.NamespaceTerminating:

@@ -77,6 +77,16 @@ func diagnose(p *checks.Pass, l *cluster.Lists, pod *corev1.Pod, largest corev1.
 		})
 		return
 	}
+	if err := l.Errs["events"]; err != nil {
+		// The events could not be read: say so, never "no event says why".
+		p.Report(checks.Finding{
+			Severity: checks.Warning,
+			Cause:    fmt.Sprintf("%s is Pending while nodes exist and its requests fit the largest node; its events could not be listed, so the scheduler's reason is not known here.", src),
+			Evidence: append(ev, checks.Evidence{Source: "list events", Detail: checks.Redact(err.Error())}),
+			Fix:      "kubectl describe pod -n " + pod.Namespace + " " + pod.Name + " shows the FailedScheduling event, with a credential that may read events.",
+		})
+		return
+	}
 	p.Report(checks.Finding{
 		Severity: checks.Warning,
 		Cause:    fmt.Sprintf("%s is Pending while nodes exist, its requests fit the largest node, and no scheduler event says why yet.", src),
