@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"sync/atomic"
+
+	"k8s.io/klog/v2"
 )
 
 // Every API byte comes through one bounded door: a response body larger
@@ -71,3 +73,11 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 }
 
 func (b *boundedBody) Close() error { return b.rc.Close() }
+
+func init() {
+	// client-go logs through klog to stderr (a body it could not read, a
+	// retry), with URLs and server text in it: doctor reports what it learnt
+	// as findings, and its stderr is pasted into tickets.
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
+}

@@ -73,7 +73,17 @@ func run(p *checks.Pass) error {
 		cause += " KUBECONFIG appears only in [[runners]] environment = [...], which reaches the job container, not the runner."
 		fix = "Move KUBECONFIG from environment = [...] to the runner's own environment. " + dropIn(unit, v)
 	}
-	p.Report(checks.Finding{Cause: cause, Evidence: ev, Fix: fix})
+	f := checks.Finding{Cause: cause, Evidence: ev, Fix: fix}
+	if svc := facts.ServiceFact.Get(p); svc.Found() && !env.FromUnit {
+		if vars, origin := svc.Unit.Environ(); vars["KUBECONFIG"] != "" {
+			// The unit gives it; the process started before it did.
+			f.CausedBy = "runner-service"
+			f.Cause += fmt.Sprintf(" %s sets KUBECONFIG=%s (%s), but the running process predates that: it needs a restart.",
+				svc.Name, vars["KUBECONFIG"], origin["KUBECONFIG"])
+			f.Fix = fmt.Sprintf("sudo systemctl daemon-reload && sudo systemctl restart %s", svc.Name)
+		}
+	}
+	p.Report(f)
 	return nil
 }
 
