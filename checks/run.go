@@ -281,8 +281,12 @@ func Run(ctx context.Context, env *Env, catalog []*Check, opt Options) (*Result,
 	}
 	for _, c := range catalog {
 		if r, ok := host.results[c]; ok {
-			res.Checks = append(res.Checks, CheckResult{Check: c, Status: r.status, Reason: r.reason,
-				Duration: r.duration, Findings: keep(r.findings)})
+			kept, status := keep(r.findings), r.status
+			if status == StatusFail && worst(kept) < Warning {
+				status = StatusPass // what failed concerns runners --runner left out
+			}
+			res.Checks = append(res.Checks, CheckResult{Check: c, Status: status, Reason: r.reason,
+				Duration: r.duration, Findings: kept})
 			continue
 		}
 		for _, s := range runners {
@@ -297,6 +301,15 @@ func Run(ctx context.Context, env *Env, catalog []*Check, opt Options) (*Result,
 		}
 	}
 	return res, runnerErr
+}
+
+// worst is the worst severity of fs, Default for none.
+func worst(fs []Finding) Severity {
+	w := Default
+	for _, f := range fs {
+		w = max(w, f.Severity)
+	}
+	return w
 }
 
 func selectedRunner(rs []Subject, ref *RunnerRef) bool {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/BurntSushi/toml"
 
@@ -93,12 +94,23 @@ func run(p *checks.Pass) error {
 	}
 	refusals(p, c, located)
 	if len(c.Config.Runners) == 0 {
-		p.Report(checks.Finding{
+		f := checks.Finding{
 			Severity: checks.Error,
 			Cause:    "config.toml decodes but has no [[runners]]: the process runs and takes no job.",
 			Evidence: []checks.Evidence{located},
 			Fix:      "Register the runner (gitlab-runner register) or restore its [[runners]] block.",
-		})
+		}
+		// A [[runner]] typo: registering again would add a second block and
+		// keep the typo.
+		for _, occ := range runnerconfig.Undecoded(c.Data, c.Meta) {
+			if len(occ.Key) == 1 && strings.HasPrefix(strings.ToLower(occ.Key[0]), "runner") && occ.Line > 0 {
+				f.Cause += fmt.Sprintf(" Line %d has [[%s]], which the runner does not read.", occ.Line, occ.Key[0])
+				f.Evidence = append(f.Evidence, checks.Evidence{Source: fmt.Sprintf("%s:%d", c.Path, occ.Line), Detail: "[[" + occ.Key[0] + "]]"})
+				f.Fix = fmt.Sprintf("Rename [[%s]] on line %d to [[runners]], then restart the runner.", occ.Key[0], occ.Line)
+				break
+			}
+		}
+		p.Report(f)
 	}
 	return nil
 }

@@ -50,11 +50,16 @@ func run(p *checks.Pass) error {
 	}
 	caseDuplicates(p, c)
 	ver := facts.VersionFact.Get(p)
+	var reported []string // paths reported: what lies below one is that one's
 	for _, occ := range runnerconfig.Ignored(c.Data, c.Meta) {
 		key := occ.Key
 		if underFreeForm(key) {
 			continue // the plugin receives these; the runner's decoder only does not look
 		}
+		if below(occ.Path, reported) {
+			continue // a [[runner]] typo is one finding, not one per key in it
+		}
+		reported = append(reported, occ.Path)
 		// doctor decodes with 19.2's types; a later runner reads more keys.
 		since, read := readSince(ver, strings.Join(key, "."))
 		if read {
@@ -73,19 +78,42 @@ func run(p *checks.Pass) error {
 		if occ.Line > 0 {
 			src, line = fmt.Sprintf("%s:%d", c.Path, occ.Line), c.LineText(occ.Line)
 		}
-		cause := fmt.Sprintf("The runner ignores %s: no field of its config has that key, so the setting has no effect.", occ.Path)
+		ref := facts.RunnerOfPath(c, occ.Path)
+		name := readable(occ.Path, key, ref)
+		cause := fmt.Sprintf("The runner ignores %s: no field of its config has that key, so the setting has no effect.", name)
 		if since != "" {
-			cause = fmt.Sprintf("%s is read only from gitlab-runner %s on, and this runner is %s: it ignores the setting.", occ.Path, since, versionText(ver))
-			fix = "Upgrade the runner to " + since + " or later, or remove " + occ.Path + "."
+			cause = fmt.Sprintf("%s is read only from gitlab-runner %s on, and this runner is %s: it ignores the setting.", name, since, versionText(ver))
+			fix = "Upgrade the runner to " + since + " or later, or remove " + name + "."
 		}
 		p.Report(checks.Finding{
-			Runner:   facts.RunnerOfPath(c, occ.Path),
+			Runner:   ref,
 			Cause:    cause,
 			Evidence: []checks.Evidence{{Source: src, Detail: line}},
 			Fix:      fix,
 		})
 	}
 	return nil
+}
+
+// below reports whether path lies inside one already reported: a table
+// the runner ignores whole is one finding.
+func below(path string, reported []string) bool {
+	for _, r := range reported {
+		if strings.HasPrefix(path, r+".") || strings.HasPrefix(path, r+"[") {
+			return true
+		}
+	}
+	return false
+}
+
+// readable names a key the way an operator counts runners: "run_untagged of
+// [[runners]] #3 \"x\"", not the 0-based runners[2].run_untagged.
+func readable(path string, key []string, ref *checks.RunnerRef) string {
+	if ref == nil || len(key) < 2 {
+		return path
+	}
+	_, rest, _ := strings.Cut(path, "]")
+	return strings.TrimPrefix(rest, ".") + " of " + ref.String()
 }
 
 // readSince says whether the runner's own version reads a dotted key
@@ -120,12 +148,14 @@ func caseDuplicates(p *checks.Pass, c *facts.ConfigFile) {
 		for _, n := range d.Lines {
 			ev = append(ev, checks.Evidence{Source: fmt.Sprintf("%s:%d", c.Path, n), Detail: c.LineText(n)})
 		}
+		ref := facts.RunnerOfPath(c, d.Path)
+		name := readable(d.Path, d.Key, ref)
 		p.Report(checks.Finding{
-			Runner: facts.RunnerOfPath(c, d.Path),
+			Runner: ref,
 			Cause: fmt.Sprintf("%s is set %d times in spellings that differ only in case: the runner's decoder stores each into the "+
-				"same field in the order it walks a Go map, so which value the runner uses can change at every start or reload.", d.Path, len(d.Lines)),
+				"same field in the order it walks a Go map, so which value the runner uses can change at every start or reload.", name, len(d.Lines)),
 			Evidence: ev,
-			Fix:      fmt.Sprintf("Keep one %s, spelt %s, and remove the others.", d.Path, d.Key[len(d.Key)-1]),
+			Fix:      fmt.Sprintf("Keep one %s, spelt %s, and remove the others.", name, d.Key[len(d.Key)-1]),
 		})
 	}
 }

@@ -45,7 +45,7 @@ var Config = &checks.Fact[*ConfigFile]{
 		if c.ReadErr != nil {
 			return c, nil
 		}
-		c.Config, c.Meta, c.DecodeErr = runnerconfig.Decode(c.Data)
+		c.Config, c.Meta, c.DecodeErr = decode(c.Data)
 		return c, nil
 	},
 }
@@ -182,8 +182,69 @@ func RunnerKey(parts ...string) toml.Key {
 
 // RunnerLabel names a [[runners]] element in findings.
 func RunnerLabel(i int, r *runnerconfig.Runner) string {
-	if r.Name != "" {
-		return fmt.Sprintf("[[runners]] %q", r.Name)
+	return RefOf(i, r).String()
+}
+
+// decode decodes as the runner does, but with one spelling of a setting
+// spelt twice in different case (Executor beside executor): the runner
+// keeps whichever its decoder visits last in Go's randomised map order, so
+// its choice differs between starts, and doctor must not differ between
+// runs. It diagnoses the runner's own spelling; config-unknown-keys reports
+// both lines. When blanking changes what decodes, the text as written is
+// decoded instead.
+func decode(data []byte) (*runnerconfig.Config, toml.MetaData, error) {
+	if one := oneSpelling(data); one != nil {
+		if cfg, md, err := runnerconfig.Decode(one); err == nil {
+			return cfg, md, nil
+		}
 	}
-	return fmt.Sprintf("[[runners]] #%d", i+1)
+	return runnerconfig.Decode(data)
+}
+
+// oneSpelling blanks the lines of the other spellings of each case
+// duplicate whose runner's spelling is present, keeping line numbers; nil
+// when there is nothing to blank.
+func oneSpelling(data []byte) []byte {
+	dups := runnerconfig.CaseDuplicates(data)
+	if len(dups) == 0 {
+		return nil
+	}
+	lines := strings.Split(string(data), "\n")
+	keyOf := func(n int) (string, bool) {
+		if n < 1 || n > len(lines) {
+			return "", false
+		}
+		t := strings.TrimSpace(lines[n-1])
+		k, _, ok := strings.Cut(t, "=")
+		if !ok || strings.HasPrefix(t, "[") {
+			return "", false // a table header: leave it
+		}
+		k = strings.TrimSpace(k)
+		if i := strings.LastIndexByte(k, '.'); i >= 0 {
+			k = strings.TrimSpace(k[i+1:])
+		}
+		return strings.Trim(k, `"'`), true
+	}
+	changed := false
+	for _, d := range dups {
+		want := d.Key[len(d.Key)-1]
+		exact := false
+		for _, n := range d.Lines {
+			if k, ok := keyOf(n); ok && k == want {
+				exact = true
+			}
+		}
+		if !exact {
+			continue
+		}
+		for _, n := range d.Lines {
+			if k, ok := keyOf(n); ok && k != want {
+				lines[n-1], changed = "", true
+			}
+		}
+	}
+	if !changed {
+		return nil
+	}
+	return []byte(strings.Join(lines, "\n"))
 }

@@ -132,7 +132,7 @@ func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.RunAs, src check
 			Severity: checks.Warning,
 			Cause: fmt.Sprintf("%s has mode %04o: users other than the runner's can read it, and its key is cluster-admin "+
 				"in the tenant cluster.", f.Path, mode),
-			Evidence: []checks.Evidence{{Source: f.Path, Detail: fmt.Sprintf("mode %04o owner %d:%d", mode, f.Owner, f.Group)}},
+			Evidence: []checks.Evidence{src, {Source: f.Path, Detail: fmt.Sprintf("mode %04o owner %d:%d", mode, f.Owner, f.Group)}},
 			Fix:      "sudo chmod 0600 " + f.Path,
 		})
 	}

@@ -54,7 +54,7 @@ func run(p *checks.Pass) error {
 	}
 	unit := facts.ServiceFact.Get(p).Name
 	ev := []checks.Evidence{
-		{Source: env.Source, Detail: fmt.Sprintf("no KUBECONFIG among %d variables of %s", len(env.Vars), ra.Label())},
+		{Source: env.Source, Detail: "KUBECONFIG is not set in the environment of " + ra.Label()},
 		{Source: home, Detail: "does not exist: " + how},
 	}
 	candidates := facts.CandidateKubeconfigs(p.Env, path.Dir(e.File.Path), facts.DefaultRootConfigDir)
@@ -63,7 +63,7 @@ func run(p *checks.Pass) error {
 		want = candidates[0]
 		ev = append(ev, checks.Evidence{Source: strings.Join(candidates, ", "), Detail: "kubeconfig files on this host the runner could be given"})
 	}
-	cause := fmt.Sprintf("%s uses the Kubernetes executor with no host, but the runner process has no KUBECONFIG and "+
+	cause := fmt.Sprintf("%s uses the Kubernetes executor with no host, but the runner's environment has no KUBECONFIG and "+
 		"no %s: every job fails with `getting Kubernetes config: invalid configuration: no "+
 		"configuration has been provided, try setting KUBERNETES_MASTER environment variable`.", e.Label(), home)
 	fix := dropIn(unit, want)

@@ -116,8 +116,8 @@ func TestValidTokenPassesWithTheRunnersOwnCall(t *testing.T) {
 func TestForbiddenOrphanedAndLegacy(t *testing.T) {
 	r := verify(t, gitlabtest.Options{}, good, removed, orphan, legacy)
 	wantSays(t, r.token, checks.StatusFail,
-		`[[runners]] "runner-2": GitLab answers 403 to a glrt- runner authentication token: the token is invalid or the runner was removed in GitLab: re-register`,
-		`[[runners]] "runner-3": GitLab answers 422`, "orphaned", "system_id")
+		`[[runners]] #2 "runner-2": GitLab answers 403 to a glrt- runner authentication token: the token is invalid or the runner was removed in GitLab: re-register`,
+		`[[runners]] #3 "runner-3": GitLab answers 422`, "orphaned", "system_id")
 	if n := len(r.token.Findings); n != 2 {
 		t.Errorf("%d findings, want 2 (403 and 422):\n%s", n, text(r.token))
 	}
