@@ -25,5 +25,15 @@ type Finding struct {
 	Runner *RunnerRef `json:"runner"`
 }
 
+// Observation is a measured value a check saw on its way, pass or fail: a
+// certificate's expiry for the health cron's metrics, say. Like findings,
+// it carries its runner, and never a secret.
+type Observation struct {
+	Name   string            `json:"name"`   // "cert_expiry_timestamp_seconds"
+	Labels map[string]string `json:"labels"` // {"subject": "CN=did:plc:…"}
+	Value  float64           `json:"value"`
+	Runner *RunnerRef        `json:"runner"`
+}
+
 // DocsAnchor is where a check's README section lives.
 func DocsAnchor(id string) string { return "README.md#" + id }

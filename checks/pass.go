@@ -21,6 +21,7 @@ type Pass struct {
 	mu       sync.Mutex
 	closed   bool // set when the node ended; late reports from a timed-out Run are dropped
 	findings []Finding
+	observed []Observation
 	cleanups *cleanups
 }
 
@@ -71,12 +72,29 @@ func (p *Pass) Report(f Finding) {
 	}
 }
 
+// Observe records a measured value (see Observation); a per-runner pass's
+// carries its runner.
+func (p *Pass) Observe(o Observation) {
+	if o.Runner == nil && p.runner != nil {
+		ref := p.runner.Ref
+		o.Runner = &ref
+	}
+	for k, v := range o.Labels {
+		o.Labels[k] = Redact(v)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.closed {
+		p.observed = append(p.observed, o)
+	}
+}
+
 // close ends reporting and returns what was reported.
-func (p *Pass) close() []Finding {
+func (p *Pass) close() ([]Finding, []Observation) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
-	return p.findings
+	return p.findings, p.observed
 }
 
 // Runner is the runner this pass runs for; nil for a host-wide node.

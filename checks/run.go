@@ -40,6 +40,8 @@ type CheckResult struct {
 	Reason   string // why unknown or skipped
 	Duration time.Duration
 	Findings []Finding
+	// Observations are values measured on the way (Pass.Observe).
+	Observations []Observation
 }
 
 // Result is one run: every scheduled check, in catalog order, a per-runner
@@ -106,6 +108,7 @@ type nodeResult struct {
 	reason   string
 	worst    Severity
 	findings []Finding
+	observed []Observation
 	duration time.Duration
 	done     chan struct{}
 }
@@ -286,14 +289,14 @@ func Run(ctx context.Context, env *Env, catalog []*Check, opt Options) (*Result,
 				status = StatusPass // what failed concerns runners --runner left out
 			}
 			res.Checks = append(res.Checks, CheckResult{Check: c, Status: status, Reason: r.reason,
-				Duration: r.duration, Findings: kept})
+				Duration: r.duration, Findings: kept, Observations: r.observed})
 			continue
 		}
 		for _, s := range runners {
 			if r, ok := s.results[c]; ok {
 				ref := s.runner.Ref
 				res.Checks = append(res.Checks, CheckResult{Check: c, Runner: &ref, Status: r.status,
-					Reason: r.reason, Duration: r.duration, Findings: r.findings})
+					Reason: r.reason, Duration: r.duration, Findings: r.findings, Observations: r.observed})
 			}
 		}
 		if reason, ok := notApplied[c]; ok {
@@ -480,7 +483,7 @@ func execute(x *run, s *scope, n Node, r *nodeResult) {
 			o.err = errors.New("timed out: the run's --timeout ended first")
 		}
 	}
-	r.findings = p.close()
+	r.findings, r.observed = p.close()
 	r.value, r.err = o.value, o.err
 	for _, f := range r.findings {
 		if f.Severity > r.worst {
