@@ -9,7 +9,8 @@ import (
 )
 
 // Build ranks the findings of a run. startedAt is the run's clock (--now when
-// given, so golden outputs are stable).
+// given, so golden outputs are stable); it also decides which ignores have
+// expired.
 func Build(res *checks.Result, ignores []Ignore, version string, startedAt time.Time) *Report {
 	rep := &Report{
 		SchemaVersion: SchemaVersion,
@@ -19,18 +20,13 @@ func Build(res *checks.Result, ignores []Ignore, version string, startedAt time.
 		Findings:      []Finding{},
 		Checks:        []CheckStatus{},
 		Ignores:       []Ignore{},
+		Overrides:     []Override{},
 		Runners:       []Runner{},
 		CleanupErrors: res.CleanupErrors,
 	}
 	for _, s := range res.Runners {
 		rep.Runners = append(rep.Runners, Runner{Index: s.Ref.Index, Name: s.Ref.Name, Executor: s.Executor})
 	}
-	ign := map[string]int{}
-	for i, ig := range ignores {
-		ign[ig.Check] = i
-		rep.Ignores = append(rep.Ignores, ig)
-	}
-
 	var all []checks.Finding
 	depth := map[string]int{} // how fundamental: fewer checks below it first
 	explains := map[string][]string{}
@@ -50,14 +46,8 @@ func Build(res *checks.Result, ignores []Ignore, version string, startedAt time.
 		}
 		depth[cr.Check.ID] = checkDepth(cr.Check)
 		explains[cr.Check.ID] = cr.Check.Explains
-		for _, f := range cr.Findings {
-			if i, ok := ign[f.Check]; ok {
-				rep.Ignores[i].Matched++
-				continue
-			}
-			all = append(all, f)
-		}
 	}
+	all, rep.Ignores = applyIgnores(res, ignores, startedAt)
 	rep.Findings = rank(all, explains, depth)
 	worst := checks.Default
 	for _, f := range rep.Findings {
@@ -80,6 +70,11 @@ func Build(res *checks.Result, ignores []Ignore, version string, startedAt time.
 	}
 	rep.Summary.Ran, rep.Summary.Checks = rep.Summary.Pass+rep.Summary.Fail, len(rep.Checks)
 	rep.Summary.Incomplete = incomplete(res, rep.Summary)
+	for _, ig := range rep.Ignores {
+		if ig.Status == IgnoreExpired {
+			rep.Summary.ExpiredIgnores++
+		}
+	}
 	rep.Summary.ExitCode = exitCode(worst)
 	// A run that could not check proves nothing healthy: a cron must not
 	// read "could not check" as "fine", nor "nothing ran" as anything.
@@ -87,6 +82,10 @@ func Build(res *checks.Result, ignores []Ignore, version string, startedAt time.
 	case rep.Summary.Ran == 0:
 		rep.Summary.ExitCode = ExitCantRun
 	case len(rep.Summary.Incomplete) > 0 && rep.Summary.ExitCode == ExitOK:
+		rep.Summary.ExitCode = ExitWarning
+	case rep.Summary.ExpiredIgnores > 0 && rep.Summary.ExitCode == ExitOK:
+		// An expired ignore is a warning: a suppression someone meant to
+		// revisit, still in place.
 		rep.Summary.ExitCode = ExitWarning
 	}
 	return rep
@@ -251,7 +250,7 @@ func rank(all []checks.Finding, explains map[string][]string, depth map[string]i
 		rf := Finding{
 			Rank: len(out) + 1, Check: f.Check, Runner: f.Runner, Severity: f.Severity, Title: f.Title,
 			Cause: f.Cause, Evidence: f.Evidence, Fix: f.Fix, Docs: f.Docs,
-			Explains: []string{}, depth: d,
+			Explains: []string{}, Fingerprint: Fingerprint(f), depth: d,
 		}
 		if parent[i] >= 0 {
 			c := all[parent[i]].Check

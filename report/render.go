@@ -8,24 +8,72 @@ import (
 
 	"github.com/jedib0t/go-pretty/v6/table"
 	"github.com/jedib0t/go-pretty/v6/text"
+	"sigs.k8s.io/yaml"
 
 	"github.com/socialwebcomputer/doctor/checks"
 )
 
-// Formats lists the -o values.
-var Formats = []string{"table", "json", "markdown"}
+// Formats lists the -o values of doctor run ("md" is markdown too).
+var Formats = []string{"table", "wide", "json", "yaml", "markdown"}
 
-// Render writes the report in one format. colour applies to table only and
-// is the caller's decision (a TTY, and NO_COLOR unset).
+// ValidFormat says whether f is one of Formats or md.
+func ValidFormat(f string) bool {
+	for _, x := range Formats {
+		if f == x {
+			return true
+		}
+	}
+	return f == "md"
+}
+
+// Options say how a report is rendered for its reader. They change the
+// table only; json, yaml and markdown are the same everywhere.
+type Options struct {
+	// Colour is the caller's decision: a terminal, and NO_COLOR unset.
+	Colour bool
+	// UTF8 draws linkerd's status glyphs (√ × ‼) and └; false draws ASCII.
+	UTF8 bool
+	// Width is the terminal's width in columns; 0 means DefaultWidth. Below
+	// StackedBelow the table becomes one block per finding.
+	Width int
+}
+
+const (
+	// DefaultWidth is the width of a table that goes to no terminal.
+	DefaultWidth = 120
+	// StackedBelow is the width under which findings are stacked blocks
+	// instead of table rows.
+	StackedBelow = 100
+)
+
+// Render writes the report in one format at DefaultWidth, in UTF-8, with
+// the given colour decision.
 func Render(w io.Writer, rep *Report, format string, colour bool) error {
+	return RenderWith(w, rep, format, Options{Colour: colour, UTF8: true})
+}
+
+// RenderWith writes the report in one format.
+func RenderWith(w io.Writer, rep *Report, format string, opt Options) error {
+	if opt.Width <= 0 {
+		opt.Width = DefaultWidth
+	}
 	switch format {
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
 		return enc.Encode(rep)
+	case "yaml":
+		b, err := yaml.Marshal(rep)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
 	case "table":
-		return renderTable(w, rep, colour)
+		return renderTable(w, rep, opt, false)
+	case "wide":
+		return renderTable(w, rep, opt, true)
 	case "markdown", "md":
 		return renderMarkdown(w, rep)
 	}
@@ -39,63 +87,75 @@ var severityColour = map[checks.Severity]text.Colors{
 	checks.Info:     {text.FgCyan},
 }
 
-func renderTable(w io.Writer, rep *Report, colour bool) error {
-	paint := func(s checks.Severity, v string) string {
-		if !colour {
-			return v
-		}
-		return severityColour[s].Sprint(v)
-	}
-	if len(rep.Findings) == 0 {
-		fmt.Fprintln(w, "No findings.")
-	} else {
-		t := table.NewWriter()
-		t.SetOutputMirror(w)
-		t.SetStyle(table.StyleLight)
-		t.Style().Options.SeparateRows = true
-		t.AppendHeader(table.Row{"#", "SEVERITY", "CHECK", "FINDING"})
-		t.SetColumnConfigs([]table.ColumnConfig{{Number: 4, WidthMax: findingWidth}})
-		for _, f := range rep.Findings {
-			indent := strings.Repeat("  ", f.depth)
-			check := f.Check
-			if f.depth > 0 {
-				check = indent + "└ " + f.Check
-			}
-			if f.Runner != nil {
-				check += "\n" + indent + runnerTag(f.Runner)
-			}
-			t.AppendRow(table.Row{f.Rank, paint(f.Severity, strings.ToUpper(f.Severity.String())), check, wrap(findingText(f), findingWidth)})
-		}
-		t.Render()
-	}
-	renderTail(w, rep)
-	return nil
+// glyphs are the status marks of one character set.
+type glyphs struct {
+	pass, fail, warn, info, unknown, skipped, tree string
 }
 
-// findingText is the body of one finding: the cause, its evidence, the fix.
-// Consequences get the cause alone; their root carries the fix.
-func findingText(f Finding) string {
-	var b strings.Builder
-	b.WriteString(f.Cause)
-	for _, e := range f.Evidence {
-		fmt.Fprintf(&b, "\n  %s: %s", e.Source, e.Detail)
+var (
+	utf8Glyphs  = glyphs{pass: "√", fail: "×", warn: "‼", info: "i", unknown: "?", skipped: "-", tree: "└ "}
+	asciiGlyphs = glyphs{pass: "ok", fail: "x", warn: "!!", info: "i", unknown: "?", skipped: "-", tree: "`- "}
+)
+
+func glyphsFor(opt Options) glyphs {
+	if opt.UTF8 {
+		return utf8Glyphs
 	}
-	if f.CausedBy != nil {
-		fmt.Fprintf(&b, "\n(follows from %s)", *f.CausedBy)
-	} else if f.Fix != "" {
-		b.WriteString("\nFix: " + f.Fix)
-	}
-	b.WriteString("\nSee " + f.Docs)
-	return b.String()
+	return asciiGlyphs
 }
 
-func renderTail(w io.Writer, rep *Report) {
+func (g glyphs) severity(s checks.Severity) string {
+	switch {
+	case s >= checks.Error:
+		return g.fail
+	case s == checks.Warning:
+		return g.warn
+	}
+	return g.info
+}
+
+func (g glyphs) status(s checks.Status) string {
+	switch s {
+	case checks.StatusPass:
+		return g.pass
+	case checks.StatusFail:
+		return g.fail
+	case checks.StatusUnknown:
+		return g.unknown
+	}
+	return g.skipped
+}
+
+func (g glyphs) exit(code int) string {
+	switch code {
+	case ExitOK:
+		return g.pass
+	case ExitWarning:
+		return g.warn
+	}
+	return g.fail
+}
+
+// renderTail is what follows the findings: the summary line, what made
+// the run incomplete, the checks' statuses, overrides, ignores and cleanup
+// failures. width 0 leaves lines unwrapped.
+func renderTail(w io.Writer, rep *Report, g glyphs, width int) {
 	s := rep.Summary
-	fmt.Fprintf(w, "%d of %s ran: %d pass, %d fail, %d unknown, %d skipped. Findings: %d critical, %d error, %d warning, %d info (%s). Exit %d.\n",
-		s.Ran, plural(s.Checks, "check"), s.Pass, s.Fail, s.Unknown, s.Skipped, s.Critical, s.Error, s.Warning, s.Info,
-		plural(s.Roots, "root cause"), s.ExitCode)
+	line := func(format string, a ...any) {
+		for _, l := range wrapWords(fmt.Sprintf(format, a...), width, "", "  ") {
+			fmt.Fprintln(w, l)
+		}
+	}
+	expired := ""
+	if s.ExpiredIgnores > 0 {
+		expired = ", " + plural(s.ExpiredIgnores, "expired ignore")
+	}
+	line("%s %d of %s ran: %d pass, %d fail, %d unknown, %d skipped. Findings: %d critical, %s, %s, %d info (%s)%s. Exit %d.",
+		g.exit(s.ExitCode), s.Ran, plural(s.Checks, "check"), s.Pass, s.Fail, s.Unknown, s.Skipped,
+		s.Critical, plural(s.Error, "error"), plural(s.Warning, "warning"), s.Info,
+		plural(s.Roots, "root cause"), expired, s.ExitCode)
 	for _, why := range s.Incomplete {
-		fmt.Fprintf(w, "Incomplete: %s.\n", why)
+		line("Incomplete: %s.", why)
 	}
 	for _, c := range rep.Checks {
 		if c.Status == checks.StatusUnknown || rep.Verbose {
@@ -103,23 +163,61 @@ func renderTail(w io.Writer, rep *Report) {
 			if c.Runner != nil {
 				id += " " + runnerTag(c.Runner)
 			}
-			line := fmt.Sprintf("%-8s %s (%dms)", c.Status, id, c.DurationMs)
+			l := fmt.Sprintf("%s %-7s %s (%dms)", g.status(c.Status), c.Status, id, c.DurationMs)
 			if c.Reason != "" {
-				line += ": " + c.Reason
+				l += ": " + c.Reason
 			}
-			fmt.Fprintln(w, line)
+			line("%s", l)
 		}
+	}
+	for _, o := range rep.Overrides {
+		line("%s %s %s: used instead of %s.", g.warn, o.Flag, o.Value, o.Replaces)
 	}
 	for _, e := range rep.CleanupErrors {
-		fmt.Fprintf(w, "cleanup failed, remove by hand: %s\n", e)
+		line("%s cleanup failed, remove by hand: %s", g.fail, e)
 	}
 	for _, ig := range rep.Ignores {
-		if ig.Matched == 0 {
-			fmt.Fprintf(w, "--ignore %s matched nothing (%s): remove it\n", ig.Check, ig.Reason)
-		} else {
-			fmt.Fprintf(w, "--ignore %s hid %d finding(s): %s\n", ig.Check, ig.Matched, ig.Reason)
+		name := ignoreName(ig)
+		if ig.Source != "" {
+			name += " (" + ig.Source + ")"
+		}
+		switch ig.Status {
+		case IgnoreMatched:
+			line("ignore %s hid %s: %s", name, plural(ig.Matched, "finding"), ig.Reason)
+		case IgnoreExpired:
+			line("%s ignore %s %s. Its reason was: %s", g.warn, name, ig.Note, ig.Reason)
+		case IgnoreNotEvaluated:
+			line("ignore %s not evaluated: %s. Its reason: %s", name, ig.Note, ig.Reason)
+		default:
+			line("ignore %s matched nothing (%s): %s", name, ig.Reason, ig.Note)
 		}
 	}
+}
+
+// ignoreName is an ignore as it is written: ID[:RUNNER][@FINGERPRINT].
+func ignoreName(ig Ignore) string {
+	s := ig.Check
+	if ig.Runner != "" {
+		s += ":" + ig.Runner
+	}
+	if ig.Fingerprint != "" {
+		s += "@" + ig.Fingerprint
+	}
+	return s
+}
+
+// verifyCommand is the command that shows a finding's fix worked: this
+// run's input, only that check, only that runner.
+func verifyCommand(rep *Report, f Finding) string {
+	cmd := rep.Rerun
+	if cmd == "" {
+		cmd = "doctor run"
+	}
+	cmd += " --only " + f.Check
+	if f.Runner != nil && f.Runner.Index > 0 {
+		cmd += fmt.Sprintf(" --runner %d", f.Runner.Index)
+	}
+	return cmd
 }
 
 func renderMarkdown(w io.Writer, rep *Report) error {
@@ -153,8 +251,9 @@ func renderMarkdown(w io.Writer, rep *Report) error {
 			if f.CausedBy != nil {
 				fmt.Fprintf(w, "\nFollows from `%s`.\n", *f.CausedBy)
 			} else if f.Fix != "" {
-				fmt.Fprintf(w, "\n**Fix:** %s\n", f.Fix)
+				fmt.Fprintf(w, "\n**Fix:**\n\n```\n%s\n```\n\nVerify: `%s`\n", f.Fix, verifyCommand(rep, f))
 			}
+			fmt.Fprintf(w, "\nFingerprint `%s`.\n", f.Fingerprint)
 		}
 	}
 	fmt.Fprint(w, "\n<details><summary>Checks</summary>\n\n")
@@ -166,7 +265,7 @@ func renderMarkdown(w io.Writer, rep *Report) error {
 	fmt.Fprintln(w, t.RenderMarkdown())
 	fmt.Fprintln(w, "\n</details>")
 	var tail strings.Builder
-	renderTail(&tail, rep)
+	renderTail(&tail, rep, utf8Glyphs, 0)
 	fmt.Fprintf(w, "\n%s", tail.String())
 	return nil
 }
@@ -190,30 +289,4 @@ func runnerCell(r *checks.RunnerRef) string {
 // escapes the pipes itself, so escaping them here too would break the cell.
 func mdCell(s string) string {
 	return strings.ReplaceAll(s, "\n", " ")
-}
-
-// findingWidth keeps the table inside a 140-column terminal.
-const findingWidth = 96
-
-// wrap breaks each line at spaces so no line exceeds width; the table's own
-// enforcer would cut words in half.
-func wrap(s string, width int) string {
-	var out []string
-	for _, line := range strings.Split(s, "\n") {
-		lead := line[:len(line)-len(strings.TrimLeft(line, " "))]
-		cur := ""
-		for _, w := range strings.Fields(line) {
-			switch {
-			case cur == "":
-				cur = lead + w
-			case len(cur)+1+len(w) > width:
-				out = append(out, cur)
-				cur = lead + "  " + w
-			default:
-				cur += " " + w
-			}
-		}
-		out = append(out, cur)
-	}
-	return strings.Join(out, "\n")
 }

@@ -74,7 +74,7 @@ func TestMarkdownEscapesCells(t *testing.T) {
 }
 
 func TestUnknownFormat(t *testing.T) {
-	if err := Render(&bytes.Buffer{}, chain(), "yaml", false); err == nil {
-		t.Error("yaml accepted")
+	if err := Render(&bytes.Buffer{}, chain(), "xml", false); err == nil {
+		t.Error("xml accepted")
 	}
 }

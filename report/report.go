@@ -27,10 +27,25 @@ type Report struct {
 	Findings []Finding     `json:"findings"`
 	Checks   []CheckStatus `json:"checks"`
 	Ignores  []Ignore      `json:"ignores"`
+	// Overrides are the flags that replaced what the runner itself uses
+	// (--kubeconfig, --context, --namespace): the findings describe what
+	// doctor was pointed at, not necessarily what the runner loads.
+	Overrides []Override `json:"overrides"`
 	// CleanupErrors are undos of --deep that failed: what may be left behind.
 	CleanupErrors []string `json:"cleanupErrors,omitempty"`
 	// Verbose makes the table list every check, not only the unknown ones.
 	Verbose bool `json:"-"`
+	// Rerun is the command that repeats this run's input (doctor run and
+	// the flags that chose what to read); a finding's verify line adds
+	// --only and --runner to it. Empty: "doctor run".
+	Rerun string `json:"-"`
+}
+
+// Override is one flag that replaced a value the runner has of its own.
+type Override struct {
+	Flag     string `json:"flag"`     // "--kubeconfig"
+	Value    string `json:"value"`    // what was given
+	Replaces string `json:"replaces"` // what the runner would use instead
 }
 
 type DoctorInfo struct {
@@ -56,7 +71,10 @@ type Summary struct {
 	// could not check, the deadline cut checks off, a check named with
 	// --only did not run. Empty when nothing is missing.
 	Incomplete []string `json:"incomplete"`
-	ExitCode   int      `json:"exitCode"`
+	// ExpiredIgnores counts ignores past their expiry: each is a warning,
+	// so the exit code is at least 1 while one is left in place.
+	ExpiredIgnores int `json:"expiredIgnores"`
+	ExitCode       int `json:"exitCode"`
 }
 
 // Runner is one diagnosed runner: its position in config.toml (from 1),
@@ -80,7 +98,12 @@ type Finding struct {
 	Docs     string            `json:"docs"`
 	CausedBy *string           `json:"causedBy"` // null for a root cause
 	Explains []string          `json:"explains"` // checks whose findings fold under this one
-	depth    int               // 0 for a root; for indenting renderers
+	// Fingerprint tells this finding from the check's others, stably from
+	// run to run: a hash of the check, the runner's index and the sorted
+	// evidence sources (never the wording). --ignore ID@FINGERPRINT:reason
+	// hides this one finding.
+	Fingerprint string `json:"fingerprint"`
+	depth       int    // 0 for a root; for indenting renderers
 }
 
 // Depth is 0 for a root cause, 1 for what it explains, and so on.
@@ -95,13 +118,38 @@ type CheckStatus struct {
 	Reason     string            `json:"reason"`
 }
 
-// Ignore is one --ignore ID:reason and how many findings it hid; an ignore
-// that matched nothing is reported, so stale ones get removed.
+// Ignore is one --ignore ID[:RUNNER][@FINGERPRINT]:reason, or one entry of
+// .doctor.yaml, and what became of it: an ignore that matched nothing is
+// reported, so stale ones get removed; one whose check did not run is not
+// evaluated; one past its expiry hides nothing and is a warning.
 type Ignore struct {
-	Check   string `json:"check"`
-	Reason  string `json:"reason"`
+	Check string `json:"check"`
+	// Runner limits it to one runner: its index in config.toml or its name.
+	// "" (or "*") is every runner and host-wide findings.
+	Runner string `json:"runner,omitempty"`
+	// Fingerprint limits it to the one finding with this fingerprint.
+	Fingerprint string `json:"fingerprint,omitempty"`
+	Reason      string `json:"reason"`
+	// Expires is the date it stops applying, as written (YYYY-MM-DD, which
+	// is 00:00 UTC of that day, or RFC3339); "" never.
+	Expires   string    `json:"expires,omitempty"`
+	ExpiresAt time.Time `json:"-"`
+	// Source is where it was given: "--ignore" or the .doctor.yaml path.
+	Source  string `json:"source"`
 	Matched int    `json:"matched"`
+	// Status is one of IgnoreMatched, IgnoreMatchedNothing,
+	// IgnoreNotEvaluated, IgnoreExpired; Note says why, for the last two.
+	Status string `json:"status"`
+	Note   string `json:"note,omitempty"`
 }
+
+// Ignore statuses.
+const (
+	IgnoreMatched        = "matched"         // it hid Matched findings
+	IgnoreMatchedNothing = "matched-nothing" // its check ran and found nothing it names: remove it
+	IgnoreNotEvaluated   = "not-evaluated"   // its check did not run (skipped, unknown, not selected) or its runner was not diagnosed
+	IgnoreExpired        = "expired"         // past Expires: it hides nothing, and is a warning
+)
 
 // Exit codes, the same in every output format. A run that proved nothing
 // never exits 0.

@@ -14,6 +14,17 @@ if [ -n "$unformatted" ]; then
   echo "gofmt would change: $unformatted" >&2
   exit 1
 fi
+# The live-table test runs doctor in tmux, and the completion test loads
+# cobra's bash script, which needs the bash-completion package: install
+# what is missing (CI is a fresh Debian machine, as root). An install that
+# fails fails the run; the tests themselves fail, never skip, without them.
+need=()
+command -v tmux >/dev/null 2>&1 || need+=(tmux)
+[ -f /usr/share/bash-completion/bash_completion ] || need+=(bash-completion)
+if [ ${#need[@]} -gt 0 ]; then
+  apt-get update
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}"
+fi
 go vet ./...
 go vet -tags integration ./...
 bash scripts/build-tools.sh

@@ -221,6 +221,9 @@ func NewAPI(env *checks.Env, cfg *rest.Config) (*API, error) {
 	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	cfg.QPS, cfg.Burst = 1000, 1000
 	cfg.Timeout = 15 * time.Second
+	if env.RequestTimeout > 0 {
+		cfg.Timeout = env.RequestTimeout // --request-timeout, for one API call
+	}
 	cfg.UserAgent = "gitlab-runner-doctor"
 	cfg.Dial = env.Dial
 	n := &atomic.Int64{}
@@ -228,7 +231,10 @@ func NewAPI(env *checks.Env, cfg *rest.Config) (*API, error) {
 		bounded := boundBodies(rt)
 		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			n.Add(1)
-			return bounded.RoundTrip(r)
+			t0 := time.Now()
+			resp, err := bounded.RoundTrip(r)
+			logRequest(env, r, resp, err, time.Since(t0))
+			return resp, err
 		})
 	})
 	cs, err := kubernetes.NewForConfig(cfg)
@@ -266,7 +272,7 @@ var Whoami = &checks.Fact[*Identity]{
 
 func whoami(p *checks.Pass, api *API) (*Identity, error) {
 	id := &Identity{Server: api.Server}
-	ctx, cancel := context.WithTimeout(p.Context, checks.APICallTimeout)
+	ctx, cancel := context.WithTimeout(p.Context, p.Env.APITimeout())
 	defer cancel()
 	r, err := api.Client.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	if apierrors.IsNotFound(err) {
@@ -284,4 +290,24 @@ func whoami(p *checks.Pass, api *API) (*Identity, error) {
 	}
 	id.User, id.Groups = r.Status.UserInfo.Username, r.Status.UserInfo.Groups
 	return id, nil
+}
+
+// logRequest is -v: at 6 each request's method, URL (no user info), status
+// and latency; at 8 its headers too, redacted, Authorization left out.
+func logRequest(env *checks.Env, r *http.Request, resp *http.Response, err error, took time.Duration) {
+	if env.Log == nil {
+		return
+	}
+	status := "error: " + fmt.Sprint(err)
+	if err == nil {
+		status = resp.Status
+	}
+	env.Logf(6, "%s %s -> %s in %s", r.Method, r.URL.Redacted(), checks.Redact(status), took.Round(time.Millisecond))
+	for k, vs := range r.Header {
+		if strings.EqualFold(k, "Authorization") {
+			env.Logf(8, "  %s: <%d bytes, not shown>", k, len(strings.Join(vs, ",")))
+			continue
+		}
+		env.Logf(8, "  %s: %s", k, checks.Redact(strings.Join(vs, ", ")))
+	}
 }

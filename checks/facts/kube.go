@@ -36,6 +36,15 @@ func EnvironmentValue(env []string, name string) (string, bool) {
 	return "", false
 }
 
+// ContextFor is the context a runner's client-go is told: --context when
+// the operator gave one, else [runners.kubernetes] context.
+func ContextFor(env *checks.Env, r *runnerconfig.Runner) string {
+	if env.ContextOverride != "" {
+		return env.ContextOverride
+	}
+	return ContextOf(r)
+}
+
 // ContextOf is [runners.kubernetes] context, "" when unset.
 func ContextOf(r *runnerconfig.Runner) string {
 	if r.Kubernetes != nil {

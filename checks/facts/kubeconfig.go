@@ -137,7 +137,7 @@ var KubeContext = &checks.Fact[*KubeTarget]{
 	Doc:      "the kubeconfig context, cluster and user one runner uses",
 	Requires: []checks.Node{KubeconfigFact, ThisRunner},
 	Compute: func(p *checks.Pass) (*KubeTarget, error) {
-		return ResolveContext(KubeconfigFact.Get(p), ThisRunner.Get(p).Kube().Context), nil
+		return ResolveContext(KubeconfigFact.Get(p), ContextFor(p.Env, ThisRunner.Get(p).Runner)), nil
 	},
 }
 

@@ -69,6 +69,8 @@ type RunnerEntry struct {
 	Pos    int // 0-based index into Config.Runners
 	Runner *runnerconfig.Runner
 	File   *ConfigFile
+	// namespace is -n/--namespace, when the operator overrides the runner's.
+	namespace string
 }
 
 // ThisRunner is the per-runner root: every node that requires it runs once
@@ -81,13 +83,14 @@ var ThisRunner = &checks.Fact[*RunnerEntry]{
 	Compute: func(p *checks.Pass) (*RunnerEntry, error) {
 		c, s := Config.Get(p), p.Runner()
 		pos := s.Ref.Index - 1
+		ns := p.Env.NamespaceOverride
 		if s.Ref == ImpliedRunner {
-			return &RunnerEntry{Subject: *s, Pos: -1, Runner: &runnerconfig.Runner{Executor: checks.Kubernetes}, File: c}, nil
+			return &RunnerEntry{Subject: *s, Pos: -1, Runner: &runnerconfig.Runner{Executor: checks.Kubernetes}, File: c, namespace: ns}, nil
 		}
 		if !c.Decoded() || pos < 0 || pos >= len(c.Config.Runners) {
 			return nil, fmt.Errorf("%s is not in config.toml", s.Ref)
 		}
-		return &RunnerEntry{Subject: *s, Pos: pos, Runner: c.Config.Runners[pos], File: c}, nil
+		return &RunnerEntry{Subject: *s, Pos: pos, Runner: c.Config.Runners[pos], File: c, namespace: ns}, nil
 	},
 }
 
@@ -114,7 +117,12 @@ func (e *RunnerEntry) Kube() *runnerconfig.Kubernetes {
 
 // Namespace is [runners.kubernetes] namespace, "default" when unset, as the
 // executor defaults it.
-func (e *RunnerEntry) Namespace() string { return NamespaceOf(e.Runner) }
+func (e *RunnerEntry) Namespace() string {
+	if e.namespace != "" {
+		return e.namespace
+	}
+	return NamespaceOf(e.Runner)
+}
 
 // NamespaceOf is a Kubernetes runner's namespace, "default" when unset.
 func NamespaceOf(r *runnerconfig.Runner) string {

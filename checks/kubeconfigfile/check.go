@@ -73,12 +73,12 @@ func run(p *checks.Pass) error {
 	// The files are the process's; the context is each runner's own.
 	c := facts.Config.Get(p)
 	if !c.Decoded() {
-		examineContext(p, facts.ResolveContext(k, ""), nil, src)
+		examineContext(p, facts.ResolveContext(k, p.Env.ContextOverride), nil, src)
 		return done()
 	}
 	for _, i := range facts.KubeconfigRunners(c.Config) {
 		r := c.Config.Runners[i]
-		examineContext(p, facts.ResolveContext(k, facts.ContextOf(r)), facts.RefOf(i, r), src)
+		examineContext(p, facts.ResolveContext(k, facts.ContextFor(p.Env, r)), facts.RefOf(i, r), src)
 	}
 	return done()
 }

@@ -38,7 +38,7 @@ func run(p *checks.Pass) error {
 		return checks.Skip("namespace_per_job is set: the runner creates a namespace per job")
 	}
 	ns := r.Namespace()
-	ctx, cancel := context.WithTimeout(p.Context, checks.APICallTimeout)
+	ctx, cancel := context.WithTimeout(p.Context, p.Env.APITimeout())
 	defer cancel()
 	api := facts.APIClient.Get(p)
 	type got struct {

@@ -39,7 +39,7 @@ func run(p *checks.Pass) error {
 		// is scoped by design, and runner-rbac checks what the runner needs.
 		return checks.Skip("%s is not a gateway owner (no group %s); cluster-admin is not expected", id.User, certexpiry.OwnersGroup)
 	}
-	ctx, cancel := context.WithTimeout(p.Context, checks.APICallTimeout)
+	ctx, cancel := context.WithTimeout(p.Context, p.Env.APITimeout())
 	defer cancel()
 	all := facts.Access{Verb: "*", Group: "*", Resource: "*"}
 	ok, err := facts.Allowed(p, ctx, api, []facts.Access{all})

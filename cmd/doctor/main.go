@@ -10,5 +10,14 @@ import (
 )
 
 func main() {
-	os.Exit(cli.Main(os.Args[1:], cli.IO{Out: os.Stdout, Err: os.Stderr, TTY: term.IsTerminal(int(os.Stdout.Fd()))}))
+	io := cli.IO{Out: os.Stdout, Err: os.Stderr,
+		TTY:    term.IsTerminal(int(os.Stdout.Fd())),
+		ErrTTY: term.IsTerminal(int(os.Stderr.Fd()))}
+	if io.TTY {
+		// The table fits the terminal it is printed on.
+		if w, _, err := term.GetSize(int(os.Stdout.Fd())); err == nil && w > 0 {
+			io.Width = w
+		}
+	}
+	os.Exit(cli.Main(os.Args[1:], io))
 }

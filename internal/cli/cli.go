@@ -1,240 +1,229 @@
-// Package cli is doctor's command line: flags and subcommands only. Checks
-// live in checks/, ranking and rendering in report/.
+// Package cli is doctor's command line: commands and flags (spf13/cobra)
+// only. Checks live in checks/, ranking and rendering in report/.
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"path/filepath"
-	"sort"
+	"strconv"
 	"strings"
-	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/all"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
-// Version is stamped at build time with -ldflags "-X …/internal/cli.Version=…".
-var Version = "0.1.0-dev"
+// Version is stamped at build time with -ldflags "-X …/internal/cli.Version=…";
+// unstamped, `doctor version` takes it from the module's build info.
+var Version = defaultVersion
 
-// IO is where a command writes, and whether stdout is a terminal.
+const defaultVersion = "0.1.0-dev"
+
+// IO is where a command writes, and what it writes to.
 type IO struct {
 	Out, Err io.Writer
-	TTY      bool
-	Getenv   func(string) string
+	// TTY says stdout is a terminal (colour), ErrTTY that stderr is one.
+	TTY, ErrTTY bool
+	// Width is stdout's terminal width in columns; 0 means $COLUMNS, else
+	// report.DefaultWidth (the width of output that goes to no terminal).
+	Width  int
+	Getenv func(string) string
 }
 
-// Main runs one doctor command and returns its exit code.
+// Main runs one doctor command and returns its exit code: help is 0 on
+// stdout; a bad command, flag or argument is 3 on stderr; doctor run
+// returns its report's code.
 func Main(args []string, io IO) int {
 	if io.Getenv == nil {
 		io.Getenv = os.Getenv
 	}
-	if len(args) == 0 {
-		usage(io.Err)
-		return report.ExitCantRun
+	if args == nil {
+		args = []string{} // nil would make cobra read os.Args
 	}
-	switch args[0] {
-	case "run":
-		return runCmd(args[1:], io)
-	case "checks":
-		return checksCmd(io)
-	case "explain":
-		return explainCmd(args[1:], io)
-	case "version", "--version":
-		fmt.Fprintf(io.Out, "doctor %s\n", Version)
-		return report.ExitOK
-	case "help", "-h", "--help":
-		usage(io.Out)
-		return report.ExitOK
+	a := &app{io: io}
+	root := a.rootCommand()
+	root.SetArgs(args)
+	cmd, err := root.ExecuteC()
+	if err != nil {
+		return a.fail(cmd, err)
 	}
-	fmt.Fprintf(io.Err, "doctor: unknown command %q\n", args[0])
-	usage(io.Err)
+	return a.code
+}
+
+// app is one invocation: its streams and the code its command ends with.
+type app struct {
+	io   IO
+	code int
+}
+
+// width is the terminal's, $COLUMNS, or the default for no terminal.
+func (a *app) width() int {
+	if a.io.Width > 0 {
+		return a.io.Width
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(a.io.Getenv("COLUMNS"))); err == nil && n > 0 {
+		return n
+	}
+	return report.DefaultWidth
+}
+
+// utf8 says the locale's character set is UTF-8 (LC_ALL, else LC_CTYPE,
+// else LANG, as setlocale reads them).
+func (a *app) utf8() bool {
+	for _, k := range []string{"LC_ALL", "LC_CTYPE", "LANG"} {
+		if v := a.io.Getenv(k); v != "" {
+			v = strings.ToLower(v)
+			return strings.Contains(v, "utf-8") || strings.Contains(v, "utf8")
+		}
+	}
+	return false
+}
+
+// exitError ends a command with a code; msg, when set, goes to stderr.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// usageError is a bad invocation: exit 3, the message on stderr.
+func usageError(format string, a ...any) error {
+	return &exitError{code: report.ExitCantRun, msg: fmt.Sprintf(format, a...)}
+}
+
+// fail prints what went wrong and returns the exit code.
+func (a *app) fail(cmd *cobra.Command, err error) int {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintf(a.io.Err, "doctor: %s\n", strings.TrimRight(ee.msg, "\n"))
+		}
+		return ee.code
+	}
+	// cobra's own: an unknown command (with its "Did you mean"), a flag
+	// that does not parse, a wrong number of arguments.
+	fmt.Fprintf(a.io.Err, "doctor: %s\n", strings.TrimRight(err.Error(), "\n"))
+	path := "doctor"
+	if cmd != nil {
+		path = cmd.CommandPath()
+	}
+	fmt.Fprintf(a.io.Err, "Run '%s --help' for usage.\n", path)
 	return report.ExitCantRun
 }
 
-func usage(w io.Writer) {
-	fmt.Fprint(w, `doctor diagnoses a GitLab Runner and the cluster its jobs run in.
-
-Commands:
-  doctor run [flags]     run the checks; exit 0 ok, 1 warning, 2 error or critical, 3 could not run
-  doctor checks          the catalog: ID, severity, executors, title
-  doctor explain ID      a check's cause, symptom, fix and verification command
-  doctor version
-
-Run "doctor run --help" for its flags.
-`)
+func (a *app) rootCommand() *cobra.Command {
+	var showVersion bool
+	root := &cobra.Command{
+		Use:   "doctor",
+		Short: "Diagnose a GitLab Runner and the cluster its jobs run in",
+		Long: `doctor diagnoses a GitLab Runner and the cluster its jobs run in: each check
+probes one documented cause, and the report ranks the findings so the root
+cause comes first. Exit codes: 0 ok, 1 warning or incomplete, 2 error or
+critical, 3 could not run.`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		// No Args: cobra then rejects an unknown command with suggestions.
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if showVersion {
+				return a.printVersion(cmd.OutOrStdout(), "")
+			}
+			fmt.Fprint(a.io.Err, cmd.UsageString())
+			return usageError("no command given")
+		},
+	}
+	root.SetOut(a.io.Out)
+	root.SetErr(a.io.Err)
+	root.Flags().BoolVar(&showVersion, "version", false, "print the version, as doctor version does")
+	root.SetFlagErrorFunc(flagError)
+	root.AddCommand(a.runCommand(), a.checksCommand(), a.explainCommand(), a.versionCommand())
+	root.SetHelpCommand(helpCommand())
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	fixCompletionCommand(root)
+	return root
 }
 
-func runCmd(args []string, io IO) int {
-	fs := pflag.NewFlagSet("doctor run", pflag.ContinueOnError)
-	fs.SetOutput(io.Err)
-	var (
-		root      = fs.String("root", "/", "read every local file (/proc, /etc, home directories, the kubeconfig) under this directory")
-		pid       = fs.Int("runner-pid", 0, "diagnose this gitlab-runner process (default: discover)")
-		runner    = fs.String("runner", "", "diagnose only this [[runners]] entry: its name, or its position in config.toml from 1")
-		config    = fs.String("config", "", "config.toml to read (default: located as the runner does)")
-		kubecfg   = fs.String("kubeconfig", "", "kubeconfig path list to examine (default: the runner's KUBECONFIG)")
-		now       = fs.String("now", "", "the clock for every time comparison, RFC3339 (default: now)")
-		offline   = fs.Bool("offline", false, "no network and no API calls; checks that need them are skipped")
-		output    = fs.StringP("output", "o", "table", "table, json or markdown")
-		only      = fs.StringSlice("only", nil, "run only these check IDs (and what they require)")
-		skip      = fs.StringSlice("skip", nil, "do not run these check IDs")
-		timeout   = fs.Duration("timeout", 30*time.Second, "deadline for the whole run")
-		ignores   = fs.StringArray("ignore", nil, "ID:reason — hide a check's findings; the reason is required (repeatable)")
-		showSkips = fs.Bool("verbose", false, "also list checks that passed or were skipped (table output)")
-		deep      = fs.Bool("deep", false, "also create a probe pod in the runner namespace and exec through the full path (the only mutating mode; the pod is always deleted)")
-	)
-	settings := registerSettings(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			return report.ExitOK
+// flagError adds "did you mean" to an unknown flag.
+func flagError(cmd *cobra.Command, err error) error {
+	msg := err.Error()
+	name, ok := strings.CutPrefix(msg, "unknown flag: --")
+	if !ok {
+		return err
+	}
+	var names []string
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
 		}
-		// pflag's ContinueOnError returns the error without printing it.
-		fmt.Fprintf(io.Err, "doctor: %v (see doctor run --help)\n", err)
-		return report.ExitCantRun
-	}
-	fail := func(format string, a ...any) int {
-		fmt.Fprintf(io.Err, "doctor: "+format+"\n", a...)
-		return report.ExitCantRun
-	}
-	if fs.NArg() > 0 {
-		return fail("unexpected argument %q", fs.Arg(0))
-	}
-	if !validFormat(*output) {
-		return fail("unknown output format %q (want table, json or markdown)", *output)
-	}
-	absRoot, err := filepath.Abs(*root)
-	if err != nil {
-		return fail("--root %s: %v", *root, err)
-	}
-	if st, err := os.Stat(absRoot); err != nil || !st.IsDir() {
-		return fail("--root %s: not a readable directory", *root)
-	}
-	if _, err := os.ReadDir(absRoot); err != nil {
-		return fail("--root %s: %v", *root, err)
-	}
-	if *deep && *offline {
-		return fail("--deep needs the cluster; it cannot be combined with --offline")
-	}
-	if *deep {
-		fmt.Fprintln(io.Err, "doctor: --deep creates a probe pod in the runner namespace and deletes it when done")
-	}
-	env := &checks.Env{Root: absRoot, Offline: *offline, Deep: *deep, RunnerPID: *pid,
-		ConfigPath: *config, KubeconfigPath: *kubecfg, Settings: settings()}
-	if *now != "" {
-		t, err := time.Parse(time.RFC3339, *now)
-		if err != nil {
-			return fail("--now %q: want RFC3339, e.g. 2026-11-29T12:00:00Z", *now)
+	})
+	if s := suggest(name, names); len(s) > 0 {
+		for i := range s {
+			s[i] = "--" + s[i]
 		}
-		env.Clock = t
+		return errors.New(msg + didYouMean(s))
 	}
-	ign, err := parseIgnores(*ignores)
-	if err != nil {
-		return fail("%v", err)
-	}
-	catalog := all.Checks()
-	known := map[string]bool{}
-	for _, c := range catalog {
-		known[c.ID] = true
-	}
-	for _, ig := range ign {
-		if !known[ig.Check] {
-			return fail("--ignore %s: no such check (see `doctor checks`)", ig.Check)
-		}
-	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	started := env.Now()
-	res, err := checks.Run(ctx, env, catalog, checks.Options{Only: *only, Skip: *skip, Runner: *runner, Timeout: *timeout})
-	if err != nil {
-		return fail("%v", err)
-	}
-	rep := report.Build(res, ign, Version, started)
-	colour := io.TTY && io.Getenv("NO_COLOR") == ""
-	if *showSkips {
-		rep.Verbose = true
-	}
-	if err := report.Render(io.Out, rep, *output, colour); err != nil {
-		return fail("%v", err)
-	}
-	return rep.Summary.ExitCode
+	return err
 }
 
-func validFormat(f string) bool {
-	for _, x := range report.Formats {
-		if f == x {
-			return true
-		}
+// helpCommand is cobra's help command, except that an unknown topic is an
+// error (cobra prints the root's help and exits 0).
+func helpCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			cmd, _, err := c.Root().Find(args)
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			var out []cobra.Completion
+			for _, sub := range cmd.Commands() {
+				if sub.IsAvailableCommand() && strings.HasPrefix(sub.Name(), toComplete) {
+					out = append(out, cobra.CompletionWithDesc(sub.Name(), sub.Short))
+				}
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, rest, err := c.Root().Find(args)
+			if err != nil || len(rest) > 0 {
+				topic := strings.Join(args, " ")
+				var names []string
+				for _, sub := range c.Root().Commands() {
+					if sub.IsAvailableCommand() {
+						names = append(names, sub.Name())
+					}
+				}
+				return usageError("unknown help topic %q%s", topic, didYouMean(suggest(args[len(args)-1], names)))
+			}
+			cmd.InitDefaultHelpFlag()
+			return cmd.Help()
+		},
 	}
-	return f == "md"
 }
 
-// parseIgnores reads --ignore ID:reason; a reason is required so that every
-// suppression says why it exists.
-func parseIgnores(vals []string) ([]report.Ignore, error) {
-	var out []report.Ignore
-	for _, v := range vals {
-		id, reason, _ := strings.Cut(v, ":")
-		id, reason = strings.TrimSpace(id), strings.TrimSpace(reason)
-		if id == "" || reason == "" {
-			return nil, fmt.Errorf("--ignore %q: want ID:reason, and the reason is required", v)
-		}
-		out = append(out, report.Ignore{Check: id, Reason: reason})
-	}
-	return out, nil
-}
-
-func checksCmd(io IO) int {
-	catalog := all.Checks()
-	if err := checks.Validate(catalog); err != nil {
-		fmt.Fprintf(io.Err, "doctor: invalid catalog: %v\n", err)
-		return report.ExitCantRun
-	}
-	sorted := append([]*checks.Check(nil), catalog...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].ID < sorted[j].ID })
-	fmt.Fprintf(io.Out, "%-24s %-9s %-12s %s\n", "ID", "SEVERITY", "EXECUTORS", "TITLE")
-	for _, c := range sorted {
-		fmt.Fprintf(io.Out, "%-24s %-9s %-12s %s\n", c.ID, c.Severity, c.ExecutorList(), c.Title)
-	}
-	return report.ExitOK
-}
-
-func explainCmd(args []string, io IO) int {
-	if len(args) != 1 {
-		fmt.Fprintln(io.Err, "doctor: usage: doctor explain ID (see `doctor checks`)")
-		return report.ExitCantRun
-	}
-	for _, c := range all.Checks() {
-		if c.ID != args[0] {
+// fixCompletionCommand makes `doctor completion` without a known shell an
+// error, not a help page that exits 0.
+func fixCompletionCommand(root *cobra.Command) {
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
 			continue
 		}
-		fmt.Fprintf(io.Out, "%s — %s (default severity %s)\n\nCause:\n%s\n\nSymptom:\n%s\n\nFix:\n%s\n\nVerify:\n%s\n",
-			c.ID, c.Title, c.Severity, indent(c.Doc.Cause), indent(c.Doc.Symptom), indent(c.Doc.Fix), indent(c.Doc.Verify))
-		if len(c.Explains) > 0 {
-			fmt.Fprintf(io.Out, "\nExplains: %s\n", strings.Join(c.Explains, ", "))
+		var shells []string
+		for _, s := range c.Commands() {
+			shells = append(shells, s.Name())
 		}
-		if req := checks.RequiredChecks(c); len(req) > 0 {
-			ids := make([]string, len(req))
-			for i, r := range req {
-				ids[i] = r.ID
+		c.Use = "completion " + strings.Join(shells, "|")
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError("doctor completion needs a shell: %s", strings.Join(shells, ", "))
 			}
-			fmt.Fprintf(io.Out, "Requires: %s\n", strings.Join(ids, ", "))
+			return usageError("no completion for shell %q (want %s)%s", args[0], strings.Join(shells, ", "), didYouMean(suggest(args[0], shells)))
 		}
-		fmt.Fprintf(io.Out, "Docs: %s\n", checks.DocsAnchor(c.ID))
-		return report.ExitOK
 	}
-	fmt.Fprintf(io.Err, "doctor: no check %q (see `doctor checks`)\n", args[0])
-	return report.ExitCantRun
-}
-
-func indent(s string) string {
-	return "  " + strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n  ")
 }

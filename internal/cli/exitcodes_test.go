@@ -59,7 +59,7 @@ func TestCannotRunIsExit3(t *testing.T) {
 		"unknown command":       {"frobnicate"},
 		"bad flag":              {"run", "--no-such-flag"},
 		"bad flag value":        {"run", "--runner-pid", "many"},
-		"unknown format":        {"run", "--root", good, "-o", "yaml"},
+		"unknown format":        {"run", "--root", good, "--offline", "-o", "xml"},
 		"bad --now":             {"run", "--root", good, "--now", "yesterday"},
 		"stray argument":        {"run", "--root", good, "extra"},
 		"missing --root":        {"run", "--root", filepath.Join(t.TempDir(), "nope")},
@@ -113,8 +113,8 @@ func TestIgnoreHidesFindingsAndReportsStaleOnes(t *testing.T) {
 		t.Errorf("exit %d with the only finding ignored, want 0", code)
 	}
 	for _, want := range []string{
-		"--ignore kubeconfig-file hid 1 finding(s): shared host, accepted until the move",
-		"--ignore cert-expiry matched nothing (nothing to hide): remove it",
+		"ignore kubeconfig-file (--ignore) hid 1 finding: shared host, accepted until the move",
+		"ignore cert-expiry (--ignore) matched nothing (nothing to hide): its check ran and found nothing it names: remove it",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table does not say %q:\n%s", want, out)

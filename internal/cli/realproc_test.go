@@ -105,6 +105,6 @@ func TestRealRunnerProcess(t *testing.T) {
 	pid = startRunner(t, []string{"run", "--config", cfg}, []string{"PATH=/usr/bin:/bin"})
 	rep = doctor(pid)
 	AssertWant(t, rep, Want{Exit: 2, Top: "runner-kubeconfig-env", Says: map[string][]string{
-		"runner-kubeconfig-env": {fmt.Sprintf("/proc/%d/environ: no KUBECONFIG among 2 variables of pid %d", pid, pid)},
+		"runner-kubeconfig-env": {fmt.Sprintf("/proc/%d/environ: KUBECONFIG is not set in the environment of pid %d", pid, pid)},
 	}})
 }

@@ -28,11 +28,11 @@ const (
 // reads them after parsing. Only flags given (or a known environment) are
 // set, so a check can tell "given" from "default".
 func registerSettings(fs *pflag.FlagSet) func() map[string]string {
-	resolver := fs.String(SettingResolver, "", "DNS server for the system resolver, host:port (default: /etc/resolv.conf under --root)")
-	public := fs.String(SettingPublicDNS, "", "public DNS resolver, host:port, for names that must resolve publicly (default "+DefaultPublicDNS+")")
-	node := fs.String(SettingNodeDNS, "", "node-local DNS server to probe directly, host:port (default "+DefaultNodeDNS+" when doctor runs on a node or in a job pod)")
-	repo := fs.String(SettingRepositoryURL, "", "CI_REPOSITORY_URL of a failing job (default: $CI_REPOSITORY_URL)")
-	image := fs.String(SettingProbeImage, "", "image of the --deep probe pod (default "+DefaultProbeImage+")")
+	resolver := fs.String(SettingResolver, "", "ask the DNS server at `HOST:PORT` for the system resolver (default: the nameservers of /etc/resolv.conf under --root)")
+	public := fs.String(SettingPublicDNS, "", "ask the public resolver at `HOST:PORT` whether a Funnel name resolves publicly (default "+DefaultPublicDNS+")")
+	node := fs.String(SettingNodeDNS, "", "probe the node-local DNS at `HOST:PORT` directly (default "+DefaultNodeDNS+", and only when doctor runs on a node or in a job pod)")
+	repo := fs.String(SettingRepositoryURL, "", "the CI_REPOSITORY_URL of a failing job, a `URL` whose host gitlab-reachability and node-local-dns also try; its credentials are never printed (default: $CI_REPOSITORY_URL)")
+	image := fs.String(SettingProbeImage, "", "run the --deep probe pod from `IMAGE` (default "+DefaultProbeImage+")")
 	return func() map[string]string {
 		m := map[string]string{}
 		set := func(k, v string) {

@@ -1,0 +1,289 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"regexp"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/all"
+	"github.com/socialwebcomputer/doctor/report"
+)
+
+// CatalogEntry is one check of `doctor checks -o json|yaml`.
+type CatalogEntry struct {
+	ID       string `json:"id"`
+	Title    string `json:"title"`
+	Severity string `json:"severity"`
+	// Executors are those the check applies to; ["any"] is every one.
+	Executors []string `json:"executors"`
+	// Requires are the checks that must not have failed for it to run.
+	Requires []string `json:"requires"`
+	// Explains are the checks whose findings fold under its own.
+	Explains []string `json:"explains"`
+	Network  bool     `json:"network"` // skipped under --offline
+	Docs     string   `json:"docs"`
+}
+
+// Catalog is the catalog as data, sorted by ID.
+func Catalog(catalog []*checks.Check) []CatalogEntry {
+	out := []CatalogEntry{}
+	for _, c := range catalog {
+		e := CatalogEntry{ID: c.ID, Title: c.Title, Severity: c.Severity.String(),
+			Executors: append([]string{}, c.Executors...), Requires: []string{},
+			Explains: append([]string{}, c.Explains...), Network: c.Network, Docs: checks.DocsAnchor(c.ID)}
+		if len(e.Executors) == 0 {
+			e.Executors = []string{"any"}
+		}
+		for _, r := range checks.RequiredChecks(c) {
+			e.Requires = append(e.Requires, r.ID)
+		}
+		out = append(out, e)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// encode writes v as JSON or YAML.
+func encode(w io.Writer, format string, v any) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(v)
+	case "yaml":
+		b, err := yaml.Marshal(v)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	}
+	return fmt.Errorf("unknown format %q", format)
+}
+
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageError("unexpected argument %q: %s takes flags only (see %s --help)", args[0], cmd.CommandPath(), cmd.CommandPath())
+	}
+	return nil
+}
+
+func formatFlag(cmd *cobra.Command, p *string, def string, formats ...string) {
+	cmd.Flags().StringVarP(p, "output", "o", def, "the output `FORMAT`: "+strings.Join(formats, ", "))
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(formats, cobra.ShellCompDirectiveNoFileComp))
+}
+
+func checkFormat(cmd *cobra.Command, got string, formats ...string) error {
+	for _, f := range formats {
+		if got == f {
+			return nil
+		}
+	}
+	return usageError("%s: unknown output format %q (want %s)%s", cmd.CommandPath(), got, strings.Join(formats, ", "), didYouMean(suggest(got, formats)))
+}
+
+func (a *app) checksCommand() *cobra.Command {
+	var output string
+	formats := []string{"table", "wide", "json", "yaml"}
+	cmd := &cobra.Command{
+		Use:   "checks",
+		Short: "List the checks: ID, severity, executors, title",
+		Long: `List the catalog of checks, sorted by ID: each one's ID (its README anchor
+and doctor explain key), default severity, the executors it applies to and
+its title. -o wide adds what it requires and explains; -o json and -o yaml
+give all of it as data.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(cmd, output, formats...); err != nil {
+				return err
+			}
+			catalog := all.Checks()
+			if err := checks.Validate(catalog); err != nil {
+				return &exitError{code: report.ExitCantRun, msg: "invalid catalog: " + err.Error()}
+			}
+			entries := Catalog(catalog)
+			out := cmd.OutOrStdout()
+			if output == "json" || output == "yaml" {
+				return encode(out, output, entries)
+			}
+			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+			if output == "wide" {
+				fmt.Fprintln(tw, "ID\tSEVERITY\tEXECUTORS\tREQUIRES\tEXPLAINS\tTITLE")
+			} else {
+				fmt.Fprintln(tw, "ID\tSEVERITY\tEXECUTORS\tTITLE")
+			}
+			for _, e := range entries {
+				if output == "wide" {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Severity, strings.Join(e.Executors, ","),
+						dash(e.Requires), dash(e.Explains), e.Title)
+				} else {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.ID, e.Severity, strings.Join(e.Executors, ","), e.Title)
+				}
+			}
+			return tw.Flush()
+		},
+	}
+	formatFlag(cmd, &output, "table", formats...)
+	return cmd
+}
+
+func dash(s []string) string {
+	if len(s) == 0 {
+		return "-"
+	}
+	return strings.Join(s, ",")
+}
+
+func (a *app) explainCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "explain ID",
+		Short: "Show a check's cause, symptom, fix and verification command",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageError("doctor explain takes one check ID, got %d (see doctor checks)", len(args))
+			}
+			return nil
+		},
+		ValidArgsFunction: completeCheckID,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var c *checks.Check
+			for _, x := range all.Checks() {
+				if x.ID == args[0] {
+					c = x
+				}
+			}
+			if c == nil {
+				return unknownCheck("explain", args[0])
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "%s — %s (default severity %s)\n\nCause:\n%s\n\nSymptom:\n%s\n\nFix:\n%s\n\nVerify:\n%s\n",
+				c.ID, c.Title, c.Severity, indent(c.Doc.Cause), indent(c.Doc.Symptom), indent(c.Doc.Fix), indent(c.Doc.Verify))
+			if len(c.Explains) > 0 {
+				fmt.Fprintf(out, "\nExplains: %s\n", strings.Join(c.Explains, ", "))
+			}
+			if req := checks.RequiredChecks(c); len(req) > 0 {
+				ids := make([]string, len(req))
+				for i, r := range req {
+					ids[i] = r.ID
+				}
+				fmt.Fprintf(out, "Requires: %s\n", strings.Join(ids, ", "))
+			}
+			fmt.Fprintf(out, "Docs: %s\n", checks.DocsAnchor(c.ID))
+			return nil
+		},
+	}
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n  ")
+}
+
+// VersionInfo is `doctor version -o json`.
+type VersionInfo struct {
+	Version string `json:"version"`
+	// Commit and Date are the VCS revision and commit time the binary was
+	// built from: go build's vcs stamp, or go install's pseudo-version.
+	// "" when the build carries neither.
+	Commit   string `json:"commit"`
+	Date     string `json:"date"`
+	Modified bool   `json:"modified"` // built from a work tree with changes
+	Go       string `json:"go"`
+}
+
+// pseudoVersion is a module pseudo-version's time and revision
+// (v0.0.0-20261129120000-55279d6b1c2a, optionally +dirty).
+var pseudoVersion = regexp.MustCompile(`[-.]([0-9]{14})-([0-9a-f]{12})(\+incompatible)?(\+dirty)?$`)
+
+// versionFrom reads the version, commit, date and Go version from a
+// binary's build info.
+func versionFrom(bi *debug.BuildInfo, ok bool) VersionInfo {
+	v := VersionInfo{Version: Version, Go: runtime.Version()}
+	if !ok || bi == nil {
+		return v
+	}
+	if bi.GoVersion != "" {
+		v.Go = bi.GoVersion
+	}
+	mv := bi.Main.Version
+	if Version == defaultVersion && mv != "" && mv != "(devel)" {
+		v.Version = mv
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			v.Commit = s.Value
+		case "vcs.time":
+			v.Date = s.Value
+		case "vcs.modified":
+			v.Modified = s.Value == "true"
+		}
+	}
+	if m := pseudoVersion.FindStringSubmatch(mv); m != nil && v.Commit == "" {
+		v.Commit = m[2]
+		t := m[1]
+		v.Date = t[0:4] + "-" + t[4:6] + "-" + t[6:8] + "T" + t[8:10] + ":" + t[10:12] + ":" + t[12:14] + "Z"
+		v.Modified = v.Modified || m[4] != ""
+	}
+	return v
+}
+
+func currentVersion() VersionInfo {
+	bi, ok := debug.ReadBuildInfo()
+	return versionFrom(bi, ok)
+}
+
+// resolvedVersion is the version a report carries.
+func resolvedVersion() string { return currentVersion().Version }
+
+func (a *app) printVersion(w io.Writer, format string) error {
+	v := currentVersion()
+	if format == "json" || format == "yaml" {
+		return encode(w, format, v)
+	}
+	commit := v.Commit
+	if commit == "" {
+		commit = "unknown (built without VCS information)"
+	} else {
+		if v.Date != "" {
+			commit += " " + v.Date
+		}
+		if v.Modified {
+			commit += " (modified)"
+		}
+	}
+	fmt.Fprintf(w, "doctor %s\ncommit %s\n%s\n", v.Version, commit, v.Go)
+	return nil
+}
+
+func (a *app) versionCommand() *cobra.Command {
+	var output string
+	formats := []string{"text", "json", "yaml"}
+	cmd := &cobra.Command{
+		Use:   "version",
+		Short: "Print the version, commit, commit date and Go version",
+		Long: `Print doctor's version, the commit and commit date it was built from, and
+the Go version. The commit comes from the binary's build info (go build
+stamps it from the work tree; go install carries it in the module's
+pseudo-version).`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(cmd, output, formats...); err != nil {
+				return err
+			}
+			return a.printVersion(cmd.OutOrStdout(), output)
+		},
+	}
+	formatFlag(cmd, &output, "text", formats...)
+	return cmd
+}

@@ -1,0 +1,32 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"regexp"
+	"sync"
+
+	"github.com/socialwebcomputer/doctor/checks"
+)
+
+// userinfo is the credential part of a URL (https://user:token@host).
+var userinfo = regexp.MustCompile(`(://)[^/@\s]+@`)
+
+// newLogger is -v/--v=N: it prints what the checks log at level N or
+// below to w, one line each, every line through the redactor. It is nil
+// (nothing logged) at level 0.
+func newLogger(w io.Writer, level int) func(int, string, ...any) {
+	if level <= 0 {
+		return nil
+	}
+	var mu sync.Mutex
+	return func(l int, format string, args ...any) {
+		if l > level {
+			return
+		}
+		msg := userinfo.ReplaceAllString(checks.Redact(fmt.Sprintf(format, args...)), "${1}<redacted>@")
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(w, "doctor[v%d]: %s\n", l, msg)
+	}
+}

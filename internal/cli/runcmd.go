@@ -1,0 +1,271 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/all"
+	"github.com/socialwebcomputer/doctor/report"
+)
+
+// runFlags are doctor run's flags, as parsed.
+type runFlags struct {
+	root, runner, config, kubeconfig, now  string
+	kubeContext, namespace, output, dotCfg string
+	pid, verbosity                         int
+	offline, verbose, deep, debug          bool
+	only, skip, ignores                    []string
+	timeout                                time.Duration
+	requestTimeout                         requestTimeout
+	settings                               func() map[string]string
+}
+
+// requestTimeout is --request-timeout: a Go duration, or whole seconds as
+// kubectl takes it. 0 means the default (checks.APICallTimeout).
+type requestTimeout time.Duration
+
+func (r *requestTimeout) String() string {
+	if *r == 0 {
+		return checks.APICallTimeout.String()
+	}
+	return time.Duration(*r).String()
+}
+
+func (r *requestTimeout) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		n, nerr := strconv.Atoi(s)
+		if nerr != nil {
+			return fmt.Errorf("want a duration (5s, 1m) or whole seconds")
+		}
+		d = time.Duration(n) * time.Second
+	}
+	if d < 0 {
+		return fmt.Errorf("a timeout cannot be negative")
+	}
+	*r = requestTimeout(d)
+	return nil
+}
+
+func (r *requestTimeout) Type() string { return "duration" }
+
+func (a *app) runCommand() *cobra.Command {
+	cmd, _ := a.newRunCommand()
+	return cmd
+}
+
+// newRunCommand is doctor run and the flags it parses into.
+func (a *app) newRunCommand() (*cobra.Command, *runFlags) {
+	f := &runFlags{}
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the checks and report the findings, root causes first",
+		Long: `Run every check that applies to the runner's executors (or those --only
+names, with what they require) and report the findings ranked: root causes
+first, their consequences folded under them. The exit code is the worst
+finding's: 0 ok, 1 warning or incomplete, 2 error or critical, 3 could not
+run.
+
+The table fits the terminal: a table from 100 columns on, one block per
+finding below that; -o wide adds each finding's evidence and fingerprint.
+Fixes and the command that verifies each follow the findings as plain lines.
+--kubeconfig, --context and -n/--namespace replace what the runner itself
+uses, as kubectl's do, and the report says so.
+
+An ignore hides findings: ID hides a check's, ID:RUNNER those of one runner
+(its index or name; * is every runner), and @FINGERPRINT one finding, as
+-o wide and -o json show it. The reason is required; a reason that
+contains a colon needs the runner part (ID:*:reason). .doctor.yaml in the
+working directory (or --config-file) holds ignores that stay, each with an
+optional expiry date.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError("unexpected argument %q: doctor run takes flags only (see doctor run --help)", args[0])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			code, err := a.run(cmd, f)
+			a.code = code
+			return err
+		},
+	}
+	fs := cmd.Flags()
+	fs.SortFlags = false
+	fs.StringVar(&f.root, "root", "/", "read every local file (/proc, /etc, home directories, the kubeconfig) under `DIR` instead of /")
+	fs.IntVar(&f.pid, "runner-pid", 0, "diagnose the gitlab-runner run process `PID` (default: discover it through /proc/*/comm and cmdline)")
+	fs.StringVar(&f.runner, "runner", "", "diagnose only this [[runners]] entry, by `NAME|INDEX`: its name, or its position in config.toml counted from 1")
+	fs.StringVar(&f.config, "config", "", "read this config.toml `PATH` (default: located as the runner does: --config in its command line or its unit's ExecStart, CONFIG_FILE in its environment, /etc/gitlab-runner/config.toml for uid 0, else $HOME/.gitlab-runner/config.toml)")
+	fs.StringVar(&f.kubeconfig, "kubeconfig", "", "load these kubeconfig `PATHS` (a path list) instead of the runner's own (KUBECONFIG of its environment, else $HOME/.kube/config), and say so in the report")
+	fs.StringVar(&f.kubeContext, "context", "", "diagnose every Kubernetes runner with the kubeconfig context `NAME` instead of its own")
+	fs.StringVarP(&f.namespace, "namespace", "n", "", "diagnose every Kubernetes runner in `NAMESPACE` instead of its [runners.kubernetes] namespace")
+	fs.Var(&f.requestTimeout, "request-timeout", "the bound of one API call, a duration (5s) or whole seconds")
+	fs.StringVar(&f.now, "now", "", "the clock for every time comparison, an `RFC3339` time (default: now)")
+	fs.BoolVar(&f.offline, "offline", false, "no network and no API calls; checks that need them are skipped")
+	fs.StringVarP(&f.output, "output", "o", "table", "the output `FORMAT`: table, wide (adds evidence and fingerprints), json, yaml or markdown")
+	fs.StringSliceVar(&f.only, "only", nil, "run only these check `IDS` (and what they require)")
+	fs.StringSliceVar(&f.skip, "skip", nil, "do not run these check `IDS`")
+	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "deadline for the whole run; every check also has its own")
+	fs.StringArrayVar(&f.ignores, "ignore", nil, "hide findings: `ID[:RUNNER][@FINGERPRINT]:REASON`, the reason required (repeatable)")
+	fs.StringVar(&f.dotCfg, "config-file", "", "read ignores from this `PATH` (default: .doctor.yaml in the working directory, when there is one)")
+	fs.BoolVar(&f.verbose, "verbose", false, "list every check's status under the findings")
+	fs.BoolVar(&f.deep, "deep", false, "also create a probe pod in the runner namespace and exec true through the full path (the only mutating mode; the pod is always deleted)")
+	fs.IntVarP(&f.verbosity, "v", "v", 0, "log to stderr at level `N`, redacted: 2 every dial, 6 every API request, 8 with headers")
+	fs.BoolVar(&f.debug, "debug", false, "log everything -v can (--v=8)")
+	f.settings = registerSettings(fs)
+
+	_ = cmd.MarkFlagDirname("root")
+	_ = cmd.RegisterFlagCompletionFunc("only", completeCheckList)
+	_ = cmd.RegisterFlagCompletionFunc("skip", completeCheckList)
+	_ = cmd.RegisterFlagCompletionFunc("ignore", completeIgnore)
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(report.Formats, cobra.ShellCompDirectiveNoFileComp))
+	for _, name := range []string{"runner", "context", "namespace", "request-timeout", "now", "timeout", "v", "runner-pid",
+		SettingResolver, SettingPublicDNS, SettingNodeDNS, SettingRepositoryURL, SettingProbeImage} {
+		_ = cmd.RegisterFlagCompletionFunc(name, cobra.NoFileCompletions)
+	}
+	return cmd, f
+}
+
+// run is doctor run: it returns the report's exit code, or an error for a
+// run that could not start.
+func (a *app) run(cmd *cobra.Command, f *runFlags) (int, error) {
+	if !report.ValidFormat(f.output) {
+		return 0, usageError("unknown output format %q (want %s)%s", f.output, strings.Join(report.Formats, ", "), didYouMean(suggest(f.output, report.Formats)))
+	}
+	absRoot, err := filepath.Abs(f.root)
+	if err != nil {
+		return 0, usageError("--root %s: %v", f.root, err)
+	}
+	if st, err := os.Stat(absRoot); err != nil || !st.IsDir() {
+		return 0, usageError("--root %s: not a readable directory", f.root)
+	}
+	if _, err := os.ReadDir(absRoot); err != nil {
+		return 0, usageError("--root %s: %v", f.root, err)
+	}
+	if f.deep && f.offline {
+		return 0, usageError("--deep needs the cluster; it cannot be combined with --offline")
+	}
+	if err := validCheckIDs("--only", f.only); err != nil {
+		return 0, err
+	}
+	if err := validCheckIDs("--skip", f.skip); err != nil {
+		return 0, err
+	}
+	env, err := a.buildEnv(f, absRoot)
+	if err != nil {
+		return 0, err
+	}
+	ignores, err := parseIgnores(f.ignores)
+	if err != nil {
+		return 0, err
+	}
+	fileIgnores, err := loadDoctorFile(f.dotCfg)
+	if err != nil {
+		return 0, err
+	}
+	ignores = append(ignores, fileIgnores...)
+	if f.deep {
+		fmt.Fprintln(a.io.Err, "doctor: --deep creates a probe pod in the runner namespace and deletes it when done")
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	started := env.Now()
+	res, err := checks.Run(ctx, env, all.Checks(), checks.Options{Only: f.only, Skip: f.skip, Runner: f.runner, Timeout: f.timeout})
+	if err != nil {
+		return 0, usageError("%v", err)
+	}
+	rep := report.Build(res, ignores, resolvedVersion(), started)
+	rep.Verbose = f.verbose
+	rep.Overrides = overrides(f)
+	rep.Rerun = rerun(cmd, f)
+	opt := report.Options{Colour: a.io.TTY && a.io.Getenv("NO_COLOR") == "", UTF8: a.utf8(), Width: a.width()}
+	if err := report.RenderWith(a.io.Out, rep, f.output, opt); err != nil {
+		return 0, usageError("%v", err)
+	}
+	return rep.Summary.ExitCode, nil
+}
+
+// buildEnv is the checks' door to the outside, from the flags.
+func (a *app) buildEnv(f *runFlags, absRoot string) (*checks.Env, error) {
+	env := &checks.Env{Root: absRoot, Offline: f.offline, Deep: f.deep, RunnerPID: f.pid,
+		ConfigPath: f.config, KubeconfigPath: f.kubeconfig, Settings: f.settings(),
+		ContextOverride: f.kubeContext, NamespaceOverride: f.namespace,
+		RequestTimeout: time.Duration(f.requestTimeout)}
+	if f.now != "" {
+		t, err := time.Parse(time.RFC3339, f.now)
+		if err != nil {
+			return nil, usageError("--now %q: want RFC3339, e.g. 2026-11-29T12:00:00Z", f.now)
+		}
+		env.Clock = t
+	}
+	level := f.verbosity
+	if f.debug {
+		level = max(level, 8)
+	}
+	if level < 0 {
+		return nil, usageError("--v %d: the level cannot be negative", level)
+	}
+	env.Log = newLogger(a.io.Err, level)
+	return env, nil
+}
+
+// overrides are the flags that replaced a value the runner has of its own.
+func overrides(f *runFlags) []report.Override {
+	out := []report.Override{}
+	if f.kubeconfig != "" {
+		out = append(out, report.Override{Flag: "--kubeconfig", Value: f.kubeconfig,
+			Replaces: "the kubeconfig the runner loads (KUBECONFIG of its environment, else $HOME/.kube/config)"})
+	}
+	if f.kubeContext != "" {
+		out = append(out, report.Override{Flag: "--context", Value: f.kubeContext,
+			Replaces: "each Kubernetes runner's own context ([runners.kubernetes] context, else the kubeconfig's current-context)"})
+	}
+	if f.namespace != "" {
+		out = append(out, report.Override{Flag: "--namespace", Value: f.namespace,
+			Replaces: "each Kubernetes runner's namespace ([runners.kubernetes] namespace)"})
+	}
+	return out
+}
+
+// rerun is doctor run with the flags of this run that chose its input, so
+// a verify command reads what this run read.
+func rerun(cmd *cobra.Command, f *runFlags) string {
+	parts := []string{"doctor", "run"}
+	cmd.Flags().VisitAll(func(fl *pflag.Flag) {
+		if !fl.Changed {
+			return
+		}
+		switch fl.Name {
+		case "root":
+			if f.root != "/" {
+				parts = append(parts, "--root", shellQuote(f.root))
+			}
+		case "config", "kubeconfig", "context", "namespace", "now":
+			parts = append(parts, "--"+fl.Name, shellQuote(fl.Value.String()))
+		case "offline":
+			if f.offline {
+				parts = append(parts, "--offline")
+			}
+		}
+	})
+	return strings.Join(parts, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=,+@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
