@@ -7,6 +7,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/textdist"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
@@ -179,7 +180,7 @@ func Suggest(key []string) string {
 	best, bestD := "", 4
 	want := strings.ToLower(key[len(key)-1])
 	for _, k := range known {
-		if d := distance(want, k); d < bestD {
+		if d := textdist.Levenshtein(want, k); d < bestD {
 			best, bestD = k, d
 		}
 	}
@@ -187,24 +188,4 @@ func Suggest(key []string) string {
 		return ""
 	}
 	return strings.Join(append(append([]string{}, key[:len(key)-1]...), best), ".")
-}
-
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

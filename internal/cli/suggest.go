@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks/all"
+	"github.com/socialwebcomputer/doctor/internal/textdist"
 )
 
 // suggest is what cobra suggests for a misspelt command, for any name: the
@@ -18,7 +19,7 @@ func suggest(typed string, candidates []string) []string {
 		if lc == typed {
 			continue
 		}
-		if levenshtein(typed, lc) <= 2 || len(typed) >= 2 && strings.HasPrefix(lc, typed) {
+		if textdist.Levenshtein(typed, lc) <= 2 || len(typed) >= 2 && strings.HasPrefix(lc, typed) {
 			out = append(out, c)
 		}
 	}
@@ -32,27 +33,6 @@ func didYouMean(s []string) string {
 		return ""
 	}
 	return "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
-}
-
-func levenshtein(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }
 
 // checkIDs are the catalog's IDs, in catalog order.
