@@ -85,13 +85,13 @@ var alphaBeta = twoRunnersConfig(kubeRunner{name: "alpha", namespace: "ns-alpha"
 // runTwo runs doctor (not --offline) against a root whose runner process
 // has config and kubeconfig, as runAgainst does, and returns the report and
 // the JSON it parsed from.
-func runTwo(t *testing.T, config string, kubeconfig []byte) (*report.Report, string) {
+func runTwo(t *testing.T, config string, kubeconfig []byte, extra ...string) (*report.Report, string) {
 	t.Helper()
 	root := testroot.New(t)
 	root.GuideRunner(config, kubeconfig)
 	began := time.Now()
-	rep, out := runReport(t, "run", "--root", root.Dir, "-o", "json", "--now", time.Now().UTC().Format(time.RFC3339),
-		"--timeout", "60s", "--skip", "gitlab-reachability")
+	rep, out := runReport(t, append([]string{"run", "--root", root.Dir, "-o", "json", "--now", time.Now().UTC().Format(time.RFC3339),
+		"--timeout", "60s", "--skip", "gitlab-reachability"}, extra...)...)
 	t.Logf("doctor ran in %s", time.Since(began).Round(time.Millisecond))
 	if len(rep.Runners) != 2 {
 		t.Fatalf("report.runners = %+v, want the two [[runners]]", rep.Runners)
@@ -424,4 +424,21 @@ func TestTwoRunnersDifferentContexts(t *testing.T) {
 	}
 	assertReadOnly(t, owner)
 	assertReadOnly(t, bare)
+}
+
+// -n overrides every runner's namespace, as kubectl's does: with -n
+// ns-alpha the missing ns-beta is not looked at, and the report says so.
+func TestNamespaceOverride(t *testing.T) {
+	_, kc := twoRunnersWorld(t)
+	rep, _ := runTwo(t, alphaBeta, kc, "-n", "ns-alpha")
+	for _, f := range rep.Findings {
+		if f.Check == "namespace" {
+			t.Errorf("-n ns-alpha still reports a namespace finding: %s", f.Cause)
+		}
+	}
+	for _, r := range []int{1, 2} {
+		if got := statusOf(rep, "namespace", r); got != "pass" {
+			t.Errorf("namespace for runner %d under -n ns-alpha: %q, want pass", r, got)
+		}
+	}
 }
