@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -178,7 +179,9 @@ func (a *app) run(cmd *cobra.Command, f *runFlags) (int, error) {
 		fmt.Fprintln(a.io.Err, "doctor: --deep creates a probe pod in the runner namespace and deletes it when done")
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// Ctrl-C, or a service manager's SIGTERM: the run ends, and the --deep
+	// probe pod is still deleted.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	started := env.Now()
 	res, err := checks.Run(ctx, env, all.Checks(), checks.Options{Only: f.only, Skip: f.skip, Runner: f.runner, Timeout: f.timeout})
