@@ -11,6 +11,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
 var Check = &checks.Check{
@@ -38,7 +39,7 @@ var Check = &checks.Check{
 func run(p *checks.Pass) error {
 	api, id, r := facts.APIClient.Get(p), facts.Whoami.Get(p), facts.ThisRunner.Get(p)
 	ns := r.Namespace()
-	want := NeededFor(r.Runner)
+	want := NeededFor(withNamespace(r.Runner, ns))
 	ctx, cancel := context.WithTimeout(p.Context, 15*time.Second)
 	defer cancel()
 	allowed, err := facts.Allowed(p, ctx, api, want)
@@ -69,4 +70,20 @@ func orUnknown(user string) string {
 		return "the kubeconfig's identity"
 	}
 	return user
+}
+
+// withNamespace is the runner as it runs in ns: -n/--namespace replaces
+// its [runners.kubernetes] namespace (namespace_per_job makes its own).
+func withNamespace(r *runnerconfig.Runner, ns string) *runnerconfig.Runner {
+	k := runnerconfig.Kubernetes{}
+	if r.Kubernetes != nil {
+		k = *r.Kubernetes
+	}
+	if k.NamespacePerJob || k.Namespace == ns {
+		return r
+	}
+	rr := *r
+	k.Namespace = ns
+	rr.Kubernetes = &k
+	return &rr
 }
