@@ -103,7 +103,10 @@ type Finding struct {
 	// evidence sources (never the wording). --ignore ID@FINGERPRINT:reason
 	// hides this one finding.
 	Fingerprint string `json:"fingerprint"`
-	depth       int    // 0 for a root; for indenting renderers
+	// Change is "new" or "resolved" in a --changes-only report: what
+	// changed since the run --state remembers.
+	Change string `json:"change,omitempty"`
+	depth  int    // 0 for a root; for indenting renderers
 }
 
 // Depth is 0 for a root cause, 1 for what it explains, and so on.

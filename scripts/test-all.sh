@@ -21,6 +21,11 @@ fi
 need=()
 command -v tmux >/dev/null 2>&1 || need+=(tmux)
 [ -f /usr/share/bash-completion/bash_completion ] || need+=(bash-completion)
+# deploy/ verifies its units with systemd-analyze and its alert rules with
+# promtool (Debian's prometheus package); without them those tests fail.
+command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
+command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+export DOCTOR_REQUIRE_TOOLS=1
 if [ ${#need[@]} -gt 0 ]; then
   apt-get update
   DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need[@]}"

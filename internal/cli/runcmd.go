@@ -16,6 +16,8 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/all"
+	"github.com/socialwebcomputer/doctor/internal/metrics"
+	"github.com/socialwebcomputer/doctor/internal/state"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
@@ -29,6 +31,8 @@ type runFlags struct {
 	timeout                                time.Duration
 	requestTimeout                         requestTimeout
 	settings                               func() map[string]string
+	textfile, state                        string
+	changesOnly                            bool
 }
 
 // requestTimeout is --request-timeout: a Go duration, or whole seconds as
@@ -123,6 +127,9 @@ optional expiry date.`,
 	fs.BoolVar(&f.deep, "deep", false, "also create a probe pod in the runner namespace and exec true through the full path (the only mutating mode; the pod is always deleted)")
 	fs.IntVarP(&f.verbosity, "v", "v", 0, "log to stderr at level `N`, redacted: 2 every dial, 6 every API request, 8 with headers")
 	fs.BoolVar(&f.debug, "debug", false, "log everything -v can (--v=8)")
+	fs.StringVar(&f.textfile, "textfile", "", "write metrics for node_exporter's textfile collector to `PATH`, atomically")
+	fs.StringVar(&f.state, "state", "", "remember this run's findings in `FILE`, by fingerprint, and compare them with the last run's")
+	fs.BoolVar(&f.changesOnly, "changes-only", false, "print only the findings that are new or resolved since the run --state remembers; the exit code still reflects every finding")
 	f.settings = registerSettings(fs)
 
 	_ = cmd.MarkFlagDirname("root")
@@ -175,6 +182,16 @@ func (a *app) run(cmd *cobra.Command, f *runFlags) (int, error) {
 		return 0, err
 	}
 	ignores = append(ignores, fileIgnores...)
+	if f.changesOnly && f.state == "" {
+		return 0, usageError("--changes-only needs --state FILE")
+	}
+	// A state file that cannot be read is exit 3 before the run, not after.
+	var prev *state.State
+	if f.state != "" {
+		if prev, err = state.Load(f.state); err != nil {
+			return 0, &exitError{code: report.ExitCantRun, msg: err.Error()}
+		}
+	}
 	if f.deep {
 		fmt.Fprintln(a.io.Err, "doctor: --deep creates a probe pod in the runner namespace and deletes it when done")
 	}
@@ -192,11 +209,50 @@ func (a *app) run(cmd *cobra.Command, f *runFlags) (int, error) {
 	rep.Verbose = f.verbose
 	rep.Overrides = overrides(f)
 	rep.Rerun = rerun(cmd, f)
+	// The cron's outputs are written for every report, one where nothing
+	// ran included: the metrics then say -1.
+	var writeErr error
+	if f.textfile != "" {
+		writeErr = metrics.WriteTextfile(f.textfile, rep, metrics.Observations(res))
+	}
+	if f.state != "" {
+		next, changes := state.Diff(prev, rep, rep.StartedAt)
+		if err := state.Save(f.state, next); err != nil && writeErr == nil {
+			writeErr = err
+		}
+		if f.changesOnly {
+			rep.Findings = changeFindings(changes)
+		}
+	}
 	opt := report.Options{Colour: a.io.TTY && a.io.Getenv("NO_COLOR") == "", UTF8: a.utf8(), Width: a.width()}
 	if err := report.RenderWith(a.io.Out, rep, f.output, opt); err != nil {
 		return 0, usageError("%v", err)
 	}
+	if writeErr != nil {
+		return 0, &exitError{code: report.ExitCantRun, msg: writeErr.Error()}
+	}
 	return rep.Summary.ExitCode, nil
+}
+
+// changeFindings are the transitions as findings: a new one as it is, marked
+// new; a resolved one from what the state remembers of it. A cron that
+// mails its output mails only these.
+func changeFindings(changes []state.Transition) []report.Finding {
+	out := []report.Finding{}
+	for _, tr := range changes {
+		var f report.Finding
+		if tr.Finding != nil {
+			f = *tr.Finding
+			f.Cause = "New since the last run: " + f.Cause
+		} else {
+			f = report.Finding{Check: tr.Check, Runner: tr.Runner, Severity: tr.Severity, Title: tr.Title,
+				Cause: "Resolved since the last run: " + tr.Title, Evidence: []checks.Evidence{}, Explains: []string{},
+				Fingerprint: tr.Fingerprint, Docs: checks.DocsAnchor(tr.Check), Fix: "None: resolved."}
+		}
+		f.Change, f.Rank, f.CausedBy = tr.Kind, len(out)+1, nil
+		out = append(out, f)
+	}
+	return out
 }
 
 // buildEnv is the checks' door to the outside, from the flags.

@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/socialwebcomputer/doctor/report"
+)
+
+// The health cron: --textfile writes the metrics, --state remembers the
+// findings, and --changes-only prints only what changed while the exit code
+// still reflects every finding.
+func TestCronStateAndChangesOnly(t *testing.T) {
+	dir := t.TempDir()
+	stateFile, prom := filepath.Join(dir, "state.json"), filepath.Join(dir, "doctor.prom")
+	expired, healthy := fixtureRoot(t, "cert-expired"), fixtureRoot(t, "healthy")
+	run := func(root string) (int, *report.Report) {
+		t.Helper()
+		code, out, stderr := runDoctor("run", "--root", root, "--now", "2026-11-29T12:00:00Z", "--offline", "-o", "json",
+			"--state", stateFile, "--changes-only", "--textfile", prom)
+		var rep report.Report
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("exit %d, %s: %v\n%s", code, stderr, err, out)
+		}
+		return code, &rep
+	}
+	changes := func(rep *report.Report) []string {
+		var out []string
+		for _, f := range rep.Findings {
+			out = append(out, f.Change+" "+f.Check)
+		}
+		return out
+	}
+
+	code, rep := run(expired)
+	if code != report.ExitError || strings.Join(changes(rep), ",") != "new cert-expiry" {
+		t.Errorf("first run: exit %d, changes %v; want exit 2 and the expired certificate new", code, changes(rep))
+	}
+	b, err := os.ReadFile(prom)
+	if err != nil || !strings.Contains(string(b), `doctor_check_status{check="cert-expiry",runner="kcp-tenant-kubernetes"} 0`) {
+		t.Errorf("textfile: %v\n%s", err, b)
+	}
+	// The same problem again: nothing to mail, and still exit 2.
+	code, rep = run(expired)
+	if code != report.ExitError || len(rep.Findings) != 0 {
+		t.Errorf("second run: exit %d, changes %v; want exit 2 and no change", code, changes(rep))
+	}
+	// Fixed: the finding is resolved, once.
+	code, rep = run(healthy)
+	if code != report.ExitOK || strings.Join(changes(rep), ",") != "resolved cert-expiry" {
+		t.Errorf("after the fix: exit %d, changes %v; want exit 0 and cert-expiry resolved", code, changes(rep))
+	}
+	if code, rep = run(healthy); len(rep.Findings) != 0 {
+		t.Errorf("healthy again: exit %d, changes %v; want none", code, changes(rep))
+	}
+}
+
+func TestChangesOnlyNeedsState(t *testing.T) {
+	code, _, stderr := runDoctor("run", "--root", fixtureRoot(t, "healthy"), "--offline", "--changes-only")
+	if code != report.ExitCantRun || !strings.Contains(stderr, "--changes-only needs --state FILE") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestBadStateFileIsExit3BeforeTheRun(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "state.json")
+	noErr(t, os.WriteFile(bad, []byte("not json"), 0o600))
+	code, out, stderr := runDoctor("run", "--root", fixtureRoot(t, "healthy"), "--offline", "--state", bad)
+	if code != report.ExitCantRun || out != "" || !strings.Contains(stderr, bad) {
+		t.Errorf("exit %d, stdout %q, stderr %q: want exit 3 naming the file, no report", code, out, stderr)
+	}
+}

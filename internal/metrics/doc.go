@@ -1,0 +1,55 @@
+// Package metrics writes a run's report as Prometheus metrics for
+// node_exporter's textfile collector (doctor run --textfile PATH).
+//
+// The file is built with client_golang's own registry and written with
+// prometheus.WriteToTextfile: a temporary file in the target's directory,
+// renamed over the target, so the collector never reads half a file. The
+// temporary name is the target's plus a random suffix ("doctor.prom123456"),
+// which the collector's *.prom glob does not match.
+//
+// # Metrics
+//
+//	doctor_check_status{check,runner}
+//	    How the check ended: 1 pass, 0 fail, -1 unknown or skipped (it
+//	    proved nothing). One series per check and runner, as the report's
+//	    checks list them; a per-runner check that applied to no runner is
+//	    one series with runner="". Should two entries share a label set,
+//	    the worst wins (fail, then unknown/skipped, then pass).
+//	doctor_findings{severity,check,runner}
+//	    How many findings of this severity (info, warning, error,
+//	    critical) the report holds for the check and runner, after
+//	    --ignore and .doctor.yaml. Every check that ran (pass or fail) has
+//	    a series for each of the four severities, 0 included, so "ran and
+//	    found nothing" is 0 while "did not run" is no series (its
+//	    doctor_check_status is -1). The runner is the finding's own, which
+//	    for a host-wide check's finding about a runner is that runner.
+//	doctor_check_duration_seconds{check}
+//	    How long the check took: the longest of its runs when it ran once
+//	    per runner. Per-runner runs are concurrent, so the longest is the
+//	    time the check added to the run, and what compares with its
+//	    timeout. Millisecond resolution.
+//	doctor_run_duration_seconds
+//	    How long the whole run took. Millisecond resolution.
+//	doctor_last_run_timestamp_seconds
+//	    When the run started, in Unix seconds, by the run's clock (--now
+//	    when given, else the system clock). Alert on time() minus this.
+//	doctor_cert_expiry_timestamp_seconds{runner,subject}
+//	    When the client certificate the runner's kubeconfig presents
+//	    expires (NotAfter), in Unix seconds, whatever cert-expiry's verdict;
+//	    subject is "CN=<common name>". The earliest one when a runner has
+//	    two with one subject. Absent when no certificate was read (a token
+//	    credential, --offline, a kubeconfig that did not load).
+//
+// # The runner label
+//
+// "" for a host-wide check or finding, which Prometheus stores as no runner
+// label at all (match it with runner=""). Otherwise the runner's name in
+// config.toml, which stays when [[runners]] entries are reordered; "#N"
+// (its position, from 1) when it has no name; and that label with "#N"
+// appended ("NAME#N") for each runner whose label would otherwise be shared
+// with another runner's (two runners with one name). The fingerprints of doctor run -o json use the position;
+// the metrics use the name, which is what an alert should print.
+//
+// Observations other than cert_expiry_timestamp_seconds are not exported
+// (yet): a new one needs its metric here, with its help text and labels.
+package metrics

@@ -1,0 +1,229 @@
+package metrics
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/report"
+)
+
+// Metric names, as doc.go lists them.
+const (
+	CheckStatus       = "doctor_check_status"
+	Findings          = "doctor_findings"
+	CheckDuration     = "doctor_check_duration_seconds"
+	RunDuration       = "doctor_run_duration_seconds"
+	LastRunTimestamp  = "doctor_last_run_timestamp_seconds"
+	CertExpiry        = "doctor_cert_expiry_timestamp_seconds"
+	certExpiryObserve = "cert_expiry_timestamp_seconds" // the Observation's name
+)
+
+// The values of doctor_check_status.
+const (
+	StatusPass    = 1.0
+	StatusFail    = 0.0
+	StatusUnknown = -1.0 // unknown or skipped: the check proved nothing
+)
+
+// Severities are the values of doctor_findings' severity label, in order.
+var Severities = []checks.Severity{checks.Info, checks.Warning, checks.Error, checks.Critical}
+
+// WriteTextfile writes rep and obs (every check's Observations, see
+// Observations) to path for node_exporter's textfile collector, atomically:
+// a temporary file in path's directory renamed over path.
+func WriteTextfile(path string, rep *report.Report, obs []checks.Observation) error {
+	reg, err := Registry(rep, obs)
+	if err != nil {
+		return fmt.Errorf("--textfile %s: %w", path, err)
+	}
+	if err := prometheus.WriteToTextfile(path, reg); err != nil {
+		return fmt.Errorf("--textfile %s: %w", path, err)
+	}
+	return nil
+}
+
+// Observations collects what every check of res observed, in check order.
+func Observations(res *checks.Result) []checks.Observation {
+	var out []checks.Observation
+	for _, cr := range res.Checks {
+		out = append(out, cr.Observations...)
+	}
+	return out
+}
+
+// Registry holds the metrics of one run (doc.go): a registry of its own,
+// never the default one, so nothing of doctor's process leaks into the file.
+func Registry(rep *report.Report, obs []checks.Observation) (*prometheus.Registry, error) {
+	if rep == nil {
+		return nil, fmt.Errorf("no report")
+	}
+	reg := prometheus.NewPedanticRegistry()
+	status := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: CheckStatus,
+		Help: "How the check ended for the runner (\"\" host-wide): 1 pass, 0 fail, -1 unknown or skipped.",
+	}, []string{"check", "runner"})
+	findings := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: Findings,
+		Help: "Findings of this severity the run reported for the check and runner (\"\" host-wide), after ignores; 0 for a check that ran and found none of it.",
+	}, []string{"severity", "check", "runner"})
+	duration := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: CheckDuration,
+		Help: "How long the check took, in seconds: the longest of its per-runner runs.",
+	}, []string{"check"})
+	runDuration := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: RunDuration,
+		Help: "How long the whole doctor run took, in seconds.",
+	})
+	lastRun := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: LastRunTimestamp,
+		Help: "When the doctor run started, in Unix seconds (its --now when given).",
+	})
+	certExpiry := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: CertExpiry,
+		Help: "When the client certificate of the runner's kubeconfig expires (NotAfter), in Unix seconds.",
+	}, []string{"runner", "subject"})
+	for _, c := range []prometheus.Collector{status, findings, duration, runDuration, lastRun, certExpiry} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+
+	label := runnerLabels(rep, obs)
+
+	// doctor_check_status and doctor_check_duration_seconds.
+	type key struct{ check, runner string }
+	st := map[key]float64{}
+	var order []key
+	dur := map[string]float64{}
+	for _, cs := range rep.Checks {
+		k := key{cs.ID, label(cs.Runner)}
+		v := statusValue(cs.Status)
+		if old, ok := st[k]; !ok {
+			order = append(order, k)
+			st[k] = v
+		} else {
+			st[k] = worse(old, v)
+		}
+		if d, cur := float64(cs.DurationMs)/1000, dur[cs.ID]; d > cur {
+			dur[cs.ID] = d
+		} else if _, ok := dur[cs.ID]; !ok {
+			dur[cs.ID] = d
+		}
+	}
+	for _, k := range order {
+		status.WithLabelValues(k.check, k.runner).Set(st[k])
+		if st[k] != StatusUnknown {
+			for _, s := range Severities {
+				findings.WithLabelValues(s.String(), k.check, k.runner).Set(0)
+			}
+		}
+	}
+	for id, d := range dur {
+		duration.WithLabelValues(id).Set(d)
+	}
+
+	// doctor_findings.
+	for _, f := range rep.Findings {
+		findings.WithLabelValues(f.Severity.String(), f.Check, label(f.Runner)).Inc()
+	}
+
+	runDuration.Set(float64(rep.DurationMs) / 1000)
+	lastRun.Set(float64(rep.StartedAt.UnixNano()) / 1e9)
+
+	// doctor_cert_expiry_timestamp_seconds: the earliest per runner and subject.
+	type ckey struct{ runner, subject string }
+	exp := map[ckey]float64{}
+	for _, o := range obs {
+		if o.Name != certExpiryObserve {
+			continue
+		}
+		k := ckey{label(o.Runner), o.Labels["subject"]}
+		if old, ok := exp[k]; !ok || o.Value < old {
+			exp[k] = o.Value
+		}
+	}
+	for k, v := range exp {
+		certExpiry.WithLabelValues(k.runner, k.subject).Set(v)
+	}
+	return reg, nil
+}
+
+func statusValue(s checks.Status) float64 {
+	switch s {
+	case checks.StatusPass:
+		return StatusPass
+	case checks.StatusFail:
+		return StatusFail
+	}
+	return StatusUnknown
+}
+
+// worse merges two statuses of one label set: a failure is what must be
+// seen, then a check that proved nothing, then a pass.
+func worse(a, b float64) float64 {
+	rank := func(v float64) int {
+		switch v {
+		case StatusFail:
+			return 2
+		case StatusUnknown:
+			return 1
+		}
+		return 0
+	}
+	if rank(b) > rank(a) {
+		return b
+	}
+	return a
+}
+
+// runnerLabels gives the runner label of every runner the report and the
+// observations name (doc.go, "The runner label").
+func runnerLabels(rep *report.Report, obs []checks.Observation) func(*checks.RunnerRef) string {
+	names := map[int]string{} // index -> name
+	add := func(r *checks.RunnerRef) {
+		if r != nil {
+			if _, ok := names[r.Index]; !ok || names[r.Index] == "" {
+				names[r.Index] = r.Name
+			}
+		}
+	}
+	for _, r := range rep.Runners {
+		add(&checks.RunnerRef{Index: r.Index, Name: r.Name})
+	}
+	for _, c := range rep.Checks {
+		add(c.Runner)
+	}
+	for _, f := range rep.Findings {
+		add(f.Runner)
+	}
+	for _, o := range obs {
+		add(o.Runner)
+	}
+	plain := func(index int, name string) string {
+		if name == "" {
+			return "#" + strconv.Itoa(index)
+		}
+		return name
+	}
+	users := map[string]int{} // label -> how many runners would carry it
+	for i, n := range names {
+		users[plain(i, n)]++
+	}
+	return func(r *checks.RunnerRef) string {
+		if r == nil {
+			return ""
+		}
+		name := r.Name
+		if n, ok := names[r.Index]; ok && name == "" {
+			name = n
+		}
+		l := plain(r.Index, name)
+		if users[l] > 1 {
+			return l + "#" + strconv.Itoa(r.Index)
+		}
+		return l
+	}
+}
