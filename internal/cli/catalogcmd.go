@@ -179,6 +179,7 @@ func (a *app) explainCommand() *cobra.Command {
 				}
 				fmt.Fprintf(out, "Requires: %s\n", strings.Join(ids, ", "))
 			}
+			fmt.Fprintf(out, "Applies to: %s runners\n", c.ExecutorList())
 			fmt.Fprintf(out, "Docs: %s\n", checks.DocsAnchor(c.ID))
 			return nil
 		},
