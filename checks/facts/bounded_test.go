@@ -3,6 +3,7 @@ package facts
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -43,5 +44,35 @@ func TestEndlessBodyIsBounded(t *testing.T) {
 	}
 	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 4*MaxResponseBytes {
 		t.Errorf("heap grew by %d MiB reading an endless body", grew>>20)
+	}
+}
+
+// -v 6 logs each API request with its status and latency, -v 8 its headers
+// too, with the credential left out.
+func TestAPIRequestsAreLoggedRedacted(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"kind":"NodeList","apiVersion":"v1","items":[]}`))
+	}))
+	defer srv.Close()
+	var lines []string
+	env := &checks.Env{Root: t.TempDir(), Log: func(level int, format string, args ...any) {
+		if level <= 8 {
+			lines = append(lines, fmt.Sprintf(format, args...))
+		}
+	}}
+	api, err := NewAPI(env, &rest.Config{Host: srv.URL, BearerToken: "sekret-bearer-token-0123456789"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := api.Client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(lines, "\n")
+	if !strings.Contains(all, "GET "+srv.URL+"/api/v1/nodes -> 200 OK in ") {
+		t.Errorf("no request line:\n%s", all)
+	}
+	if strings.Contains(all, "sekret-bearer-token") || !strings.Contains(all, "Authorization: <") {
+		t.Errorf("the credential is logged, or its header is not described:\n%s", all)
 	}
 }
