@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/BurntSushi/toml"
@@ -38,9 +39,22 @@ type tomlField struct {
 	typ   reflect.Type
 }
 
+// fieldCache holds tomlFields by type: the walk asks for the same few
+// dozen types at every key, and reflection is the cost of a cold run.
+var fieldCache sync.Map // reflect.Type -> []tomlField
+
 // tomlFields lists t's fields in declaration order. The types in this
 // package have no embedded structs, so no promotion rules are needed.
 func tomlFields(t reflect.Type) []tomlField {
+	if v, ok := fieldCache.Load(t); ok {
+		return v.([]tomlField)
+	}
+	out := fieldsOf(t)
+	fieldCache.Store(t, out)
+	return out
+}
+
+func fieldsOf(t reflect.Type) []tomlField {
 	var out []tomlField
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
