@@ -9,18 +9,23 @@ import (
 )
 
 // IsJobPod tells a build pod of the Kubernetes executor: it is named
-// runner-<token>-project-<id>-concurrent-<n>-<suffix>, and newer runners label
-// it under *.runner.gitlab.com/.
+// runner-<token>-project-<id>-concurrent-<n>-<suffix>, and newer runners
+// label it job.runner.gitlab.com/pod and project.runner.gitlab.com/id
+// (executors/kubernetes/kubernetes.go buildLabels, gitlab-runner v19.2.1).
+// A runner.gitlab.com label alone is not enough: the pause pods of
+// [runners.kubernetes.autoscaler] carry runner.gitlab.com/pause-pod and
+// manager.runner.gitlab.com/id-short (autoscaler/pause_pod_manager.go), and
+// they are what holds a node, not jobs.
 func IsJobPod(p *corev1.Pod) bool {
-	if strings.HasPrefix(p.Name, "runner-") && strings.Contains(p.Name, "-project-") {
-		return true
+	if _, pause := p.Labels["runner.gitlab.com/pause-pod"]; pause {
+		return false
 	}
-	for k := range p.Labels {
-		if strings.HasSuffix(strings.SplitN(k, "/", 2)[0], "runner.gitlab.com") {
+	for _, k := range []string{"job.runner.gitlab.com/pod", "project.runner.gitlab.com/id"} {
+		if _, ok := p.Labels[k]; ok {
 			return true
 		}
 	}
-	return false
+	return strings.HasPrefix(p.Name, "runner-") && strings.Contains(p.Name, "-project-")
 }
 
 // IsAddon tells the cluster's own pods, which the scale decision ignores.

@@ -1,0 +1,190 @@
+package trace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/pendingnonode"
+)
+
+// Target is a Kubernetes runner's cluster, reached as its executor reaches
+// it (facts.APIClient: host, in-cluster config, then the kubeconfig).
+type Target struct {
+	Runner      checks.RunnerRef
+	RunnerName  string // the [[runners]] name, for the job pods' manager label
+	Namespace   string
+	PollTimeout time.Duration
+	Source      string // which credential, as facts.API.Source says
+	// API is doctor's client for the runner (facts.NewAPI: every dial
+	// through checks.Env.Dial, bounded bodies, a 15s overall timeout).
+	API *facts.API
+	// Client is the same transport without the overall timeout, for
+	// watches (WatchClient).
+	Client kubernetes.Interface
+}
+
+// Selector is the --runner value that selects this runner alone, for
+// Explainer and checks.Options.Runner.
+func (t *Target) Selector() string {
+	if t.Runner.Index == 0 {
+		return "" // the runner --kubeconfig implies is the only one
+	}
+	return strconv.Itoa(t.Runner.Index)
+}
+
+// WatchClient is a client for watches on cfg, a facts.API's Config: the same
+// dialer (checks.Env.Dial), bounded transport and request counter, but no
+// overall request timeout, which would end every watch after 15 seconds.
+// Each list the trace makes has its own deadline (Options.RequestTimeout),
+// and each watch asks the server to end it (timeoutSeconds).
+func WatchClient(cfg *rest.Config) (kubernetes.Interface, error) {
+	c := rest.CopyConfig(cfg)
+	c.Timeout = 0
+	return kubernetes.NewForConfig(c)
+}
+
+// Resolve finds the runner a trace follows: the one Kubernetes runner of
+// config.toml, or the one --runner names (name or index), with the API
+// client, namespace and poll_timeout doctor run would use for it. --context,
+// --kubeconfig and -n/--namespace apply as for doctor run.
+func Resolve(ctx context.Context, env *checks.Env, runner string) (*Target, error) {
+	if env.Offline {
+		return nil, errors.New("doctor trace watches the cluster; it cannot run --offline")
+	}
+	var mu sync.Mutex
+	var found []*Target
+	c := &checks.Check{
+		ID:       "trace-target",
+		Title:    "The runner's cluster answers",
+		Severity: checks.Info,
+		Doc: checks.Doc{
+			Cause:   "doctor trace needs the runner's API client, as the executor builds it.",
+			Symptom: "doctor trace: no Kubernetes runner to trace",
+			Fix:     "doctor run shows why the runner's cluster cannot be reached.",
+			Verify:  "doctor run --only api-auth",
+		},
+		Requires:  []checks.Node{facts.APIClient, facts.ThisRunner},
+		Executors: []string{checks.Kubernetes},
+		Network:   true,
+		Run: func(p *checks.Pass) error {
+			api, e := facts.APIClient.Get(p), facts.ThisRunner.Get(p)
+			ns := e.Namespace() // -n/--namespace included
+			wc, err := WatchClient(api.Config)
+			if err != nil {
+				return err
+			}
+			name := e.Runner.Name
+			if e.Pos < 0 {
+				name = "" // the runner implied by --kubeconfig labels no pod
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			found = append(found, &Target{Runner: e.Ref, RunnerName: name, Namespace: ns,
+				PollTimeout: pendingnonode.PollTimeout(e.Runner), Source: api.Source, API: api, Client: wc})
+			return nil
+		},
+	}
+	res, err := checks.Run(ctx, env, []*checks.Check{c}, checks.Options{Runner: runner, Timeout: 30 * time.Second})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(found, func(i, j int) bool { return found[i].Runner.Index < found[j].Runner.Index })
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		var why []string
+		for _, r := range res.Checks {
+			if r.Check == c && r.Reason != "" {
+				who := "the runner"
+				if r.Runner != nil {
+					who = r.Runner.String()
+				}
+				why = append(why, who+": "+r.Reason)
+			}
+		}
+		if len(why) == 0 {
+			why = []string{"config.toml has no Kubernetes runner"}
+		}
+		return nil, fmt.Errorf("no Kubernetes runner to trace: %s", strings.Join(why, "; "))
+	}
+	names := make([]string, len(found))
+	for i, t := range found {
+		names[i] = t.Runner.String()
+	}
+	return nil, fmt.Errorf("%d Kubernetes runners: name one with --runner NAME|INDEX (%s)", len(found), strings.Join(names, ", "))
+}
+
+// ExplainTimeout bounds the checks of one stuck stage.
+const ExplainTimeout = 30 * time.Second
+
+// Explainer is an OnStuck that runs the stage's StageChecks (those the
+// catalog has) for the runner, as doctor run --only would, and returns
+// their results as lines: each finding with its severity and cause, its fix
+// on the next line, a check that passed as pass, one that could not run as
+// unknown or skipped with why.
+func Explainer(env *checks.Env, catalog []*checks.Check, runner string) func(context.Context, Stage) []string {
+	known := map[string]bool{}
+	for _, c := range catalog {
+		known[c.ID] = true
+	}
+	return func(ctx context.Context, s Stage) []string {
+		var only []string
+		for _, id := range StageChecks[s] {
+			if known[id] {
+				only = append(only, id)
+			}
+		}
+		if len(only) == 0 {
+			return nil
+		}
+		res, err := checks.Run(ctx, env, catalog, checks.Options{Only: only, Runner: runner, Timeout: ExplainTimeout})
+		if err != nil {
+			return []string{"the checks could not run: " + err.Error()}
+		}
+		return FormatResults(res, only)
+	}
+}
+
+// FormatResults writes a run's results for the checks in only, and any
+// other check that did not pass (a requirement that failed), as lines.
+func FormatResults(res *checks.Result, only []string) []string {
+	var lines []string
+	for _, r := range res.Checks {
+		id := r.Check.ID
+		named := slices.Contains(only, id)
+		if !named && r.Status == checks.StatusPass {
+			continue
+		}
+		switch r.Status {
+		case checks.StatusPass:
+			if len(r.Findings) == 0 {
+				lines = append(lines, fmt.Sprintf("%-8s %s: %s", "pass", id, r.Check.Title))
+				continue
+			}
+			fallthrough
+		case checks.StatusFail:
+			for _, f := range r.Findings {
+				lines = append(lines, fmt.Sprintf("%-8s %s: %s", f.Severity, id, f.Cause))
+				if fix, _, _ := strings.Cut(f.Fix, "\n"); fix != "" && f.Severity > checks.Info {
+					lines = append(lines, fmt.Sprintf("%-8s   fix: %s", "", fix))
+				}
+			}
+		default:
+			lines = append(lines, fmt.Sprintf("%-8s %s: %s", r.Status, id, r.Reason))
+		}
+	}
+	return lines
+}
