@@ -144,7 +144,7 @@ func versionText(ver *facts.Version) string {
 // (Executor and executor): the decoder stores both into one field, and
 // which one it keeps differs from one start to the next.
 func caseDuplicates(p *checks.Pass, c *facts.ConfigFile) {
-	for _, d := range runnerconfig.CaseDuplicates(c.Data) {
+	for _, d := range c.Duplicates {
 		var ev []checks.Evidence
 		for _, n := range d.Lines {
 			ev = append(ev, checks.Evidence{Source: fmt.Sprintf("%s:%d", c.Path, n), Detail: c.LineText(n)})

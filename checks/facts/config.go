@@ -25,6 +25,9 @@ type ConfigFile struct {
 	Config    *runnerconfig.Config
 	Meta      toml.MetaData
 	DecodeErr error
+	// Duplicates are the settings spelt twice in different case, found
+	// once here for the decode and for config-unknown-keys.
+	Duplicates []runnerconfig.Duplicate
 }
 
 // Decoded reports whether the runner would start with this file.
@@ -45,7 +48,8 @@ var Config = &checks.Fact[*ConfigFile]{
 		if c.ReadErr != nil {
 			return c, nil
 		}
-		c.Config, c.Meta, c.DecodeErr = decode(c.Data)
+		c.Duplicates = runnerconfig.CaseDuplicates(c.Data)
+		c.Config, c.Meta, c.DecodeErr = decode(c.Data, c.Duplicates)
 		return c, nil
 	},
 }
@@ -192,8 +196,8 @@ func RunnerLabel(i int, r *runnerconfig.Runner) string {
 // runs. It diagnoses the runner's own spelling; config-unknown-keys reports
 // both lines. When blanking changes what decodes, the text as written is
 // decoded instead.
-func decode(data []byte) (*runnerconfig.Config, toml.MetaData, error) {
-	if one := oneSpelling(data); one != nil {
+func decode(data []byte, dups []runnerconfig.Duplicate) (*runnerconfig.Config, toml.MetaData, error) {
+	if one := oneSpelling(data, dups); one != nil {
 		if cfg, md, err := runnerconfig.Decode(one); err == nil {
 			return cfg, md, nil
 		}
@@ -204,8 +208,7 @@ func decode(data []byte) (*runnerconfig.Config, toml.MetaData, error) {
 // oneSpelling blanks the lines of the other spellings of each case
 // duplicate whose runner's spelling is present, keeping line numbers; nil
 // when there is nothing to blank.
-func oneSpelling(data []byte) []byte {
-	dups := runnerconfig.CaseDuplicates(data)
+func oneSpelling(data []byte, dups []runnerconfig.Duplicate) []byte {
 	if len(dups) == 0 {
 		return nil
 	}
