@@ -117,7 +117,7 @@ func (e *Env) readFile(p string, limit int64) ([]byte, error) {
 	if !st.Mode().IsRegular() {
 		// /proc entries are regular files; a FIFO, socket or device never is
 		// what doctor was asked to read.
-		return nil, &FileError{p, fmt.Errorf("%w (%s)", ErrNotRegular, fileType(st.Mode()))}
+		return nil, &FileError{p, fmt.Errorf("%w (%s)", ErrNotRegular, FileType(st.Mode()))}
 	}
 	if st.Size() > limit {
 		return nil, &FileError{p, ErrTooLarge}
@@ -132,7 +132,9 @@ func (e *Env) readFile(p string, limit int64) ([]byte, error) {
 	return b, nil
 }
 
-func fileType(m fs.FileMode) string {
+// FileType names what a non-regular file is ("a FIFO", "a socket", ...),
+// for a finding that refuses to read it.
+func FileType(m fs.FileMode) string {
 	switch {
 	case m&fs.ModeNamedPipe != 0:
 		return "a FIFO"

@@ -153,25 +153,11 @@ func regular(fi fs.FileInfo) string {
 	case m.IsDir():
 		return "is a directory, not a file"
 	case !m.IsRegular():
-		return fmt.Sprintf("is not a regular file (%s)", kind(m))
+		return fmt.Sprintf("is not a regular file (%s)", checks.FileType(m))
 	case fi.Size() > MaxSize:
 		return fmt.Sprintf("is %d bytes, larger than %d MiB: not a state file doctor wrote", fi.Size(), MaxSize>>20)
 	}
 	return ""
-}
-
-func kind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return m.Type().String()
 }
 
 // unwrapPath drops the *PathError's own copy of the path, which the caller's
