@@ -13,6 +13,13 @@ type Doc struct {
 	Symptom string // exactly as the runner or the job log prints it
 	Fix     string // what to change
 	Verify  string // a command that shows the fix worked
+	// Patterns match the symptom lines this cause prints in a job log or a
+	// runner log (`doctor why`, `doctor run --log`). Each is a fragment of
+	// one line, matched anywhere in it, case-sensitively; `*` stands for
+	// the runner's variable parts (a name, a duration, an address) and
+	// matches any run of characters within the line. Quote them from the
+	// runner's source, beside the file and tag, like Symptom.
+	Patterns []string
 }
 
 // Node is a vertex of the DAG: a fact provider or a check.
