@@ -53,6 +53,11 @@ type Env struct {
 	// Settings for later checks (API, DNS, HTTP) live here too, each with a
 	// production default that the CLI sets and tests override.
 	Settings map[string]string
+
+	// Tape records what the run looks at (doctor run --bundle), or on
+	// replay (doctor analyze) answers every file operation, probe and API
+	// request from the bundle instead of the host; nil for a plain run.
+	Tape *Tape
 }
 
 // Now is the clock every time comparison uses.
@@ -99,6 +104,37 @@ func (e *Env) ReadProc(p string) ([]byte, error) {
 }
 
 func (e *Env) readFile(p string, limit int64) ([]byte, error) {
+	if t := e.Tape; t != nil {
+		if t.Replay {
+			r := t.lookup(p)
+			switch {
+			case r == nil || (!r.Read && r.ReadErr == nil):
+				return nil, &FileError{p, errNotInBundle}
+			case r.ReadErr != nil:
+				return nil, &FileError{p, r.ReadErr.Err()}
+			}
+			return append([]byte(nil), r.Content...), nil
+		}
+		b, err := e.readHostFile(p, limit)
+		t.recordOp(p, func(r *FileRecord) {
+			r.Read, r.Content, r.ReadErr = err == nil, b, RecordErr(unwrapFileError(err))
+		})
+		return b, err
+	}
+	return e.readHostFile(p, limit)
+}
+
+// unwrapFileError is the error a FileError carries, which is what replay
+// wraps again in a FileError of the same path.
+func unwrapFileError(err error) error {
+	var fe *FileError
+	if errors.As(err, &fe) {
+		return fe.Err
+	}
+	return err
+}
+
+func (e *Env) readHostFile(p string, limit int64) ([]byte, error) {
 	// O_NONBLOCK: open(2) of a FIFO with no writer would block until the
 	// deadline; with it the open returns, and the stat below refuses it.
 	// On a regular file (and a /proc entry) the flag changes nothing.
@@ -148,20 +184,119 @@ func FileType(m fs.FileMode) string {
 	return m.Type().String()
 }
 
-// Stat is Lstat-free stat under Root (symlinks followed, as the runner would).
+// Stat is stat under Root (symlinks followed, as the runner would).
 func (e *Env) Stat(p string) (fs.FileInfo, error) {
-	st, err := os.Stat(e.Path(p))
+	return e.stat(p, false)
+}
+
+// Lstat is lstat under Root: a symlink is reported as itself.
+func (e *Env) Lstat(p string) (fs.FileInfo, error) {
+	return e.stat(p, true)
+}
+
+func (e *Env) stat(p string, link bool) (fs.FileInfo, error) {
+	t := e.Tape
+	if t != nil && t.Replay {
+		r := t.lookup(p)
+		rec, rerr := (*StatRecord)(nil), (*ErrRecord)(nil)
+		if r != nil {
+			rec, rerr = r.Stat, r.StatErr
+			if link {
+				rec, rerr = r.Lstat, r.LstatErr
+			}
+		}
+		switch {
+		case rerr != nil:
+			return nil, &FileError{p, rerr.Err()}
+		case rec == nil:
+			return nil, &FileError{p, errNotInBundle}
+		}
+		return replayInfo{rec}, nil
+	}
+	statf := os.Stat
+	if link {
+		statf = os.Lstat
+	}
+	st, err := statf(e.Path(p))
 	if err != nil {
-		return nil, &FileError{p, unwrapPathError(err)}
+		err = unwrapPathError(err)
+	}
+	if t != nil {
+		t.recordOp(p, func(r *FileRecord) {
+			var sr *StatRecord
+			if err == nil {
+				sr = statRecord(st)
+			}
+			if link {
+				r.Lstat, r.LstatErr = sr, RecordErr(err)
+			} else {
+				r.Stat, r.StatErr = sr, RecordErr(err)
+			}
+		})
+	}
+	if err != nil {
+		return nil, &FileError{p, err}
 	}
 	return st, nil
 }
 
+// Readlink reads a symlink under Root.
+func (e *Env) Readlink(p string) (string, error) {
+	t := e.Tape
+	if t != nil && t.Replay {
+		r := t.lookup(p)
+		switch {
+		case r == nil || (!r.Linked && r.LinkErr == nil):
+			return "", &FileError{p, errNotInBundle}
+		case r.LinkErr != nil:
+			return "", &FileError{p, r.LinkErr.Err()}
+		}
+		return r.Link, nil
+	}
+	target, err := os.Readlink(e.Path(p))
+	if err != nil {
+		err = unwrapPathError(err)
+	}
+	if t != nil {
+		t.recordOp(p, func(r *FileRecord) { r.Linked, r.Link, r.LinkErr = err == nil, target, RecordErr(err) })
+	}
+	if err != nil {
+		return "", &FileError{p, err}
+	}
+	return target, nil
+}
+
 // ReadDir lists a directory under Root.
 func (e *Env) ReadDir(p string) ([]fs.DirEntry, error) {
+	t := e.Tape
+	if t != nil && t.Replay {
+		r := t.lookup(p)
+		switch {
+		case r == nil || (!r.Listed && r.DirErr == nil):
+			return nil, &FileError{p, errNotInBundle}
+		case r.DirErr != nil:
+			return nil, &FileError{p, r.DirErr.Err()}
+		}
+		out := make([]fs.DirEntry, len(r.Entries))
+		for i, d := range r.Entries {
+			out[i] = replayEntry{d}
+		}
+		return out, nil
+	}
 	ents, err := os.ReadDir(e.Path(p))
 	if err != nil {
-		return nil, &FileError{p, unwrapPathError(err)}
+		err = unwrapPathError(err)
+	}
+	if t != nil {
+		t.recordOp(p, func(r *FileRecord) {
+			r.Listed, r.DirErr, r.Entries = err == nil, RecordErr(err), nil
+			for _, d := range ents {
+				r.Entries = append(r.Entries, DirEntry{Name: d.Name(), Type: d.Type()})
+			}
+		})
+	}
+	if err != nil {
+		return nil, &FileError{p, err}
 	}
 	return ents, nil
 }
@@ -207,6 +342,11 @@ func (e *Env) APITimeout() time.Duration {
 // --offline and always carries the pass's deadline. Every dial is logged
 // at level 2.
 func (e *Env) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	if e.Tape != nil && e.Tape.Replay {
+		// Analyze answers from the bundle; a dial would be a probe the
+		// live run did not record.
+		return nil, fmt.Errorf("dial %s %s: not recorded in the bundle", network, addr)
+	}
 	if e.Offline {
 		e.Logf(2, "dial %s %s: refused: --offline", network, addr)
 		return nil, ErrOffline

@@ -1,6 +1,9 @@
 package checks
 
-import "regexp"
+import (
+	"regexp"
+	"strings"
+)
 
 // Redaction is made where evidence is made (checks describe certificates and
 // tokens instead of quoting them). This is the net under that rule: every
@@ -26,4 +29,24 @@ func Redact(s string) string {
 		s = p.re.ReplaceAllString(s, p.with)
 	}
 	return s
+}
+
+// SecretKey reports whether a key or variable name says its value is a
+// secret: it contains secret, password, passwd, token, key, credential or
+// auth, in any case and with any separator. Names of paths to secrets
+// (key_path, tls-key-file, KUBECONFIG) and the few keys whose value is a
+// word, not a secret (topology_key), are not.
+func SecretKey(name string) bool {
+	n := strings.ToLower(name)
+	for _, suffix := range []string{"path", "file", "dir", "_name", "type", "topology_key", "kubeconfig"} {
+		if strings.HasSuffix(n, suffix) {
+			return false
+		}
+	}
+	for _, w := range []string{"secret", "password", "passwd", "token", "key", "credential", "auth"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
 }

@@ -30,7 +30,27 @@ type Options struct {
 	// Timeout bounds the whole run; every node's deadline is the sooner of
 	// its own and this one.
 	Timeout time.Duration
+	// Progress, when set, hears each check scheduled, started and ended,
+	// from the goroutines that run them (doctor run's live progress).
+	Progress func(ProgressEvent)
 }
+
+// ProgressEvent is one step of one check: scheduled (pending), started
+// (its requirements are done and Run runs), or ended with its status.
+type ProgressEvent struct {
+	Check  string
+	Runner *RunnerRef
+	Step   ProgressStep
+	Status Status // set when Step is Ended
+}
+
+type ProgressStep int
+
+const (
+	Scheduled ProgressStep = iota
+	Started
+	Ended
+)
 
 // CheckResult is how one check ended, for one runner or host-wide.
 type CheckResult struct {
@@ -175,9 +195,28 @@ type run struct {
 	// configured runners has them.
 	lister Node
 	host   *scope
+	// progress is Options.Progress; nil hears nothing.
+	progress func(ProgressEvent)
+}
+
+// tell reports a check's step to the progress listener.
+func (x *run) tell(s *scope, n Node, step ProgressStep, status Status) {
+	c, ok := n.(*Check)
+	if !ok || x.progress == nil {
+		return
+	}
+	var ref *RunnerRef
+	if s.runner != nil {
+		r := s.runner.Ref
+		ref = &r
+	}
+	x.progress(ProgressEvent{Check: c.ID, Runner: ref, Step: step, Status: status})
 }
 
 func (x *run) start(s *scope) {
+	for _, n := range s.order {
+		x.tell(s, n, Scheduled, "")
+	}
 	for _, n := range s.order {
 		x.wg.Add(1)
 		go func(n Node) {
@@ -187,6 +226,7 @@ func (x *run) start(s *scope) {
 			t0 := time.Now()
 			execute(x, s, n, r)
 			r.duration = time.Since(t0)
+			x.tell(s, n, Ended, r.status)
 		}(n)
 	}
 }
@@ -209,7 +249,7 @@ func Run(ctx context.Context, env *Env, catalog []*Check, opt Options) (*Result,
 		defer cancel()
 	}
 	start := time.Now()
-	x := &run{ctx: ctx, env: env, skip: map[string]bool{}, undo: &cleanups{}, shared: &memo{}}
+	x := &run{ctx: ctx, env: env, skip: map[string]bool{}, undo: &cleanups{}, shared: &memo{}, progress: opt.Progress}
 	for _, id := range opt.Skip {
 		x.skip[id] = true
 	}
@@ -455,6 +495,7 @@ func execute(x *run, s *scope, n Node, r *nodeResult) {
 	}
 	nctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	x.tell(s, n, Started, "")
 	p := &Pass{Context: nctx, Env: env, node: n, values: values, cleanups: x.undo, runner: s.runner, shared: x.shared}
 
 	type outcome struct {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/jedib0t/go-pretty/v6/table"
 	"github.com/jedib0t/go-pretty/v6/text"
 	"sigs.k8s.io/yaml"
 
@@ -218,56 +217,6 @@ func verifyCommand(rep *Report, f Finding) string {
 		cmd += fmt.Sprintf(" --runner %d", f.Runner.Index)
 	}
 	return cmd
-}
-
-func renderMarkdown(w io.Writer, rep *Report) error {
-	fmt.Fprintf(w, "## doctor report\n\n")
-	fmt.Fprintf(w, "doctor %s, started %s, exit code %d.\n\n", rep.Doctor.Version, rep.StartedAt.Format("2006-01-02T15:04:05Z07:00"), rep.Summary.ExitCode)
-	if len(rep.Findings) == 0 {
-		fmt.Fprintln(w, "No findings.")
-	} else {
-		t := table.NewWriter()
-		t.AppendHeader(table.Row{"#", "Severity", "Check", "Runner", "Finding", "Caused by"})
-		for _, f := range rep.Findings {
-			by := ""
-			if f.CausedBy != nil {
-				by = *f.CausedBy
-			}
-			t.AppendRow(table.Row{f.Rank, f.Severity.String(), fmt.Sprintf("[%s](%s)", f.Check, f.Docs), runnerCell(f.Runner), mdCell(f.Title), by})
-		}
-		fmt.Fprintln(w, t.RenderMarkdown())
-		for _, f := range rep.Findings {
-			on := ""
-			if f.Runner != nil {
-				on = " for " + f.Runner.String()
-			}
-			fmt.Fprintf(w, "\n### %d. %s%s — %s (%s)\n\n%s\n", f.Rank, f.Check, on, f.Title, f.Severity, f.Cause)
-			if len(f.Evidence) > 0 {
-				fmt.Fprintln(w)
-				for _, e := range f.Evidence {
-					fmt.Fprintf(w, "- `%s`: %s\n", e.Source, e.Detail)
-				}
-			}
-			if f.CausedBy != nil {
-				fmt.Fprintf(w, "\nFollows from `%s`.\n", *f.CausedBy)
-			} else if f.Fix != "" {
-				fmt.Fprintf(w, "\n**Fix:**\n\n```\n%s\n```\n\nVerify: `%s`\n", f.Fix, verifyCommand(rep, f))
-			}
-			fmt.Fprintf(w, "\nFingerprint `%s`.\n", f.Fingerprint)
-		}
-	}
-	fmt.Fprint(w, "\n<details><summary>Checks</summary>\n\n")
-	t := table.NewWriter()
-	t.AppendHeader(table.Row{"Check", "Runner", "Status", "Reason"})
-	for _, c := range rep.Checks {
-		t.AppendRow(table.Row{c.ID, runnerCell(c.Runner), string(c.Status), mdCell(c.Reason)})
-	}
-	fmt.Fprintln(w, t.RenderMarkdown())
-	fmt.Fprintln(w, "\n</details>")
-	var tail strings.Builder
-	renderTail(&tail, rep, utf8Glyphs, 0)
-	fmt.Fprintf(w, "\n%s", tail.String())
-	return nil
 }
 
 // runnerTag is the short form a table cell has room for: `#2 "b"`.

@@ -63,12 +63,12 @@ func TestTableFoldsConsequencesAndKeepsWidth(t *testing.T) {
 
 func TestMarkdownEscapesCells(t *testing.T) {
 	r := chain()
-	r.Findings[0].Title = "a | b\nc"
+	r.Findings[0].Cause = "a | b\nc is what was found"
 	var buf bytes.Buffer
 	if err := Render(&buf, r, "markdown", false); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), `a \| b c`) {
+	if !strings.Contains(buf.String(), `A \| b c`) {
 		t.Errorf("title not escaped into one cell:\n%s", buf.String())
 	}
 }

@@ -19,9 +19,15 @@ const SchemaVersion = 2
 type Report struct {
 	SchemaVersion int        `json:"schemaVersion"`
 	Doctor        DoctorInfo `json:"doctor"`
-	StartedAt     time.Time  `json:"startedAt"`
-	DurationMs    int64      `json:"durationMs"`
-	Summary       Summary    `json:"summary"`
+	// Host is the host the run diagnosed (its /etc/hostname), "" when
+	// unknown; Args are the flags it was given, redacted.
+	Host string   `json:"host"`
+	Args []string `json:"args"`
+	// Bundle is set when the report is doctor analyze's of a bundle.
+	Bundle     *BundleInfo `json:"bundle,omitempty"`
+	StartedAt  time.Time   `json:"startedAt"`
+	DurationMs int64       `json:"durationMs"`
+	Summary    Summary     `json:"summary"`
 	// Runners are the [[runners]] the per-runner checks ran for.
 	Runners  []Runner      `json:"runners"`
 	Findings []Finding     `json:"findings"`
@@ -171,4 +177,11 @@ func exitCode(worst checks.Severity) int {
 		return ExitWarning
 	}
 	return ExitOK
+}
+
+// BundleInfo names the bundle an analyze report was made from, and the
+// doctor that recorded it.
+type BundleInfo struct {
+	File   string `json:"file"`
+	Doctor string `json:"doctor"`
 }

@@ -240,8 +240,11 @@ func TestLocateLinear(t *testing.T) {
 	if all := LocateAll(doc, k[:200001]); len(all) != 1 || all[0].Line != 1 {
 		t.Errorf("LocateAll = %d occurrences", len(all))
 	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("took %v", d)
+	// Not a speed target (bench/ has those): quadratic work on 200,000
+	// components takes hours, linear work a second, so a bound far above
+	// the linear time tells them apart even on a loaded machine.
+	if d := time.Since(start); d > 60*time.Second {
+		t.Errorf("took %v: not linear", d)
 	}
 }
 

@@ -6,6 +6,7 @@ package dnsq
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -64,6 +65,36 @@ func (a Answer) String() string {
 // Query sends one question (qtype A or AAAA) for name to server over netw.
 // The context's deadline bounds it; without one, 3 s does.
 func Query(ctx context.Context, env *checks.Env, server, name, netw string, qtype uint16) Answer {
+	// A bundle keeps the classified answer: analyze replays it.
+	a, _ := checks.Probe(env, "dns", fmt.Sprintf("%s %s %s %s", netw, server, dns.Fqdn(name), dns.TypeToString[qtype]),
+		func() (Answer, error) { return query(ctx, env, server, name, netw, qtype), nil })
+	return a
+}
+
+// MarshalJSON keeps the error as the tape records errors.
+func (a Answer) MarshalJSON() ([]byte, error) {
+	type plain Answer
+	return json.Marshal(struct {
+		plain
+		Err *checks.ErrRecord
+	}{plain(a), checks.RecordErr(a.Err)})
+}
+
+func (a *Answer) UnmarshalJSON(b []byte) error {
+	type plain Answer
+	var v struct {
+		plain
+		Err *checks.ErrRecord
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*a = Answer(v.plain)
+	a.Err = v.Err.Err()
+	return nil
+}
+
+func query(ctx context.Context, env *checks.Env, server, name, netw string, qtype uint16) Answer {
 	a := Answer{Server: server, Name: dns.Fqdn(name), Net: netw}
 	if env.Offline {
 		a.Outcome, a.Err = Failed, checks.ErrOffline

@@ -92,6 +92,36 @@ func ExecURL(cfg *rest.Config, ns, pod string, command ...string) (*url.URL, err
 // hop makes the Upgrade header meaningless), with the kubeconfig's TLS
 // identity. It reads a bounded amount of the answer and closes.
 func Upgrade(ctx context.Context, env *checks.Env, cfg *rest.Config, u *url.URL, proto Protocol) Probe {
+	// A bundle keeps what the upgrade got back: analyze replays it.
+	p, _ := checks.Probe(env, "exec-upgrade", string(proto)+" "+u.Redacted(),
+		func() (Probe, error) { return upgrade(ctx, env, cfg, u, proto), nil })
+	return p
+}
+
+// MarshalJSON keeps the error as the tape records errors.
+func (p Probe) MarshalJSON() ([]byte, error) {
+	type plain Probe
+	return json.Marshal(struct {
+		plain
+		Err *checks.ErrRecord
+	}{plain(p), checks.RecordErr(p.Err)})
+}
+
+func (p *Probe) UnmarshalJSON(b []byte) error {
+	type plain Probe
+	var v struct {
+		plain
+		Err *checks.ErrRecord
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*p = Probe(v.plain)
+	p.Err = v.Err.Err()
+	return nil
+}
+
+func upgrade(ctx context.Context, env *checks.Env, cfg *rest.Config, u *url.URL, proto Protocol) Probe {
 	pr := Probe{Protocol: proto, URL: u.String()}
 	start := time.Now()
 	defer func() { pr.Took = time.Since(start) }()

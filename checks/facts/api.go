@@ -3,7 +3,9 @@ package facts
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/hex"
+	"encoding/pem"
 	"fmt"
 	"net/http"
 	"strings"
@@ -226,9 +228,26 @@ func NewAPI(env *checks.Env, cfg *rest.Config) (*API, error) {
 	}
 	cfg.UserAgent = "gitlab-runner-doctor"
 	cfg.Dial = env.Dial
+	who := tapeIdentity(cfg)
+	if t := env.Tape; t != nil {
+		// A bundle keeps the API objects as JSON, which it can redact
+		// (protobuf it could not); analyze answers from them, so nothing
+		// dials, and no credential (nor an exec plugin) is used.
+		cfg.ContentType, cfg.AcceptContentTypes = "application/json", "application/json"
+		if t.Replay {
+			cfg.TLSClientConfig = rest.TLSClientConfig{}
+			cfg.ExecProvider, cfg.AuthProvider, cfg.Dial = nil, nil, nil
+			cfg.BearerToken, cfg.BearerTokenFile, cfg.Username, cfg.Password = "", "", "", ""
+			cfg.Transport = env.RoundTripper(nil, who)
+		}
+	}
 	n := &atomic.Int64{}
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		bounded := boundBodies(rt)
+		if env.Tape != nil && !env.Tape.Replay {
+			// Outside the bound: what the tape reads is bounded too.
+			bounded = env.RoundTripper(bounded, who)
+		}
 		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
 			n.Add(1)
 			t0 := time.Now()
@@ -242,6 +261,32 @@ func NewAPI(env *checks.Env, cfg *rest.Config) (*API, error) {
 		return nil, err
 	}
 	return &API{Config: cfg, Client: cs, Server: cfg.Host, Requests: n}, nil
+}
+
+// tapeIdentity names cfg's credential for a bundle's request keys, in a
+// form that survives the bundle's redaction: a client certificate by its
+// subject and serial (the stand-in certificate keeps both), a token or
+// password by its stand-in, an exec plugin by its command.
+func tapeIdentity(cfg *rest.Config) string {
+	var parts []string
+	if blk, _ := pem.Decode(cfg.CertData); blk != nil {
+		if c, err := x509.ParseCertificate(blk.Bytes); err == nil {
+			parts = append(parts, "cert "+c.Subject.String()+" "+c.SerialNumber.String())
+		}
+	}
+	if cfg.BearerToken != "" {
+		parts = append(parts, "token "+checks.StandIn(cfg.BearerToken))
+	}
+	if cfg.Username != "" {
+		parts = append(parts, "basic "+cfg.Username+" "+checks.StandIn(cfg.Password))
+	}
+	if cfg.ExecProvider != nil {
+		parts = append(parts, "exec "+checks.StandIn(cfg.ExecProvider.Command+" "+strings.Join(cfg.ExecProvider.Args, " ")))
+	}
+	if len(parts) == 0 {
+		return "anonymous"
+	}
+	return strings.Join(parts, "; ")
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)

@@ -2,7 +2,6 @@ package facts
 
 import (
 	"fmt"
-	"os"
 	"path"
 	"strconv"
 
@@ -109,7 +108,7 @@ func processRunAs(env *checks.Env, proc *Process, e *Environ) *RunAs {
 	if e.Err == nil {
 		ra.Home, ra.HomeSet = e.Lookup("HOME")
 	}
-	if cwd, err := os.Readlink(env.Path("/proc/" + strconv.Itoa(proc.PID) + "/cwd")); err == nil && path.IsAbs(cwd) {
+	if cwd, err := env.Readlink("/proc/" + strconv.Itoa(proc.PID) + "/cwd"); err == nil && path.IsAbs(cwd) {
 		ra.Cwd = cwd
 	}
 	ra.Binary = "/proc/" + strconv.Itoa(proc.PID) + "/exe"
@@ -136,7 +135,10 @@ var VersionFact = &checks.Fact[*Version]{
 		if ra.Binary == "" {
 			return &Version{Err: fmt.Errorf("no runner binary to read (no process and no unit)")}, nil
 		}
-		v, err := runnerversion.FromBinary(p.Env.Root, ra.Binary)
+		// A bundle keeps the version read, not the binary.
+		v, err := checks.Probe(p.Env, "runner-version", ra.Binary, func() (runnerversion.Version, error) {
+			return runnerversion.FromBinary(p.Env.Root, ra.Binary)
+		})
 		return &Version{Version: v, Err: err}, nil
 	},
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -28,11 +29,52 @@ type Failure struct {
 
 func (f *Failure) Error() string { return fmt.Sprintf("%s %s: %v", f.Stage, f.Addr, f.Err) }
 
+// MarshalJSON keeps the error as the tape records errors.
+func (f Failure) MarshalJSON() ([]byte, error) {
+	type plain Failure
+	return json.Marshal(struct {
+		plain
+		Err *checks.ErrRecord
+	}{plain(f), checks.RecordErr(f.Err)})
+}
+
+func (f *Failure) UnmarshalJSON(b []byte) error {
+	type plain Failure
+	var v struct {
+		plain
+		Err *checks.ErrRecord
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*f = Failure(v.plain)
+	f.Err = v.Err.Err()
+	return nil
+}
+
 // Conn is an open connection to GitLab, after TLS when the scheme is https.
+// Replaying a bundle, it has no net.Conn: its answers come from the tape.
 type Conn struct {
 	net.Conn
 	Addr string     // ip:port connected to
 	Cert *CertCheck // nil for http
+	env  *checks.Env
+}
+
+// Close closes the connection; a replayed one has none.
+func (c *Conn) Close() error {
+	if c.Conn == nil {
+		return nil
+	}
+	return c.Conn.Close()
+}
+
+// connected is what a bundle keeps of a Connect: where, the certificate,
+// or the stage that failed.
+type connected struct {
+	Addr string     `json:"addr,omitempty"`
+	Cert *CertCheck `json:"cert,omitempty"`
+	Fail *Failure   `json:"fail,omitempty"`
 }
 
 // TLSFiles are the runner's tls-ca-file, tls-cert-file and tls-key-file.
@@ -61,6 +103,28 @@ func DialOrder(addrs []netip.Addr, onTailnet bool) (dial, skipped []netip.Addr) 
 // Connect opens TCP to the first address that answers, then TLS for https.
 // Each stage runs under its own deadline; the first that fails is returned.
 func Connect(ctx context.Context, env *checks.Env, t *Target, addrs []netip.Addr, dl Deadlines) (*Conn, *Failure) {
+	var live *Conn
+	rec, err := checks.Probe(env, "gitlab-connect", t.Origin()+" "+Join(addrs), func() (connected, error) {
+		c, f := connect(ctx, env, t, addrs, dl)
+		if f != nil {
+			return connected{Fail: f}, nil
+		}
+		live = c
+		return connected{Addr: c.Addr, Cert: c.Cert}, nil
+	})
+	switch {
+	case err != nil:
+		return nil, &Failure{Stage: StageTCP, Addr: t.Addr(), Err: err}
+	case rec.Fail != nil:
+		return nil, rec.Fail
+	case live != nil:
+		live.env = env
+		return live, nil
+	}
+	return &Conn{Addr: rec.Addr, Cert: rec.Cert, env: env}, nil
+}
+
+func connect(ctx context.Context, env *checks.Env, t *Target, addrs []netip.Addr, dl Deadlines) (*Conn, *Failure) {
 	on, how := OnTailnet(env)
 	dial, skipped := DialOrder(addrs, on)
 	if len(dial) == 0 {

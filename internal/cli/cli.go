@@ -139,7 +139,7 @@ critical, 3 could not run.`,
 	root.SetErr(a.io.Err)
 	root.Flags().BoolVar(&showVersion, "version", false, "print the version, as doctor version does")
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(a.runCommand(), a.traceCommand(), a.checksCommand(), a.explainCommand(), a.versionCommand())
+	root.AddCommand(a.runCommand(), a.analyzeCommand(), a.traceCommand(), a.checksCommand(), a.explainCommand(), a.versionCommand())
 	root.SetHelpCommand(helpCommand())
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()

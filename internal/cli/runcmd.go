@@ -31,7 +31,7 @@ type runFlags struct {
 	timeout                                time.Duration
 	requestTimeout                         requestTimeout
 	settings                               func() map[string]string
-	textfile, state                        string
+	textfile, state, bundle                string
 	changesOnly                            bool
 }
 
@@ -129,6 +129,7 @@ optional expiry date.`,
 	fs.BoolVar(&f.debug, "debug", false, "log everything -v can (--v=8)")
 	fs.StringVar(&f.textfile, "textfile", "", "write metrics for node_exporter's textfile collector to `PATH`, atomically")
 	fs.StringVar(&f.state, "state", "", "remember this run's findings in `FILE`, by fingerprint, and compare them with the last run's")
+	fs.StringVar(&f.bundle, "bundle", "", "save what the checks looked at, redacted, to `FILE.tar.gz` for a ticket; doctor analyze re-examines it anywhere")
 	fs.BoolVar(&f.changesOnly, "changes-only", false, "print only the findings that are new or resolved since the run --state remembers; the exit code still reflects every finding")
 	f.settings = registerSettings(fs)
 
@@ -200,8 +201,22 @@ func (a *app) run(cmd *cobra.Command, f *runFlags) (int, error) {
 	// probe pod is still deleted.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if f.bundle != "" {
+		startBundle(env)
+	}
 	started := env.Now()
-	res, err := checks.Run(ctx, env, all.Checks(), checks.Options{Only: f.only, Skip: f.skip, Runner: f.runner, Timeout: f.timeout})
+	opts := checks.Options{Only: f.only, Skip: f.skip, Runner: f.runner, Timeout: f.timeout}
+	// Live progress only where someone watches stderr, and not under -v,
+	// whose log lines would tear the progress line.
+	var lp *liveProgress
+	if a.io.ErrTTY && f.verbosity == 0 && !f.debug {
+		lp = startProgress(a.io.Err, a.width())
+		opts.Progress = lp.hear
+	}
+	res, err := checks.Run(ctx, env, all.Checks(), opts)
+	if lp != nil {
+		lp.finish()
+	}
 	if err != nil {
 		return 0, usageError("%v", err)
 	}
@@ -209,11 +224,17 @@ func (a *app) run(cmd *cobra.Command, f *runFlags) (int, error) {
 	rep.Verbose = f.verbose
 	rep.Overrides = overrides(f)
 	rep.Rerun = rerun(cmd, f)
+	rep.Host, rep.Args = hostName(env), changedFlags(cmd)
 	// The cron's outputs are written for every report, one where nothing
 	// ran included: the metrics then say -1.
 	var writeErr error
 	if f.textfile != "" {
 		writeErr = metrics.WriteTextfile(f.textfile, rep, metrics.Observations(res))
+	}
+	if f.bundle != "" {
+		if err := writeBundle(f.bundle, cmd, f, env, rep, ignores); err != nil && writeErr == nil {
+			writeErr = err
+		}
 	}
 	if f.state != "" {
 		next, changes := state.Diff(prev, rep, rep.StartedAt)

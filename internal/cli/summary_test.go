@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -36,7 +38,28 @@ func boolInt(b bool) int {
 // carries a secret.
 func runReport(t *testing.T, args ...string) (*report.Report, string) {
 	t.Helper()
+	// Every scenario run through here is also bundled and analyzed: the
+	// findings of analyze must be the live run's (the --deep probe pod is
+	// the live run's alone, so those are not).
+	bundlePath, root := "", ""
+	if len(args) > 0 && args[0] == "run" && !slices.Contains(args, "--deep") {
+		for i, a := range args {
+			if a == "--root" && i+1 < len(args) {
+				root = args[i+1]
+			}
+		}
+		bundlePath = filepath.Join(t.TempDir(), "bundle.tar.gz")
+		args = append(slices.Clip(args), "--bundle", bundlePath)
+	}
 	var out, errb bytes.Buffer
+	defer func() {
+		if bundlePath != "" && !t.Failed() {
+			var rep report.Report
+			if json.Unmarshal(out.Bytes(), &rep) == nil {
+				assertAnalyzeEqualsLive(t, &rep, bundlePath, root)
+			}
+		}
+	}()
 	code := Main(args, IO{Out: &out, Err: &errb, Getenv: func(string) string { return "" }})
 	var rep report.Report
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"sort"
 	"strings"
@@ -335,7 +334,7 @@ func newLookup(env *checks.Env, want string, u *Unit) *lookup {
 // (or masks it, with /dev/null) under the link's own path.
 func (lp *lookup) symlink(dir, rdir, name string, report bool, u *Unit) (idEntry, bool) {
 	linkPath := dir + "/" + name
-	target, err := os.Readlink(lp.env.Path(rdir + "/" + name))
+	target, err := lp.env.Readlink(rdir + "/" + name)
 	if err != nil {
 		if report {
 			u.warn(Source{Path: linkPath}, fmt.Sprintf("cannot read the symlink (%v); systemd skips it", unwrapPathErr(err)))
@@ -582,7 +581,7 @@ func Enabled(env *checks.Env, name string) (bool, []string) {
 			if err != nil {
 				continue
 			}
-			st, err := os.Lstat(env.Path(sub + "/" + name))
+			st, err := env.Lstat(sub + "/" + name)
 			if err != nil || st.Mode()&fs.ModeSymlink == 0 {
 				continue
 			}

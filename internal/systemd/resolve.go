@@ -3,7 +3,6 @@ package systemd
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path"
 	"strings"
 
@@ -42,9 +41,9 @@ func resolve(env *checks.Env, p string, followLast bool) (string, error) {
 		if len(todo) == 0 && !followLast {
 			return next, nil
 		}
-		st, err := os.Lstat(env.Path(next))
+		st, err := env.Lstat(next)
 		if err != nil {
-			return path.Join(append([]string{next}, todo...)...), &checks.FileError{Path: next, Err: unwrapPathErr(err)}
+			return path.Join(append([]string{next}, todo...)...), err
 		}
 		if st.Mode()&fs.ModeSymlink == 0 {
 			cur = next
@@ -53,9 +52,9 @@ func resolve(env *checks.Env, p string, followLast bool) (string, error) {
 		if hops++; hops > chaseMax {
 			return next, &checks.FileError{Path: p, Err: errLoop}
 		}
-		target, err := os.Readlink(env.Path(next))
+		target, err := env.Readlink(next)
 		if err != nil {
-			return next, &checks.FileError{Path: next, Err: unwrapPathErr(err)}
+			return next, err
 		}
 		if strings.HasPrefix(target, "/") {
 			cur = "/"
@@ -79,6 +78,10 @@ func unwrapPathErr(err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
+	}
+	var fe *checks.FileError
+	if errors.As(err, &fe) {
+		return fe.Err
 	}
 	return err
 }

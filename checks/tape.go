@@ -1,0 +1,274 @@
+package checks
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// A Tape is what a run looked at, so that `doctor analyze` can run the same
+// checks on it elsewhere: every file operation through the Env, every probe
+// of the network (DNS exchanges, GitLab connections and answers, exec
+// upgrades, API responses) and the clock. `doctor run --bundle` records one;
+// analyze replays it, and then nothing reaches the host or the network:
+// whatever the live run did not look at does not exist.
+//
+// The tape holds what the checks saw, secrets included; internal/bundle
+// redacts it at the point it is written, and replaying a redacted tape gives
+// the same findings because the checks never print those values.
+type Tape struct {
+	Replay bool
+
+	mu     sync.Mutex
+	Files  map[string]*FileRecord   `json:"files"`  // by host path
+	Probes map[string]*ProbeRecord  `json:"probes"` // by kind and key
+	HTTP   map[string][]*HTTPRecord `json:"http"`   // by request key, in order
+	next   map[string]int           // replay: the next answer of each HTTP key
+}
+
+// NewTape returns an empty tape to record on.
+func NewTape() *Tape {
+	return &Tape{Files: map[string]*FileRecord{}, Probes: map[string]*ProbeRecord{}, HTTP: map[string][]*HTTPRecord{}}
+}
+
+// FileRecord is everything the run learnt about one host path.
+type FileRecord struct {
+	Stat     *StatRecord `json:"stat,omitempty"`
+	StatErr  *ErrRecord  `json:"statErr,omitempty"`
+	Lstat    *StatRecord `json:"lstat,omitempty"`
+	LstatErr *ErrRecord  `json:"lstatErr,omitempty"`
+	Read     bool        `json:"read,omitempty"` // Content holds what was read
+	Content  []byte      `json:"-"`              // written as a file of the bundle
+	ReadErr  *ErrRecord  `json:"readErr,omitempty"`
+	Entries  []DirEntry  `json:"entries,omitempty"`
+	DirErr   *ErrRecord  `json:"dirErr,omitempty"`
+	Listed   bool        `json:"listed,omitempty"`
+	Link     string      `json:"link,omitempty"`
+	LinkErr  *ErrRecord  `json:"linkErr,omitempty"`
+	Linked   bool        `json:"linked,omitempty"`
+	Redacted []string    `json:"redacted,omitempty"` // what the bundle writer removed, described
+}
+
+// StatRecord is a FileInfo as the checks use it: mode, size, owner, time.
+type StatRecord struct {
+	Name    string      `json:"name"`
+	Mode    fs.FileMode `json:"mode"`
+	Size    int64       `json:"size"`
+	UID     uint32      `json:"uid"`
+	GID     uint32      `json:"gid"`
+	ModTime time.Time   `json:"modTime"`
+}
+
+// DirEntry is one entry of a listed directory.
+type DirEntry struct {
+	Name string      `json:"name"`
+	Type fs.FileMode `json:"type"`
+}
+
+// ProbeRecord is one probe's result: its value as JSON, or its error.
+type ProbeRecord struct {
+	Value json.RawMessage `json:"value,omitempty"`
+	Err   *ErrRecord      `json:"err,omitempty"`
+}
+
+// ErrRecord keeps of an error what the checks test: its text, its errno,
+// the sentinel it wraps, whether it is a timeout.
+type ErrRecord struct {
+	Msg      string `json:"msg"`
+	Errno    int    `json:"errno,omitempty"`
+	Sentinel string `json:"sentinel,omitempty"`
+	Timeout  bool   `json:"timeout,omitempty"`
+}
+
+var sentinels = map[string]error{"too-large": ErrTooLarge, "not-regular": ErrNotRegular, "offline": ErrOffline,
+	"not-exist": fs.ErrNotExist, "permission": fs.ErrPermission}
+
+// RecordErr describes err for the tape; nil stays nil.
+func RecordErr(err error) *ErrRecord {
+	if err == nil {
+		return nil
+	}
+	r := &ErrRecord{Msg: err.Error(), Timeout: IsTimeout(err)}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		r.Errno = int(errno)
+	}
+	names := make([]string, 0, len(sentinels))
+	for n := range sentinels {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if errors.Is(err, sentinels[n]) {
+			r.Sentinel = n
+			break
+		}
+	}
+	return r
+}
+
+// Err is the replayed error: the same text, and the same answers to
+// errors.Is, IsTimeout and net.Error.
+func (r *ErrRecord) Err() error {
+	if r == nil {
+		return nil
+	}
+	return &replayedErr{r}
+}
+
+type replayedErr struct{ r *ErrRecord }
+
+func (e *replayedErr) Error() string   { return e.r.Msg }
+func (e *replayedErr) Timeout() bool   { return e.r.Timeout }
+func (e *replayedErr) Temporary() bool { return false }
+func (e *replayedErr) Is(target error) bool {
+	if e.r.Errno != 0 && errors.Is(syscall.Errno(e.r.Errno), target) {
+		return true
+	}
+	return e.r.Sentinel != "" && sentinels[e.r.Sentinel] == target
+}
+
+// errNotInBundle is what replay answers for a path the live run never
+// looked at: to the checks, it does not exist.
+var errNotInBundle = fmt.Errorf("not in the bundle: %w", fs.ErrNotExist)
+
+func (t *Tape) file(p string) *FileRecord {
+	r := t.Files[p]
+	if r == nil {
+		r = &FileRecord{}
+		t.Files[p] = r
+	}
+	return r
+}
+
+// recordOp stores under the lock what one file operation saw.
+func (t *Tape) recordOp(p string, f func(r *FileRecord)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f(t.file(p))
+}
+
+func (t *Tape) lookup(p string) *FileRecord {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.Files[p]
+}
+
+func statRecord(st fs.FileInfo) *StatRecord {
+	r := &StatRecord{Name: st.Name(), Mode: st.Mode(), Size: st.Size(), ModTime: st.ModTime().UTC()}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		r.UID, r.GID = sys.Uid, sys.Gid
+	}
+	return r
+}
+
+// replayInfo is a recorded FileInfo; Sys gives the owner as the kernel's
+// Stat_t would, so ownership checks read it the same way.
+type replayInfo struct{ r *StatRecord }
+
+func (i replayInfo) Name() string       { return i.r.Name }
+func (i replayInfo) Size() int64        { return i.r.Size }
+func (i replayInfo) Mode() fs.FileMode  { return i.r.Mode }
+func (i replayInfo) ModTime() time.Time { return i.r.ModTime }
+func (i replayInfo) IsDir() bool        { return i.r.Mode.IsDir() }
+func (i replayInfo) Sys() any           { return &syscall.Stat_t{Uid: i.r.UID, Gid: i.r.GID, Size: i.r.Size} }
+
+type replayEntry struct{ e DirEntry }
+
+func (d replayEntry) Name() string               { return d.e.Name }
+func (d replayEntry) IsDir() bool                { return d.e.Type.IsDir() }
+func (d replayEntry) Type() fs.FileMode          { return d.e.Type }
+func (d replayEntry) Info() (fs.FileInfo, error) { return nil, errNotInBundle }
+
+// Probe runs fn once, or on replay returns what it returned when recorded.
+// kind and key name the probe ("dns", "udp 127.0.0.1:53 gitlab.invalid. A");
+// the key must hold no secret, and T must survive encoding/json (give an
+// error field a MarshalJSON, as dnsq.Answer does). Without a tape it is fn.
+func Probe[T any](env *Env, kind, key string, fn func() (T, error)) (T, error) {
+	t := env.Tape
+	if t == nil {
+		return fn()
+	}
+	id := kind + " " + key
+	if t.Replay {
+		var zero T
+		t.mu.Lock()
+		r := t.Probes[id]
+		t.mu.Unlock()
+		if r == nil {
+			return zero, fmt.Errorf("%s %s: not recorded in the bundle", kind, key)
+		}
+		var v T
+		if len(r.Value) > 0 {
+			if err := json.Unmarshal(r.Value, &v); err != nil {
+				return zero, fmt.Errorf("%s %s: the bundle's record does not decode: %v", kind, key, err)
+			}
+		}
+		return v, r.Err.Err()
+	}
+	v, err := fn()
+	raw, merr := json.Marshal(v)
+	if merr != nil {
+		raw = nil
+	}
+	t.mu.Lock()
+	t.Probes[id] = &ProbeRecord{Value: raw, Err: RecordErr(err)}
+	t.mu.Unlock()
+	return v, err
+}
+
+// StandIn replaces a secret value in what a bundle keeps: the well-known
+// prefix that says what kind of token it is stays (checks describe a token
+// by it), the rest becomes a short hash, so two different secrets stay
+// different and the same one stays the same. It is idempotent, so a key
+// built from a stand-in on replay equals the one built from the secret.
+func StandIn(v string) string {
+	if v == "" || strings.Contains(v, standInMark) {
+		return v
+	}
+	prefix := ""
+	for _, p := range tokenPrefixes {
+		if strings.HasPrefix(v, p) {
+			prefix = p
+			break
+		}
+	}
+	sum := sha256.Sum256([]byte(v))
+	return prefix + standInMark + hex.EncodeToString(sum[:4])
+}
+
+const standInMark = "REDACTED-"
+
+// tokenPrefixes are GitLab's token prefixes, longest first (doc/security/tokens).
+var tokenPrefixes = []string{"glrtr-", "glrt-", "glpat-", "glcbt-", "gldt-", "glptt-", "glft-", "glimt-", "glagent-", "GR1348941"}
+
+// StandInJSON is body with the string values of secret-looking keys
+// replaced by their stand-ins; a body that is not a JSON object is kept.
+func StandInJSON(body []byte) []byte {
+	var m map[string]any
+	if len(body) == 0 || json.Unmarshal(body, &m) != nil {
+		return body
+	}
+	changed := false
+	for k, v := range m {
+		if s, ok := v.(string); ok && SecretKey(k) {
+			m[k], changed = StandIn(s), true
+		}
+	}
+	if !changed {
+		return body
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return body
+	}
+	return out
+}

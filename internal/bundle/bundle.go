@@ -1,0 +1,370 @@
+// Package bundle writes what a run looked at into a .tar.gz for a ticket
+// (doctor run --bundle), redacted as it is written, and reads one back for
+// doctor analyze, bounded, whatever the file holds.
+//
+// Layout, under doctor-bundle/:
+//
+//	README.txt      what this is and how to re-examine it
+//	manifest.json   doctor's version, the flags, the host, the clock
+//	report.json     the report of the run
+//	tape.json       every file operation, probe and API answer (checks.Tape)
+//	root/<path>     the content of every file read, redacted
+package bundle
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/report"
+)
+
+// Format is the bundle layout's version; analyze refuses others.
+const Format = 1
+
+const dir = "doctor-bundle/"
+
+// Bounds on reading a bundle: doctor's own are a few MiB.
+const (
+	maxEntries = 20000
+	maxTotal   = 256 << 20
+	maxMeta    = 64 << 20 // tape.json
+)
+
+// Manifest is what analyze needs to repeat the run.
+type Manifest struct {
+	Format int       `json:"format"`
+	Doctor string    `json:"doctor"`
+	Args   []string  `json:"args"` // doctor's flags, redacted
+	Host   string    `json:"host"`
+	Root   string    `json:"root"`
+	Clock  time.Time `json:"clock"` // the run's --now, or when it started
+	Env    EnvInputs `json:"env"`
+	// What the run was asked to diagnose and to hide: analyze does the
+	// same unless told otherwise.
+	Only     []string        `json:"only,omitempty"`
+	Skip     []string        `json:"skip,omitempty"`
+	Runner   string          `json:"runner,omitempty"`
+	Ignores  []report.Ignore `json:"ignores,omitempty"`
+	Redacted []string        `json:"redacted"` // what was replaced, described, never the values
+}
+
+// EnvInputs are the flags that chose the run's input (checks.Env): analyze
+// sets the same, so every probe it asks for has the key the live run's had.
+type EnvInputs struct {
+	Offline        bool              `json:"offline"`
+	RunnerPID      int               `json:"runnerPid,omitempty"`
+	ConfigPath     string            `json:"config,omitempty"`
+	KubeconfigPath string            `json:"kubeconfig,omitempty"`
+	Context        string            `json:"context,omitempty"`
+	Namespace      string            `json:"namespace,omitempty"`
+	RequestTimeout time.Duration     `json:"requestTimeout,omitempty"`
+	Settings       map[string]string `json:"settings,omitempty"`
+}
+
+// Write writes the bundle to path atomically (a temporary file renamed),
+// with mode 0600: it describes a host's runner configuration.
+func Write(p string, m Manifest, tape *checks.Tape, reportJSON []byte) error {
+	m.Format = Format
+	settings := map[string]string{}
+	for k, v := range m.Env.Settings {
+		settings[k] = redactFreeText(v)
+	}
+	m.Env.Settings = settings
+	files, probes, http, notes := redactTape(tape)
+	m.Redacted = notes
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	add := func(name string, b []byte) error {
+		if err := tw.WriteHeader(&tar.Header{Name: dir + name, Mode: 0o600, Size: int64(len(b)), ModTime: m.Clock, Typeflag: tar.TypeReg}); err != nil {
+			return err
+		}
+		_, err := tw.Write(b)
+		return err
+	}
+	manifest, _ := json.MarshalIndent(m, "", "  ")
+	tj, err := json.MarshalIndent(struct {
+		Files  map[string]*checks.FileRecord   `json:"files"`
+		Probes map[string]*checks.ProbeRecord  `json:"probes"`
+		HTTP   map[string][]*checks.HTTPRecord `json:"http"`
+	}{files, probes, http}, "", "  ")
+	if err != nil {
+		return err
+	}
+	for _, e := range []struct {
+		name string
+		b    []byte
+	}{{"README.txt", []byte(readme)}, {"manifest.json", manifest}, {"report.json", reportJSON}, {"tape.json", tj}} {
+		if err := add(e.name, e.b); err != nil {
+			return err
+		}
+	}
+	names := make([]string, 0, len(files))
+	for n, r := range files {
+		if r.Read {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if err := add("root"+n, files[n].Content); err != nil {
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	if err := gz.Close(); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".doctor-bundle-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(buf.Bytes()); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), p)
+}
+
+const readme = `This is a doctor bundle: what one run of doctor looked at on a GitLab Runner
+host, so that the run can be re-examined elsewhere:
+
+    doctor analyze THIS-FILE.tar.gz
+
+gives the same findings, offline, touching neither this machine's files nor
+any network. Secrets were replaced as the bundle was written: tokens and
+passwords by a stand-in (their kind's prefix and a short hash), private keys
+by fresh keys of the same type, client certificates by certificates of the
+same subject, issuer and validity for those keys. manifest.json lists what
+was replaced. report.json is the run's report; tape.json lists each file
+doctor read, stat'ed or listed, each probe (DNS, GitLab, exec upgrade) and
+each API answer; root/ holds the files' contents.
+`
+
+// redactTape copies the tape with every content redacted.
+func redactTape(t *checks.Tape) (map[string]*checks.FileRecord, map[string]*checks.ProbeRecord, map[string][]*checks.HTTPRecord, []string) {
+	si := newStandIns()
+	for _, r := range t.Files {
+		if r.Read {
+			si.prepare(r.Content)
+			for _, m := range dataLine.FindAllSubmatch(r.Content, -1) {
+				if raw, err := base64.StdEncoding.DecodeString(string(m[3])); err == nil {
+					si.prepare(raw)
+				}
+			}
+		}
+	}
+	notes := map[string]bool{}
+	files := map[string]*checks.FileRecord{}
+	for p, r := range t.Files {
+		c := *r
+		if c.Read {
+			var what []string
+			c.Content, what = redactFile(si, p, r.Content)
+			c.Redacted = what
+			for _, w := range what {
+				notes[w+" in "+p] = true
+			}
+		}
+		files[p] = &c
+	}
+	probes := map[string]*checks.ProbeRecord{}
+	for k, r := range t.Probes {
+		c := *r
+		if len(c.Value) > 0 {
+			c.Value = redactJSON(c.Value)
+			if strings.HasPrefix(k, "gitlab-http ") {
+				c.Value = redactResponseBody(c.Value)
+			}
+		}
+		if c.Err != nil {
+			e := *c.Err
+			e.Msg = checks.Redact(redactFreeText(e.Msg))
+			c.Err = &e
+		}
+		probes[k] = &c
+	}
+	http := map[string][]*checks.HTTPRecord{}
+	for k, rs := range t.HTTP {
+		for _, r := range rs {
+			c := *r
+			if len(c.Body) > 0 {
+				c.Body = string(redactJSON([]byte(c.Body)))
+			}
+			http[k] = append(http[k], &c)
+		}
+	}
+	for _, n := range si.notes {
+		notes[n] = true
+	}
+	out := make([]string, 0, len(notes))
+	for n := range notes {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return files, probes, http, out
+}
+
+// dataLine is a kubeconfig's inline certificate or key.
+var dataLine = regexp.MustCompile(`(?m)^(\s*(?:client-certificate-data|client-key-data|certificate-authority-data)\s*:\s*)("?)([A-Za-z0-9+/=]+)("?)\s*$`)
+
+// redactFile redacts one file's content by what it is.
+func redactFile(si *standIns, p string, b []byte) ([]byte, []string) {
+	switch {
+	case strings.HasPrefix(p, "/proc/") && strings.HasSuffix(p, "/environ"):
+		return redactNulList(b, false), []string{"secret-named variables"}
+	case strings.HasPrefix(p, "/proc/") && strings.HasSuffix(p, "/cmdline"):
+		return redactNulList(b, true), nil
+	case secretFile(p):
+		return []byte(checks.StandIn(strings.TrimSpace(string(b)))), []string{"the whole file"}
+	}
+	var what []string
+	if bytes.Contains(b, []byte("-----BEGIN")) {
+		b = si.replace(b)
+		what = append(what, "PEM keys and certificates")
+	}
+	if dataLine.Match(b) {
+		b = dataLine.ReplaceAllFunc(b, func(m []byte) []byte {
+			sub := dataLine.FindSubmatch(m)
+			return []byte(string(sub[1]) + string(sub[2]) + si.replaceBase64(string(sub[3])) + string(sub[4]))
+		})
+		what = append(what, "inline certificates and keys")
+	}
+	b, keys := redactText(b)
+	for _, k := range keys {
+		what = append(what, "the value of "+k)
+	}
+	return b, what
+}
+
+// redactResponseBody redacts a GitLab answer's body, which the probe keeps
+// as text inside its JSON (gitlab.Response.MarshalJSON).
+func redactResponseBody(v []byte) []byte {
+	var m map[string]any
+	if json.Unmarshal(v, &m) != nil {
+		return v
+	}
+	if s, ok := m["Body"].(string); ok {
+		m["Body"] = string(redactJSON([]byte(s)))
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return v
+	}
+	return out
+}
+
+// Read opens a bundle for analyze: the manifest, the report and the tape,
+// set to replay. Everything is bounded; a file that is not a bundle, or of
+// another format, is an error that says so.
+func Read(p string) (*Manifest, []byte, *checks.Tape, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, nil, nil, fmt.Errorf("%s: %s, not a bundle file", p, checks.FileType(st.Mode()))
+	}
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("%s: not a doctor bundle (not gzip: %v)", p, err)
+	}
+	tr := tar.NewReader(io.LimitReader(gz, maxTotal+1))
+	var m *Manifest
+	var rep, tj []byte
+	contents := map[string][]byte{}
+	total, n := 0, 0
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: not a doctor bundle (tar: %v)", p, err)
+		}
+		if n++; n > maxEntries {
+			return nil, nil, nil, fmt.Errorf("%s: more than %d entries: not a doctor bundle", p, maxEntries)
+		}
+		if h.Typeflag != tar.TypeReg || !strings.HasPrefix(h.Name, dir) {
+			continue
+		}
+		name := strings.TrimPrefix(h.Name, dir)
+		limit := int64(checks.MaxFileSize)
+		if name == "tape.json" || name == "report.json" {
+			limit = maxMeta
+		}
+		if h.Size > limit {
+			return nil, nil, nil, fmt.Errorf("%s: %s is %d bytes, over the bound of %d", p, name, h.Size, limit)
+		}
+		b, err := io.ReadAll(io.LimitReader(tr, limit+1))
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("%s: %s: %v", p, name, err)
+		}
+		if total += len(b); total > maxTotal {
+			return nil, nil, nil, fmt.Errorf("%s: over %d MiB uncompressed: not a doctor bundle", p, maxTotal>>20)
+		}
+		switch {
+		case name == "manifest.json":
+			m = &Manifest{}
+			if err := json.Unmarshal(b, m); err != nil {
+				return nil, nil, nil, fmt.Errorf("%s: manifest.json: %v", p, err)
+			}
+		case name == "report.json":
+			rep = b
+		case name == "tape.json":
+			tj = b
+		case strings.HasPrefix(name, "root/"):
+			contents[path.Clean("/"+strings.TrimPrefix(name, "root/"))] = b
+		}
+	}
+	if m == nil || tj == nil {
+		return nil, nil, nil, fmt.Errorf("%s: not a doctor bundle (no manifest.json or tape.json)", p)
+	}
+	if m.Format != Format {
+		return nil, nil, nil, fmt.Errorf("%s: bundle format %d; this doctor reads format %d", p, m.Format, Format)
+	}
+	t := checks.NewTape()
+	if err := json.Unmarshal(tj, t); err != nil {
+		return nil, nil, nil, fmt.Errorf("%s: tape.json: %v", p, err)
+	}
+	for fp, r := range t.Files {
+		if r == nil {
+			delete(t.Files, fp)
+			continue
+		}
+		if r.Read {
+			r.Content = contents[fp]
+		}
+	}
+	t.Replay = true
+	return m, rep, t, nil
+}

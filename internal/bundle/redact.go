@@ -1,0 +1,163 @@
+package bundle
+
+import (
+	"bytes"
+	"encoding/json"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/socialwebcomputer/doctor/checks"
+)
+
+// The bundle is redacted where it is written, file by file: a secret is
+// replaced by its stand-in (checks.StandIn: the token's kind prefix and a
+// short hash), a private key by a fresh key of the same type, a client
+// certificate by one re-issued for that key with the same subject, issuer
+// and validity. The checks never print those values, so analyze on the
+// redacted bundle finds what the live run found.
+
+// assignment is one `key = "value"`, `key: value` or `KEY=value` on a line,
+// the forms of TOML, YAML, systemd units and environment files.
+var assignment = regexp.MustCompile(`(?m)(^|[\s"'{,])([A-Za-z_][A-Za-z0-9_.\-]*)(\s*[:=]\s*)("[^"\n]*"|'[^'\n]*'|[^\s"',}#]+)`)
+
+// plainScalar is an unquoted boolean or number: a setting, never a secret.
+var plainScalar = regexp.MustCompile(`^(true|false|[+-]?[0-9][0-9_.:eE+-]*[smhd]?)$`)
+
+// userinfo is the user:password@ of a URL anywhere in a text.
+var userinfo = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.\-]*://)([^/\s@"']+)@`)
+
+// tokenShape is a GitLab token wherever it appears.
+var tokenShape = regexp.MustCompile(`\b(?:glrtr|glrt|glpat|glcbt|gldt|glptt|glft|glimt|glagent)-[A-Za-z0-9_\-.]{8,}|\bGR1348941[A-Za-z0-9_\-]{8,}`)
+
+// redactText redacts a text file line by line, keeping every line where it
+// was (findings cite config.toml:9).
+func redactText(b []byte) ([]byte, []string) {
+	var what []string
+	s := assignment.ReplaceAllStringFunc(string(b), func(m string) string {
+		sub := assignment.FindStringSubmatch(m)
+		lead, key, sep, val := sub[1], sub[2], sub[3], sub[4]
+		if !checks.SecretKey(key) || strings.HasSuffix(key, "-data") {
+			return m
+		}
+		q := ""
+		if len(val) >= 2 && (val[0] == '"' || val[0] == '\'') {
+			q, val = val[:1], val[1:len(val)-1]
+		}
+		if val == "" || strings.HasPrefix(val, "/") || q == "" && (strings.HasPrefix(val, "[") || plainScalar.MatchString(val)) {
+			return m // a path, an empty value, a TOML array, a boolean or a number
+		}
+		what = append(what, key)
+		return lead + key + sep + q + checks.StandIn(val) + q
+	})
+	s = redactFreeText(s)
+	return []byte(s), what
+}
+
+// redactFreeText strips what a secret looks like anywhere: URL passwords
+// and GitLab tokens.
+func redactFreeText(s string) string {
+	s = userinfo.ReplaceAllStringFunc(s, func(m string) string {
+		sub := userinfo.FindStringSubmatch(m)
+		user, _, hasPass := strings.Cut(sub[2], ":")
+		if !hasPass {
+			return m
+		}
+		return sub[1] + user + ":" + checks.StandIn(sub[2]) + "@"
+	})
+	return tokenShape.ReplaceAllStringFunc(s, checks.StandIn)
+}
+
+// redactNulList redacts /proc environ (NAME=value\0...) and cmdline (an
+// argv, where --token takes the next argument) without changing their
+// shape.
+func redactNulList(b []byte, argv bool) []byte {
+	parts := bytes.Split(b, []byte{0})
+	secretNext := false
+	for i, p := range parts {
+		s := string(p)
+		switch {
+		case secretNext:
+			s, secretNext = checks.StandIn(s), false
+		case argv && (s == "--token" || s == "-t" || s == "--registration-token" || s == "--password"):
+			secretNext = true
+		default:
+			if k, v, ok := strings.Cut(s, "="); ok && checks.SecretKey(strings.TrimLeft(k, "-")) && !strings.HasPrefix(v, "/") {
+				s = k + "=" + checks.StandIn(v)
+			}
+			s = redactFreeText(s)
+		}
+		parts[i] = []byte(s)
+	}
+	return bytes.Join(parts, []byte{0})
+}
+
+// redactJSON walks a JSON document: values under secret-looking keys, env
+// entries whose name is secret-looking, and the data of Secrets become
+// stand-ins; URLs lose their passwords.
+func redactJSON(b []byte) []byte {
+	var v any
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
+		return []byte(redactFreeText(string(b)))
+	}
+	v = walkJSON(v, "")
+	out, err := json.Marshal(v)
+	if err != nil {
+		return []byte(redactFreeText(string(b)))
+	}
+	return out
+}
+
+func walkJSON(v any, key string) any {
+	switch x := v.(type) {
+	case map[string]any:
+		secretEnv := false
+		if n, ok := x["name"].(string); ok && checks.SecretKey(n) {
+			secretEnv = true
+		}
+		for k, e := range x {
+			switch {
+			case k == "value" && secretEnv:
+				if s, ok := e.(string); ok {
+					x[k] = checks.StandIn(s)
+					continue
+				}
+			case (k == "data" || k == "stringData") && x["kind"] == "Secret":
+				if m, ok := e.(map[string]any); ok {
+					for dk, dv := range m {
+						if s, ok := dv.(string); ok {
+							m[dk] = checks.StandIn(s)
+						}
+					}
+					continue
+				}
+			}
+			x[k] = walkJSON(e, k)
+		}
+		return x
+	case []any:
+		for i := range x {
+			x[i] = walkJSON(x[i], key)
+		}
+		return x
+	case string:
+		if key != "" && checks.SecretKey(key) && !strings.HasPrefix(x, "/") {
+			return checks.StandIn(x)
+		}
+		return redactFreeText(x)
+	}
+	return v
+}
+
+// secretFile says a whole file is a secret: a service-account token, a
+// token or password file.
+func secretFile(p string) bool {
+	base := path.Base(p)
+	if base == "passwd" || base == "group" {
+		return false // the account databases; shadow is never read
+	}
+	return checks.SecretKey(strings.TrimSuffix(base, path.Ext(base))) && !strings.HasSuffix(base, ".toml") &&
+		!strings.HasSuffix(base, ".yaml") && !strings.HasSuffix(base, ".yml") && !strings.HasSuffix(base, ".conf")
+}
