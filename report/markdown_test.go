@@ -28,7 +28,7 @@ func TestMarkdownRendersAsAGitLabIssue(t *testing.T) {
 		Runners:   []Runner{{Index: 1, Name: "kcp-tenant", Executor: "kubernetes"}},
 		Findings: []Finding{
 			{Rank: 1, Check: "cert-expiry", Runner: r1, Severity: checks.Critical, Title: "The kubeconfig's client certificate is valid now",
-				Cause: `[[runners]] #1 "kcp-tenant": the client certificate (CN=did:plc:x) expired at 11:00Z, 1h0m ago: every job fails`,
+				Cause:    `[[runners]] #1 "kcp-tenant": the client certificate (CN=did:plc:x) expired at 11:00Z, 1h0m ago: every job fails`,
 				Evidence: []checks.Evidence{{Source: "client-certificate-data", Detail: "ECDSA P-256 <not shown>"}},
 				Fix:      "sudo install -m 0600 new.yaml /etc/gitlab-runner/kubeconfig.yaml\n# then `restart`", Fingerprint: "aaaaaaaaaaaa"},
 			{Rank: 2, Check: "api-auth", Runner: r1, Severity: checks.Error, Title: "The API accepts the credential",
