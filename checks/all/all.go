@@ -10,6 +10,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/configdecode"
 	"github.com/socialwebcomputer/doctor/checks/configlint"
 	"github.com/socialwebcomputer/doctor/checks/configunknownkeys"
+	"github.com/socialwebcomputer/doctor/checks/dockersocket"
 	"github.com/socialwebcomputer/doctor/checks/execupgrade"
 	"github.com/socialwebcomputer/doctor/checks/gitlabreach"
 	"github.com/socialwebcomputer/doctor/checks/imagepull"
@@ -51,5 +52,6 @@ func Checks() []*checks.Check {
 		nodelocaldns.Check,
 		scaletozero.Check,
 		execupgrade.Check,
+		dockersocket.Check,
 	}
 }
