@@ -13,6 +13,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/dockersocket"
 	"github.com/socialwebcomputer/doctor/checks/execupgrade"
 	"github.com/socialwebcomputer/doctor/checks/gitlabreach"
+	"github.com/socialwebcomputer/doctor/checks/helperimage"
 	"github.com/socialwebcomputer/doctor/checks/imagepull"
 	"github.com/socialwebcomputer/doctor/checks/kubeconfigfile"
 	"github.com/socialwebcomputer/doctor/checks/namespace"
@@ -53,5 +54,6 @@ func Checks() []*checks.Check {
 		scaletozero.Check,
 		execupgrade.Check,
 		dockersocket.Check,
+		helperimage.Check,
 	}
 }
