@@ -76,10 +76,10 @@ func TestDefaultTag(t *testing.T) {
 		}
 	}
 	for ref, want := range map[string]string{
-		helperimage.DeckhouseHelper + ":v19.3.1":                 "amd64",
-		helperimage.GitLabRegistryName + ":arm64-v19.3.0":        "arm64",
+		helperimage.DeckhouseHelper + ":v19.3.1":                  "amd64",
+		helperimage.GitLabRegistryName + ":arm64-v19.3.0":         "arm64",
 		helperimage.GitLabRegistryName + ":ubuntu-x86_64-v19.3.0": "amd64",
-		"registry.example.invalid/helper:v19.3.0":                "",
+		"registry.example.invalid/helper:v19.3.0":                 "",
 	} {
 		if got := helperimage.ImageArch(ref); got != want {
 			t.Errorf("ImageArch(%s) = %q, want %q", ref, got, want)
