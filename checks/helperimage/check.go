@@ -45,7 +45,7 @@ var Check = &checks.Check{
 			"Using helper image: * (overridden, default would be *:*)",
 		},
 	},
-	Requires: []checks.Node{facts.ThisRunner, facts.VersionFact, dockersocket.DaemonFact,
+	Requires: []checks.Node{facts.ThisRunner, facts.VersionFact, dockersocket.DaemonFact, facts.Runner,
 		checks.Optional(facts.APIClient), checks.Optional(facts.Whoami)},
 	Executors: []string{checks.Docker, checks.Kubernetes},
 	Run:       run,
@@ -166,10 +166,13 @@ func archFinding(p *checks.Pass, e *facts.RunnerEntry, image, arch, runArch stri
 	})
 }
 
-// unset notes the default helper image: its registry is registry.gitlab.com,
-// which a closed cluster's nodes may not reach, and for Kubernetes its
-// architecture is amd64 unless node_selector or
-// helper_image_autoset_arch_and_os says otherwise.
+// unset judges the default helper image: for Kubernetes its architecture
+// is amd64 unless node_selector or helper_image_autoset_arch_and_os says
+// otherwise; and its registry is registry.gitlab.com, which is noted for a
+// runner of the Deckhouse Code image, whose document sets helper_image to
+// the runner-helper of registry.deckhouse.ru (a cluster that pulls from
+// there may not reach registry.gitlab.com). For any other runner the
+// default is the usual choice and nothing says it is out of reach.
 func unset(p *checks.Pass, e *facts.RunnerEntry, ver *facts.Version, c configured, runArch string, archEv []checks.Evidence, nodesBy map[string][]string, unknown error) error {
 	version := ""
 	if ver.Err == nil {
@@ -187,11 +190,17 @@ func unset(p *checks.Pass, e *facts.RunnerEntry, ver *facts.Version, c configure
 		cfgEv := checks.Evidence{Source: e.File.Path, Detail: "[runners.kubernetes] helper_image unset: the default " + image}
 		archFinding(p, e, image, arch, "", archEv, nodesBy, cfgEv)
 	}
+	plugin, deckhouse := deckhouseImage(p.Env, facts.Runner.Get(p).Selected)
+	if !deckhouse {
+		return unknown // the default from registry.gitlab.com is what most runners use, and nothing says it is out of reach
+	}
 	p.Report(checks.Finding{
 		Severity: checks.Info,
-		Cause: fmt.Sprintf("%s sets no helper_image, so every job pulls %s from registry.gitlab.com: nodes (or a daemon) that cannot "+
-			"reach it fail every job at the helper container.", e.Label(), image),
-		Evidence: append([]checks.Evidence{{Source: e.File.Path, Detail: "no helper_image in [runners." + c.table + "]"}}, archEv...),
+		Cause: fmt.Sprintf("%s runs from the Deckhouse Code runner image but sets no helper_image, so every job pulls %s from "+
+			"registry.gitlab.com instead of the runner-helper image of registry.deckhouse.ru: nodes (or a daemon) that cannot reach "+
+			"registry.gitlab.com fail every job at the helper container.", e.Label(), image),
+		Evidence: append([]checks.Evidence{{Source: e.File.Path, Detail: "no helper_image in [runners." + c.table + "]"},
+			{Source: plugin, Detail: "present: the runner runs from the Deckhouse Code runner image, whose registry is registry.deckhouse.ru"}}, archEv...),
 		Fix: fmt.Sprintf("Where registry.gitlab.com is not reachable, set helper_image in [runners.%s] to a reachable copy of the "+
 			"runner's version, as the Deckhouse document does: helper_image = \"%s:%s\".", c.table, DeckhouseHelper, versionOr(version)),
 	})
@@ -280,4 +289,25 @@ func joinUnknown(a, b error) error {
 		return a
 	}
 	return b
+}
+
+// deckhousePlugin is what tells the Deckhouse Code runner image from
+// others: it carries "the fleeting-plugin-dvp plugin in /usr/local/bin"
+// (../shared/spec/deckhouse-code-runners.txt, Runner images).
+const deckhousePlugin = "/usr/local/bin/fleeting-plugin-dvp"
+
+// deckhouseImage looks for the plugin in the runner's own filesystem
+// (/proc/<pid>/root, for doctor beside its container) or under --root
+// (doctor in the runner's pod), and names where it was found.
+func deckhouseImage(env *checks.Env, proc *facts.Process) (string, bool) {
+	paths := []string{deckhousePlugin}
+	if proc != nil {
+		paths = append([]string{fmt.Sprintf("/proc/%d/root%s", proc.PID, deckhousePlugin)}, paths...)
+	}
+	for _, p := range paths {
+		if st, err := env.Stat(p); err == nil && st.Mode().IsRegular() {
+			return p, true
+		}
+	}
+	return "", false
 }

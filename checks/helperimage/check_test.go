@@ -116,9 +116,19 @@ func TestNoVersionInTag(t *testing.T) {
 	checktest.WantSays(t, run(t, r, true), checks.StatusFail, "names no version", "(v19.3.1)")
 }
 
-func TestUnsetIsNoted(t *testing.T) {
+// TestUnsetIsNotedForDeckhouse: with helper_image unset a runner of the
+// Deckhouse image (fleeting-plugin-dvp in /usr/local/bin) is told the
+// default comes from registry.gitlab.com; any other runner is not.
+func TestUnsetIsNotedForDeckhouse(t *testing.T) {
 	r := root(t, "19.3.1", "kubernetes", "")
-	checktest.WantSays(t, run(t, r, true), checks.StatusPass, "[info]", helperimage.GitLabRegistryName+":x86_64-v19.3.1 from registry.gitlab.com")
+	res := run(t, r, true)
+	checktest.WantSays(t, res, checks.StatusPass)
+	if len(res.Findings) != 0 {
+		t.Errorf("a runner of another image: want no findings:\n%s", checktest.Text(res))
+	}
+	r.Write("/proc/4242/root/usr/local/bin/fleeting-plugin-dvp", "#!/bin/sh\n", 0o755)
+	checktest.WantSays(t, run(t, r, true), checks.StatusPass, "[info]", helperimage.GitLabRegistryName+":x86_64-v19.3.1 from registry.gitlab.com",
+		"/proc/4242/root/usr/local/bin/fleeting-plugin-dvp", `helper_image = "`+helperimage.DeckhouseHelper+`:v19.3.1"`)
 }
 
 func TestUnknownRunnerVersion(t *testing.T) {
