@@ -176,3 +176,34 @@ func TestDockerExecutorScenarios(t *testing.T) {
 			"does not answer", "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"}}})
 	})
 }
+
+// TestHelperImageNodeArch: against the real apiserver, a Kubernetes
+// runner's helper image is judged by the architecture of the nodes its
+// jobs land on: the amd64-only Deckhouse helper, and the runner's own
+// default (x86_64 unless node_selector says otherwise), on an arm64 node.
+func TestHelperImageNodeArch(t *testing.T) {
+	env, kubeconfig := twoRunnersWorld(t)
+	st := testenv.ReadyNodeStatus("4", "8Gi", testenv.FreePort(t))
+	st.NodeInfo.Architecture = "arm64"
+	env.CreateNode("arm-1", st)
+	base := twoRunnersConfig(kubeRunner{name: "alpha", namespace: "ns-alpha"})
+	for name, tc := range map[string]struct {
+		helper string
+		says   []string
+	}{
+		"deckhouse helper": {`    helper_image = "registry.deckhouse.ru/deckhouse/ee/packages/code/images/runner-helper:v19.3.1"` + "\n",
+			[]string{"runner-helper:v19.3.1 is built for linux/amd64, but jobs may land on nodes of arm64 (arm-1)"}},
+		"default helper": {"",
+			[]string{"gitlab-runner-helper:x86_64-v19.3.1 is built for linux/amd64, but jobs may land on nodes of arm64 (arm-1)",
+				`"kubernetes.io/arch" = "amd64"`}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := testroot.New(t)
+			root.GuideRunner(strings.Replace(base, "    poll_timeout = 3600\n", "    poll_timeout = 3600\n"+tc.helper, 1), kubeconfig)
+			stampedRunner(t, root, "19.3.1")
+			rep, _ := runReport(t, "run", "--root", root.Dir, "-o", "json", "--now", time.Now().UTC().Format(time.RFC3339),
+				"--timeout", "60s", "--skip", "gitlab-reachability")
+			AssertWant(t, rep, Want{Exit: 2, Findings: []string{"helper-image"}, Says: map[string][]string{"helper-image": tc.says}})
+		})
+	}
+}
