@@ -2,6 +2,7 @@ package checks
 
 import (
 	"context"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -23,5 +24,28 @@ func TestLoopbackOnly(t *testing.T) {
 		if err := loopbackOnly(addr); err != nil {
 			t.Errorf("%s refused: %v", addr, err)
 		}
+	}
+}
+
+// TestLoopbackOnlyUnixSocket: a unix socket never leaves the machine, so the
+// guard lets Dial reach it (the Docker daemon's socket), while a TCP dial to
+// the same words is still refused.
+func TestLoopbackOnlyUnixSocket(t *testing.T) {
+	t.Setenv(LoopbackOnlyVar, "1")
+	sock := t.TempDir() + "/d.sock"
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	c, err := (&Env{}).Dial(ctx, "unix", sock)
+	if err != nil {
+		t.Fatalf("dial unix %s: %v", sock, err)
+	}
+	c.Close()
+	if _, err := (&Env{}).Dial(ctx, "tcp", "10.0.0.1:2375"); err == nil || !strings.Contains(err.Error(), "allows loopback only") {
+		t.Errorf("tcp dial off the machine: %v; want it refused", err)
 	}
 }

@@ -25,6 +25,9 @@ command -v tmux >/dev/null 2>&1 || need+=(tmux)
 # promtool (Debian's prometheus package); without them those tests fail.
 command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+# The Docker executor's checks run against a real Docker Engine (Debian's
+# docker.io), started by the tests on a socket of their own.
+command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
 export DOCTOR_REQUIRE_TOOLS=1
 if [ ${#need[@]} -gt 0 ]; then
   apt-get update

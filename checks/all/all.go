@@ -10,8 +10,10 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/configdecode"
 	"github.com/socialwebcomputer/doctor/checks/configlint"
 	"github.com/socialwebcomputer/doctor/checks/configunknownkeys"
+	"github.com/socialwebcomputer/doctor/checks/dockersocket"
 	"github.com/socialwebcomputer/doctor/checks/execupgrade"
 	"github.com/socialwebcomputer/doctor/checks/gitlabreach"
+	"github.com/socialwebcomputer/doctor/checks/helperimage"
 	"github.com/socialwebcomputer/doctor/checks/imagepull"
 	"github.com/socialwebcomputer/doctor/checks/kubeconfigfile"
 	"github.com/socialwebcomputer/doctor/checks/namespace"
@@ -51,5 +53,7 @@ func Checks() []*checks.Check {
 		nodelocaldns.Check,
 		scaletozero.Check,
 		execupgrade.Check,
+		dockersocket.Check,
+		helperimage.Check,
 	}
 }

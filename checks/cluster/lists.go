@@ -246,3 +246,23 @@ func (l *Lists) Err(names ...string) error {
 	}
 	return nil
 }
+
+// Nodes are the nodes of api's target, from the same shared list ListsFact
+// reads: whichever asks first lists them, once per target. It is for a check
+// that also applies to runners of other executors and so cannot require
+// ListsFact, whose api-auth requirement would diagnose a kubeconfig those
+// runners do not have (helper-image, for the Docker and Kubernetes
+// executors). The caller gates it on an authenticated identity
+// (facts.Whoami), as ListsFact is gated on api-auth.
+func Nodes(p *checks.Pass, api *facts.API) ([]corev1.Node, error) {
+	ctx, cancel := context.WithTimeout(p.Context, 15*time.Second)
+	defer cancel()
+	wide, err := checks.Shared(p, "lists "+api.Key, func() (*clusterLists, error) { return listCluster(ctx, api), nil })
+	if err != nil {
+		return nil, err
+	}
+	if wide.nodes != nil {
+		return nil, fmt.Errorf("listing nodes: %w", wide.nodes)
+	}
+	return wide.Nodes, nil
+}

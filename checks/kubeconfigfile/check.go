@@ -262,23 +262,7 @@ func blockedNames(bs []blocker) string {
 }
 
 func permits(mode fs.FileMode, owner, group int, proc *facts.RunAs, bit fs.FileMode) bool {
-	perm := mode.Perm()
-	switch {
-	case owner == proc.UID:
-		return perm&(bit<<6) != 0
-	case group == proc.GID || contains(proc.Groups, group):
-		return perm&(bit<<3) != 0
-	}
-	return perm&bit != 0
-}
-
-func contains(xs []int, x int) bool {
-	for _, y := range xs {
-		if x == y {
-			return true
-		}
-	}
-	return false
+	return facts.Permits(mode, owner, group, proc, bit)
 }
 
 func contextNames(k *facts.Kubeconfig) string {

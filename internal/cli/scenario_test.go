@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -42,6 +43,10 @@ type Scenario struct {
 		Files map[string]string `json:"files"`
 		// Symlinks are link -> target, by root-relative path.
 		Symlinks map[string]string `json:"symlinks"`
+		// Sockets are unix socket files, by root-relative path, that nothing
+		// listens on (git cannot carry a socket): what a stopped daemon
+		// leaves. Modes and owners apply to them afterwards.
+		Sockets []string `json:"sockets"`
 		// Mtimes set modification times, a Go duration relative to Now
 		// ("-2h"), by root-relative path: git keeps none.
 		Mtimes map[string]string `json:"mtimes"`
@@ -404,6 +409,9 @@ func LayRoot(t *testing.T, dir string, sc *Scenario) string {
 			t.Fatal(err)
 		}
 	}
+	for _, rel := range sc.Setup.Sockets {
+		makeSocket(t, filepath.Join(root, rel))
+	}
 	for rel, m := range sc.Setup.Modes {
 		mode, err := strconv.ParseUint(m, 8, 32)
 		if err != nil {
@@ -432,6 +440,20 @@ func LayRoot(t *testing.T, dir string, sc *Scenario) string {
 		}
 	}
 	return root
+}
+
+// makeSocket leaves a unix socket file at p with nothing listening on it.
+func makeSocket(t *testing.T, p string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("unix", p)
+	if err != nil {
+		t.Fatalf("sockets[%s]: %v", p, err)
+	}
+	l.(*net.UnixListener).SetUnlinkOnClose(false)
+	l.Close()
 }
 
 func writeKubeconfig(t *testing.T, root string, now time.Time, k KubeconfigSpec) {

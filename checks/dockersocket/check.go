@@ -1,0 +1,387 @@
+// Package dockersocket checks that a Docker-executor runner reaches its
+// daemon: the address it connects to ([runners.docker] host, DOCKER_HOST,
+// or the default socket), that socket's file and permissions for the
+// runner's uid and groups, the TLS settings of a tcp address, and, live,
+// the daemon's /_ping and /version.
+package dockersocket
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+)
+
+// ID names the check.
+const ID = "docker-socket"
+
+var Check = &checks.Check{
+	ID:       ID,
+	Title:    "The runner reaches its Docker daemon",
+	Severity: checks.Critical,
+	Doc: checks.Doc{
+		Cause: "The Docker executor connects to [runners.docker] host, else DOCKER_HOST of the runner's environment, " +
+			"else unix:///var/run/docker.sock. Every job fails in preparation when that socket does not exist (no daemon, " +
+			"or a runner container started without -v /var/run/docker.sock:/var/run/docker.sock), is not a socket (a " +
+			"directory that docker run -v created because the host path did not exist yet), denies the runner's uid and " +
+			"groups write access (a runner container without --group-add of the socket's group), or nothing answers on it. " +
+			"For a tcp address the runner uses TLS only with tls_verify (from config.toml when host is set there, else " +
+			"DOCKER_TLS_VERIFY and DOCKER_CERT_PATH of the environment, never a mix).",
+		// common/build.go ("Job failed (system failure): "), executors/docker/docker.go
+		// connectDocker ("getting docker info: %w", line 1396) and
+		// helpers/docker/official_docker_client.go wrapError (" (docker.go:1396:0s)"),
+		// all gitlab-runner v19.3.0; the words between them are the Docker client
+		// library's (github.com/moby/moby/client v0.5.1, request.go), not the runner's.
+		Symptom: "ERROR: Job failed (system failure): getting docker info: permission denied while trying to connect to the docker API at unix:///var/run/docker.sock (docker.go:1396:0s)",
+		Fix: "Give the runner the socket: for a runner in a container, start it with " +
+			"-v /var/run/docker.sock:/var/run/docker.sock and --group-add \"$(stat -c %g /var/run/docker.sock)\" " +
+			"(the Deckhouse document's docker run); for a runner on the host, add its user to the socket's group " +
+			"and restart it. Start the daemon when nothing answers.",
+		Verify: "doctor run --only docker-socket; as the runner: docker -H unix:///var/run/docker.sock version",
+		Patterns: []string{
+			// github.com/moby/moby/client v0.5.1, request.go (errors.Is(err, os.ErrPermission)),
+			// as gitlab-runner v19.3.0 prints it.
+			"permission denied while trying to connect to the docker API at *",
+			// the same file: errors.Is(err, os.ErrNotExist).
+			"failed to connect to the docker API at *; check if the path is correct and if the daemon is running",
+			// github.com/moby/moby/client v0.5.1, errors.go connectionFailed: refused or timed out.
+			"Cannot connect to the Docker daemon at *. Is the docker daemon running?",
+			// the same file: a TLS alert from a daemon that wants a client certificate.
+			"the server probably has client authentication (--tlsverify) enabled; check your TLS client certification settings",
+			// executors/docker/docker.go connectDocker, gitlab-runner v19.3.0.
+			"getting docker info: *",
+		},
+	},
+	Requires:  []checks.Node{DaemonFact, facts.ThisRunner, facts.RunAsFact, facts.Runner},
+	Executors: []string{checks.Docker},
+	Run:       run,
+}
+
+// minAPIVersion is the lowest daemon API the runner's client accepts:
+// MinAPIVersion of github.com/moby/moby/client v0.5.1 (client.go), which
+// answers an older daemon with "API version %s is not supported by this
+// client: the minimum supported API version is %s" (negotiateAPIVersion).
+const minAPIVersion = "1.40"
+
+func run(p *checks.Pass) error {
+	d, e, ra := DaemonFact.Get(p), facts.ThisRunner.Get(p), facts.RunAsFact.Get(p)
+	if !d.Applies {
+		return checks.Skip("%s does not use the Docker executor", e.Label())
+	}
+	where := checks.Evidence{Source: d.Addr.Source, Detail: d.Addr.Detail}
+	ev := []checks.Evidence{where}
+	if d.EnvErr != nil {
+		ev = append(ev, checks.Evidence{Source: "environment", Detail: "unknown (" + d.EnvErr.Error() + "): doctor assumed no DOCKER_HOST"})
+	}
+	if d.Addr.ParseErr != nil {
+		p.Report(checks.Finding{
+			Cause:    fmt.Sprintf("%s cannot connect to Docker: its daemon address %q does not parse (%v), so every job fails in preparation.", e.Label(), d.Addr.Host, d.Addr.ParseErr),
+			Evidence: ev,
+			Fix:      "Set [runners.docker] host (or DOCKER_HOST) to unix:///path/to/docker.sock or tcp://host:port.",
+		})
+		return nil
+	}
+	tlsFindings(p, e, d, ev)
+	var unknown error
+	if d.Socket != nil {
+		var done bool
+		done, unknown = socketFindings(p, e, ra, d, ev)
+		if done {
+			return unknown
+		}
+	}
+	probeFindings(p, e, d, ev)
+	return unknown
+}
+
+// socketFindings judges the socket file; done means nothing further can be
+// said (no socket to dial).
+func socketFindings(p *checks.Pass, e *facts.RunnerEntry, ra *facts.RunAs, d *Daemon, ev []checks.Evidence) (done bool, unknown error) {
+	s := d.Socket
+	host := d.Addr.Host
+	container := inContainer(p.Env, ra)
+	switch {
+	case s.Err != nil:
+		missing := errors.Is(s.Err, syscall.ENOENT)
+		cause := fmt.Sprintf("%s connects to %s, but %s cannot be read: %v.", e.Label(), host, s.Seen, unwrapFileErr(s.Err))
+		if missing {
+			// github.com/moby/moby/client v0.5.1, request.go: the words the job log carries.
+			cause = fmt.Sprintf("%s connects to %s, but no socket is there: every job fails with \"failed to connect to the docker API at %s; "+
+				"check if the path is correct and if the daemon is running\".", e.Label(), host, host)
+		}
+		p.Report(checks.Finding{
+			Cause:    cause,
+			Evidence: append(ev, checks.Evidence{Source: s.Seen, Detail: unwrapFileErr(s.Err).Error()}),
+			Fix:      missingFix(container, s.Path),
+		})
+		return true, nil
+	case !s.IsSocket():
+		p.Report(checks.Finding{
+			Cause: fmt.Sprintf("%s connects to %s, but %s is %s, not a socket: docker run -v creates a directory when the host "+
+				"path does not exist yet (the daemon was not running when the runner's container started).", e.Label(), host, s.Path, kind(s)),
+			Evidence: append(ev, checks.Evidence{Source: s.Seen, Detail: fmt.Sprintf("%s, mode %s", kind(s), s.Mode)}),
+			Fix:      missingFix(container, s.Path),
+		})
+		return true, nil
+	}
+	if !ra.UIDKnown {
+		return false, fmt.Errorf("the runner's uid is unknown (%s), so whether it may use %s is", ra.Label(), s.Path)
+	}
+	s.access(p.Env, ra)
+	if len(s.Denied) == 0 {
+		return false, nil
+	}
+	p.Report(checks.Finding{
+		// github.com/moby/moby/client v0.5.1, request.go: the job log's words.
+		Cause: fmt.Sprintf("%s (%s, groups %s) may not write to %s, so it cannot connect: every job fails with \"permission denied while "+
+			"trying to connect to the docker API at %s\".", e.Label(), ra.Label(), groupList(ra), s.Path, host),
+		Evidence: append(ev,
+			checks.Evidence{Source: s.Seen, Detail: fmt.Sprintf("socket %s, owner %d, group %d", s.Mode.Perm(), s.Owner, s.Group)},
+			checks.Evidence{Source: runnerSource(ra), Detail: fmt.Sprintf("uid %d, gid %d, supplementary groups %s; denied by %s", ra.UID, ra.GID, groupList(ra), strings.Join(s.Denied, ", "))}),
+		Fix: permissionFix(p.Env, ra, s, container),
+	})
+	return true, nil
+}
+
+// probeFindings judges the daemon's answer.
+func probeFindings(p *checks.Pass, e *facts.RunnerEntry, d *Daemon, ev []checks.Evidence) {
+	pr := d.Probe
+	if pr == nil {
+		return
+	}
+	host := d.Addr.Host
+	switch {
+	case pr.Err != nil:
+		p.Report(checks.Finding{
+			Cause:    fmt.Sprintf("%s's Docker daemon at %s does not answer: %s.", e.Label(), host, probeError(host, pr, p.Env.APITimeout().String())),
+			Evidence: append(ev, checks.Evidence{Source: pr.Request + " on " + host, Detail: pr.Err.Error()}),
+			Fix:      "Start the daemon (sudo systemctl start docker) and read why it stopped (sudo journalctl -u docker -n 50); for a tcp address, check that the daemon listens there.",
+		})
+		return
+	case pr.Status != 0:
+		cause := fmt.Sprintf("%s's Docker daemon at %s answers %s with %d %q, so the runner's client fails.", e.Label(), host, pr.Request, pr.Status, pr.Body)
+		fix := "Point [runners.docker] host (or DOCKER_HOST) at the Docker Engine API."
+		if strings.Contains(pr.Body, "HTTP request to an HTTPS server") {
+			cause = fmt.Sprintf("%s talks plain HTTP to %s, which speaks TLS (%q): the runner uses TLS only with tls_verify set.", e.Label(), host, pr.Body)
+			fix = tlsFix(d)
+		}
+		p.Report(checks.Finding{Severity: checks.Error, Cause: cause, Evidence: append(ev, checks.Evidence{Source: pr.Request + " on " + host, Detail: fmt.Sprintf("%d %s", pr.Status, pr.Body)}), Fix: fix})
+		return
+	}
+	v := pr.Version
+	p.Observe(checks.Observation{Name: "docker_daemon_info", Value: 1, Labels: map[string]string{
+		"host": host, "version": v.Version, "api_version": v.APIVersion, "os": v.Os, "arch": v.Arch}})
+	if v.APIVersion != "" && versionLess(v.APIVersion, minAPIVersion) {
+		p.Report(checks.Finding{
+			Severity: checks.Error,
+			Cause: fmt.Sprintf("%s's daemon at %s is %s, older than the runner's Docker client accepts: \"API version %s is not supported by this client: "+
+				"the minimum supported API version is %s\".", e.Label(), host, v, v.APIVersion, minAPIVersion),
+			Evidence: append(ev, checks.Evidence{Source: "GET /version on " + host, Detail: v.String()}),
+			Fix:      "Upgrade Docker Engine to 19.03 (API 1.40) or later.",
+		})
+	}
+}
+
+// probeError says how the daemon failed, in the client library's words
+// where the runner's job log carries them.
+func probeError(host string, pr *Probe, timeout string) string {
+	err := pr.Err
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		// github.com/moby/moby/client v0.5.1, errors.go connectionFailed.
+		return fmt.Sprintf("nothing listens on it (connection refused); every job fails with \"Cannot connect to the Docker daemon at %s. Is the docker daemon running?\"", host)
+	case checks.IsTimeout(err):
+		return fmt.Sprintf("%s got no answer within %s; the runner's client gives up with \"Cannot connect to the Docker daemon at %s. Is the docker daemon running?\"", pr.Request, timeout, host)
+	case strings.Contains(err.Error(), "bad certificate"), strings.Contains(err.Error(), "handshake failure"):
+		// github.com/moby/moby/client v0.5.1, request.go.
+		return "the TLS handshake fails: \"the server probably has client authentication (--tlsverify) enabled; check your TLS client certification settings\""
+	case errors.Is(err, syscall.EACCES):
+		return "doctor itself may not connect (permission denied)"
+	}
+	return err.Error()
+}
+
+func tlsFindings(p *checks.Pass, e *facts.RunnerEntry, d *Daemon, ev []checks.Evidence) {
+	a := d.Addr
+	if len(a.Ignored) > 0 {
+		var iev []checks.Evidence
+		var keys []string
+		for _, ig := range a.Ignored {
+			keys = append(keys, ig.Key)
+			iev = append(iev, checks.Evidence{Source: ig.Source, Detail: fmt.Sprintf("%s=%s: ignored, %s", ig.Key, ig.Value, ig.Why)})
+		}
+		p.Report(checks.Finding{
+			Severity: checks.Warning,
+			Cause:    fmt.Sprintf("%s sets %s, which the runner ignores: it takes the daemon address and its TLS settings from config.toml or from the environment, never a mix.", e.Label(), strings.Join(keys, " and ")),
+			Evidence: append(append([]checks.Evidence{}, ev...), iev...),
+			Fix:      tlsFix(d),
+		})
+	}
+	if a.Scheme == "unix" {
+		return
+	}
+	switch {
+	case a.BadTLSVerify != "":
+		p.Report(checks.Finding{
+			Severity: checks.Error,
+			Cause: fmt.Sprintf("%s has DOCKER_TLS_VERIFY=%s, which the runner's strconv.ParseBool reads as false: it talks plain HTTP to %s, "+
+				"where the docker CLI (any non-empty value) would use TLS.", e.Label(), a.BadTLSVerify, a.Host),
+			Evidence: append(ev, checks.Evidence{Source: "DOCKER_TLS_VERIFY", Detail: a.BadTLSVerify}),
+			Fix:      "Set DOCKER_TLS_VERIFY=1 in the runner's environment.",
+		})
+	case !a.TLSVerify && a.CertPath != "":
+		p.Report(checks.Finding{
+			Severity: checks.Warning,
+			Cause: fmt.Sprintf("%s names certificates in %s but not tls_verify, so the runner ignores them and talks plain HTTP to %s "+
+				"(helpers/docker/options.go applies TLS only with TLSVerify).", e.Label(), a.CertPath, a.Host),
+			Evidence: ev,
+			Fix:      tlsFix(d),
+		})
+	case a.TLSVerify && a.CertPath == "":
+		p.Report(checks.Finding{
+			Severity: checks.Warning,
+			Cause: fmt.Sprintf("%s verifies TLS to %s with no certificate directory: it trusts the system CAs only and presents no client "+
+				"certificate (the runner, unlike the docker CLI, does not fall back to ~/.docker), which a daemon run with --tlsverify refuses.", e.Label(), a.Host),
+			Evidence: ev,
+			Fix:      tlsFix(d),
+		})
+	}
+	if d.TLSErr != nil {
+		p.Report(checks.Finding{
+			Severity: checks.Critical,
+			Cause:    fmt.Sprintf("%s cannot load its TLS settings for %s (%v): the runner fails creating its Docker client for every job.", e.Label(), a.Host, unwrapFileErr(d.TLSErr)),
+			Evidence: append(ev, checks.Evidence{Source: a.CertPath, Detail: d.TLSErr.Error()}),
+			Fix:      fmt.Sprintf("Put ca.pem, cert.pem and key.pem (the daemon's CA and a client certificate it trusts) into %s, readable by the runner's user.", a.CertPath),
+		})
+	}
+}
+
+// tlsFix says where the runner's TLS settings go, by where its host is.
+func tlsFix(d *Daemon) string {
+	if d.Addr.FromEnv {
+		return "Set the three together in the runner's environment: DOCKER_HOST=tcp://HOST:2376, DOCKER_TLS_VERIFY=1, DOCKER_CERT_PATH=DIR (with ca.pem, cert.pem, key.pem), or set all three in [runners.docker] (host, tls_verify = true, tls_cert_path)."
+	}
+	return "Set them together in [runners.docker]: host = \"" + d.Addr.Host + "\", tls_verify = true, tls_cert_path = DIR (with ca.pem, cert.pem, key.pem)."
+}
+
+func missingFix(container bool, sock string) string {
+	if container {
+		return fmt.Sprintf("Start the Docker daemon on the host, then recreate the runner's container with -v %s:%s (remove the directory docker run left there first).", sock, sock)
+	}
+	return "Start the Docker daemon (sudo systemctl start docker), or point [runners.docker] host at the socket it listens on."
+}
+
+// permissionFix is built from the socket's group and the runner's identity:
+// --group-add for a container (the Deckhouse document's docker run), the
+// group for a host runner.
+func permissionFix(env *checks.Env, ra *facts.RunAs, s *Socket, container bool) string {
+	if len(s.Denied) > 0 && strings.HasPrefix(s.Denied[0], "directory ") {
+		return "Let the runner's user search " + strings.Join(s.Denied, ", ") + " (chmod o+x, or a group it is in)."
+	}
+	if container {
+		return fmt.Sprintf("Recreate the runner's container with --group-add \"$(stat -c %%g %s)\" (here: --group-add %d), as the Deckhouse document's docker run does.", s.Path, s.Group)
+	}
+	group := groupName(env, s.Group)
+	user := ra.User
+	if user == "" {
+		user = strconv.Itoa(ra.UID)
+	}
+	unit := "gitlab-runner"
+	if ra.Unit != nil && ra.Unit.Name != "" {
+		unit = strings.TrimSuffix(ra.Unit.Name, ".service")
+	}
+	return fmt.Sprintf("sudo usermod -aG %s %s && sudo systemctl restart %s (a process gets its groups when it starts).", group, user, unit)
+}
+
+// inContainer reports whether the runner process runs in a container, by
+// its cgroup: Docker, containerd, Podman and Kubernetes name theirs.
+func inContainer(env *checks.Env, ra *facts.RunAs) bool {
+	if ra.Process == nil {
+		return false
+	}
+	b, err := env.ReadProc("/proc/" + strconv.Itoa(ra.Process.PID) + "/cgroup")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	for _, k := range []string{"docker", "containerd", "kubepods", "libpod"} {
+		if strings.Contains(s, k) {
+			return true
+		}
+	}
+	return false
+}
+
+func groupName(env *checks.Env, gid int) string {
+	b, err := env.ReadFile("/etc/group")
+	if err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Split(line, ":")
+			if len(f) >= 3 && f[2] == strconv.Itoa(gid) && f[0] != "" {
+				return f[0]
+			}
+		}
+	}
+	return strconv.Itoa(gid)
+}
+
+func groupList(ra *facts.RunAs) string {
+	if len(ra.Groups) == 0 {
+		return "none"
+	}
+	s := make([]string, len(ra.Groups))
+	for i, g := range ra.Groups {
+		s[i] = strconv.Itoa(g)
+	}
+	return strings.Join(s, " ")
+}
+
+func runnerSource(ra *facts.RunAs) string {
+	if ra.Process != nil {
+		return "/proc/" + strconv.Itoa(ra.Process.PID) + "/status"
+	}
+	if ra.Unit != nil && ra.Unit.Unit != nil {
+		return ra.Unit.Unit.Path
+	}
+	return "the runner"
+}
+
+func kind(s *Socket) string {
+	if s.Mode.IsDir() {
+		return "a directory"
+	}
+	if s.Mode.IsRegular() {
+		return "a regular file"
+	}
+	return checks.FileType(s.Mode)
+}
+
+func unwrapFileErr(err error) error {
+	var fe *checks.FileError
+	if errors.As(err, &fe) {
+		return fe.Err
+	}
+	return err
+}
+
+// versionLess compares dotted API versions ("1.39" < "1.40").
+func versionLess(a, b string) bool {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(as) || i < len(bs); i++ {
+		var x, y int
+		if i < len(as) {
+			x, _ = strconv.Atoi(as[i])
+		}
+		if i < len(bs) {
+			y, _ = strconv.Atoi(bs[i])
+		}
+		if x != y {
+			return x < y
+		}
+	}
+	return false
+}

@@ -1,0 +1,186 @@
+package dockersocket
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/socialwebcomputer/doctor/checks"
+)
+
+// maxBody bounds what doctor reads of a daemon's answer: /_ping is "OK",
+// /version a few hundred bytes.
+const maxBody = 64 << 10
+
+// Version is what the daemon's GET /version says of itself.
+type Version struct {
+	Version       string `json:"Version"`
+	APIVersion    string `json:"ApiVersion"`
+	MinAPIVersion string `json:"MinAPIVersion"`
+	Os            string `json:"Os"`
+	Arch          string `json:"Arch"`
+	KernelVersion string `json:"KernelVersion"`
+}
+
+// Platform is "linux/amd64".
+func (v *Version) Platform() string { return v.Os + "/" + v.Arch }
+
+func (v *Version) String() string {
+	return fmt.Sprintf("Docker Engine %s (API %s, %s)", v.Version, v.APIVersion, v.Platform())
+}
+
+// Probe is the answer of the daemon to GET /_ping and GET /version.
+type Probe struct {
+	Took    time.Duration
+	Ping    string // the body of /_ping, "OK" from a daemon
+	Status  int    // of the failing request, when the daemon answered with an error
+	Body    string // its first line
+	Version *Version
+	Err     error // dial, TLS or read failure
+	Request string
+}
+
+// probe asks the daemon at network/addr (a unix socket's local path, or
+// host:port) through Env.Dial, each request under the API timeout.
+func probe(ctx context.Context, env *checks.Env, network, addr string, tlsConf *tls.Config) *Probe {
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return env.Dial(ctx, network, addr) },
+		// One connection, closed after the probe.
+		DisableKeepAlives: true,
+	}
+	scheme := "http"
+	if tlsConf != nil {
+		scheme = "https"
+		tr.DialTLSContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			c, err := env.Dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			tc := tls.Client(c, tlsConf)
+			if err := tc.HandshakeContext(ctx); err != nil {
+				c.Close()
+				return nil, err
+			}
+			return tc, nil
+		}
+	}
+	client := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	defer tr.CloseIdleConnections()
+	host := "docker" // the Host header of a unix socket request, as moby's DummyHost stands in
+	if network == "tcp" {
+		host = addr
+	}
+	pr := &Probe{}
+	start := time.Now()
+	get := func(p string) ([]byte, bool) {
+		pr.Request = "GET " + p
+		rctx, cancel := context.WithTimeout(ctx, env.APITimeout())
+		defer cancel()
+		req, err := http.NewRequestWithContext(rctx, http.MethodGet, scheme+"://"+host+p, nil)
+		if err != nil {
+			pr.Err = err
+			return nil, false
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			pr.Err = unwrapURL(err)
+			return nil, false
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
+		if err == nil && len(b) > maxBody {
+			err = fmt.Errorf("answer larger than %d KiB; doctor stopped reading", maxBody>>10)
+		}
+		if err != nil {
+			pr.Err = err
+			return nil, false
+		}
+		if resp.StatusCode != http.StatusOK {
+			pr.Status, pr.Body = resp.StatusCode, firstLine(b)
+			return nil, false
+		}
+		return b, true
+	}
+	defer func() { pr.Took = time.Since(start) }()
+	b, ok := get("/_ping")
+	if !ok {
+		return pr
+	}
+	pr.Ping = strings.TrimSpace(string(b))
+	if b, ok = get("/version"); !ok {
+		return pr
+	}
+	v := &Version{}
+	if err := json.Unmarshal(b, v); err != nil || v.Version == "" {
+		pr.Err = fmt.Errorf("GET /version: not the Docker Engine API's answer: %q", firstLine(b))
+		return pr
+	}
+	pr.Version = v
+	return pr
+}
+
+// tlsConfig is what the runner's configureTransport builds
+// (helpers/docker/options.go, v19.3.0) when TLSVerify is set: ca.pem,
+// cert.pem and key.pem of CertPath, exclusive root pool, TLS 1.2 at least.
+// The files are read through Env.ReadFile, under --root.
+func tlsConfig(env *checks.Env, a *Address) (*tls.Config, error) {
+	c := &tls.Config{MinVersion: tls.VersionTLS12}
+	if h, _, err := net.SplitHostPort(a.HostPort); err == nil {
+		c.ServerName = h
+	}
+	if a.CertPath == "" {
+		return c, nil // system roots and no client certificate, as tlsconfig.Client gives
+	}
+	ca, err := env.ReadFile(path.Join(a.CertPath, "ca.pem"))
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(ca) {
+		return nil, fmt.Errorf("%s: no PEM certificate in it", path.Join(a.CertPath, "ca.pem"))
+	}
+	c.RootCAs = pool
+	cert, err := env.ReadFile(path.Join(a.CertPath, "cert.pem"))
+	if err != nil {
+		return nil, err
+	}
+	key, err := env.ReadFile(path.Join(a.CertPath, "key.pem"))
+	if err != nil {
+		return nil, err
+	}
+	pair, err := tls.X509KeyPair(cert, key)
+	if err != nil {
+		return nil, fmt.Errorf("%s and key.pem are not a certificate and its key: %v", path.Join(a.CertPath, "cert.pem"), err)
+	}
+	c.Certificates = []tls.Certificate{pair}
+	return c, nil
+}
+
+func firstLine(b []byte) string {
+	s, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// unwrapURL drops net/http's `Get "http://docker/_ping":` prefix, which
+// names doctor's request, not the daemon.
+func unwrapURL(err error) error {
+	var ue interface{ Unwrap() error }
+	if errors.As(err, &ue) {
+		if inner := errors.Unwrap(err); inner != nil && strings.HasPrefix(err.Error(), "Get ") {
+			return inner
+		}
+	}
+	return err
+}

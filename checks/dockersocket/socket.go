@@ -1,0 +1,141 @@
+package dockersocket
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+)
+
+// socketView is the path of the socket as the runner opens it, and where
+// doctor finds that file. A runner in a container (the Deckhouse shape: the
+// host's socket bind-mounted at /var/run/docker.sock) sees its own mount
+// namespace, which /proc/<pid>/root shows to doctor on the host; without a
+// live process, or when that is not there, the path under --root.
+func socketView(env *checks.Env, proc *facts.Process, sock string) string {
+	if proc != nil {
+		nsRoot := "/proc/" + strconv.Itoa(proc.PID) + "/root"
+		if _, err := os.Lstat(env.Path(nsRoot)); err == nil {
+			return nsRoot + sock
+		}
+	}
+	return sock
+}
+
+// inRoot maps a host path to a file under root with symlinks resolved as
+// if root were /: an absolute link target starts again at root, and ".."
+// never climbs above it. So under a --root other than / nothing doctor
+// stats or dials lies outside that root (a fixture's /var/run -> /run link
+// must not lead to the real /run of the machine running doctor). Under /
+// the kernel resolves the path itself, magic links of /proc included.
+func inRoot(root, p string) (string, error) {
+	if root == "" || root == "/" {
+		return p, nil
+	}
+	rest := strings.Split(strings.TrimPrefix(path.Clean("/"+p), "/"), "/")
+	cur := "/"
+	for links := 0; len(rest) > 0; {
+		name := rest[0]
+		rest = rest[1:]
+		if name == "" || name == "." {
+			continue
+		}
+		next := path.Join(cur, name) // Join cleans "..", and "/.." is "/"
+		st, err := os.Lstat(filepath.Join(root, next))
+		if err != nil || st.Mode()&os.ModeSymlink == 0 {
+			// A missing component is left to the stat that follows.
+			cur = next
+			continue
+		}
+		if links++; links > 40 {
+			return "", &checks.FileError{Path: p, Err: errors.New("too many levels of symbolic links")}
+		}
+		target, err := os.Readlink(filepath.Join(root, next))
+		if err != nil {
+			return "", &checks.FileError{Path: p, Err: err}
+		}
+		if !path.IsAbs(target) {
+			target = path.Join(cur, target)
+		}
+		rest = append(strings.Split(strings.TrimPrefix(path.Clean(target), "/"), "/"), rest...)
+		cur = "/"
+	}
+	return filepath.Join(root, cur), nil
+}
+
+// Socket is what doctor saw of a unix socket, and whether the runner may
+// connect to it.
+type Socket struct {
+	Path  string // as the runner opens it (/var/run/docker.sock)
+	Seen  string // the host path doctor read: Path, or /proc/<pid>/root + Path
+	Local string // where that is on this machine (under --root)
+	Err   error  // stat failed: missing, or unreadable
+	Mode  os.FileMode
+	Owner int
+	Group int
+	// Denied lists what keeps the runner's uid out: the socket (needs w:
+	// connect(2) on a unix socket needs write permission on it, unix(7)),
+	// or a directory above it (needs x).
+	Denied []string
+}
+
+// IsSocket reports whether the file is a unix socket.
+func (s *Socket) IsSocket() bool { return s.Err == nil && s.Mode&os.ModeSocket != 0 }
+
+func statSocket(env *checks.Env, proc *facts.Process, sock string) *Socket {
+	s := &Socket{Path: sock, Seen: socketView(env, proc, sock)}
+	local, err := inRoot(env.Root, s.Seen)
+	if err != nil {
+		s.Err = err
+		return s
+	}
+	s.Local = local
+	st, err := os.Stat(local)
+	if err != nil {
+		s.Err = &checks.FileError{Path: s.Seen, Err: unwrap(err)}
+		return s
+	}
+	s.Mode = st.Mode()
+	s.Owner, s.Group = facts.Ownership(st)
+	return s
+}
+
+// access fills Denied for the runner's identity. Root passes the bits.
+func (s *Socket) access(env *checks.Env, ra *facts.RunAs) {
+	s.Denied = nil
+	if ra.UID == 0 {
+		return
+	}
+	if !facts.Permits(s.Mode, s.Owner, s.Group, ra, 2) {
+		s.Denied = append(s.Denied, fmt.Sprintf("%s (%s, owner %d, group %d)", s.Path, s.Mode.Perm(), s.Owner, s.Group))
+	}
+	ns := strings.TrimSuffix(s.Seen, s.Path) // "/proc/<pid>/root", or ""
+	for dir := path.Dir(s.Seen); dir != "/" && dir != "." && dir != ns; dir = path.Dir(dir) {
+		local, err := inRoot(env.Root, dir)
+		if err != nil {
+			continue
+		}
+		st, err := os.Stat(local)
+		if err != nil {
+			continue
+		}
+		o, g := facts.Ownership(st)
+		if !facts.Permits(st.Mode(), o, g, ra, 1) {
+			s.Denied = append(s.Denied, fmt.Sprintf("directory %s (%s, owner %d, group %d)", strings.TrimPrefix(dir, ns), st.Mode().Perm(), o, g))
+		}
+	}
+}
+
+func unwrap(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
