@@ -10,6 +10,8 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/configdecode"
 	"github.com/socialwebcomputer/doctor/checks/configlint"
 	"github.com/socialwebcomputer/doctor/checks/configunknownkeys"
+	"github.com/socialwebcomputer/doctor/checks/dvppool"
+	"github.com/socialwebcomputer/doctor/checks/dvprbac"
 	"github.com/socialwebcomputer/doctor/checks/execupgrade"
 	"github.com/socialwebcomputer/doctor/checks/gitlabreach"
 	"github.com/socialwebcomputer/doctor/checks/imagepull"
@@ -51,5 +53,7 @@ func Checks() []*checks.Check {
 		nodelocaldns.Check,
 		scaletozero.Check,
 		execupgrade.Check,
+		dvppool.Check,
+		dvprbac.Check,
 	}
 }
