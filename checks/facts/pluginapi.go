@@ -2,6 +2,7 @@ package facts
 
 import (
 	"fmt"
+	"strings"
 
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -154,4 +155,45 @@ func RunnerPath(env *checks.Env, proc *Process, p string) string {
 		return via
 	}
 	return p
+}
+
+func orPath(p, def string) string {
+	if p != "" {
+		return p
+	}
+	return def
+}
+
+// podMount says, for a path in a pod's container, which kubelet volume
+// holds it, from /proc/<pid>/mountinfo: an emptyDir is filled at start
+// (the guide's init container copies config.toml from a Secret into one),
+// so what is changed there is lost on the next start. "" when not a
+// kubelet volume or unknown.
+func podMount(env *checks.Env, proc *Process, p string) string {
+	b, err := env.ReadProc(fmt.Sprintf("/proc/%d/mountinfo", proc.PID))
+	if err != nil {
+		return ""
+	}
+	best, root := "", ""
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		mp := f[4]
+		if (p == mp || strings.HasPrefix(p, strings.TrimSuffix(mp, "/")+"/")) && len(mp) > len(best) {
+			best, root = mp, f[3]
+		}
+	}
+	for _, kind := range []string{"kubernetes.io~empty-dir", "kubernetes.io~secret", "kubernetes.io~configmap"} {
+		if _, vol, ok := strings.Cut(root, "/volumes/"+kind+"/"); ok {
+			what := strings.TrimPrefix(kind, "kubernetes.io~")
+			note := fmt.Sprintf(" (%s is the pod's %s volume %q", best, what, strings.SplitN(vol, "/", 2)[0])
+			if what == "empty-dir" {
+				note += ": filled when the pod starts, by an init container in the guide's pattern, so change the file at its source, the Secret it is copied from"
+			}
+			return note + ")"
+		}
+	}
+	return ""
 }
