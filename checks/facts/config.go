@@ -22,9 +22,9 @@ type ConfigFile struct {
 	Unlocated string
 	// ReadFrom is where doctor read it when that is not Path: through
 	// /proc/<pid>/root, the runner's container seen from beside it.
-	ReadFrom string
-	Data     []byte
-	ReadErr  error
+	ReadFrom  string
+	Data      []byte
+	ReadErr   error
 	Config    *runnerconfig.Config
 	Meta      toml.MetaData
 	DecodeErr error
