@@ -2,6 +2,7 @@ package facts
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"k8s.io/client-go/dynamic"
@@ -151,10 +152,16 @@ func RunnerPath(env *checks.Env, proc *Process, p string) string {
 		return p
 	}
 	via := fmt.Sprintf("/proc/%d/root%s", proc.PID, p)
-	if _, err := env.Stat(via); err == nil {
-		return via
+	vst, err := env.Stat(via)
+	if err != nil {
+		return p
 	}
-	return p
+	// Doctor in the runner's own mount namespace sees the same file both
+	// ways: keep the path the runner names.
+	if st, err := env.Stat(p); err == nil && os.SameFile(st, vst) {
+		return p
+	}
+	return via
 }
 
 func orPath(p, def string) string {
