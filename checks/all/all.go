@@ -11,6 +11,8 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/configlint"
 	"github.com/socialwebcomputer/doctor/checks/configunknownkeys"
 	"github.com/socialwebcomputer/doctor/checks/dockersocket"
+	"github.com/socialwebcomputer/doctor/checks/dvppool"
+	"github.com/socialwebcomputer/doctor/checks/dvprbac"
 	"github.com/socialwebcomputer/doctor/checks/execupgrade"
 	"github.com/socialwebcomputer/doctor/checks/gitlabreach"
 	"github.com/socialwebcomputer/doctor/checks/helperimage"
@@ -55,5 +57,7 @@ func Checks() []*checks.Check {
 		execupgrade.Check,
 		dockersocket.Check,
 		helperimage.Check,
+		dvppool.Check,
+		dvprbac.Check,
 	}
 }

@@ -20,6 +20,9 @@ type ConfigFile struct {
 	How  string // how it was located, for evidence
 	// Unlocated says why no path could be found (no runner and no --config).
 	Unlocated string
+	// ReadFrom is where doctor read it when that is not Path: through
+	// /proc/<pid>/root, the runner's container seen from beside it.
+	ReadFrom  string
 	Data      []byte
 	ReadErr   error
 	Config    *runnerconfig.Config
@@ -44,7 +47,12 @@ var Config = &checks.Fact[*ConfigFile]{
 		if c.Path == "" {
 			return c, nil
 		}
-		c.Data, c.ReadErr = p.Env.ReadFile(c.Path)
+		ra := RunAsFact.Get(p)
+		if at := RunnerPath(p.Env, ra.Process, c.Path); at != c.Path {
+			c.ReadFrom = at
+			c.How += "; read through " + at + podMount(p.Env, ra.Process, c.Path)
+		}
+		c.Data, c.ReadErr = p.Env.ReadFile(orPath(c.ReadFrom, c.Path))
 		if c.ReadErr != nil {
 			return c, nil
 		}

@@ -58,11 +58,29 @@ func run(p *checks.Pass) error {
 	if len(missing) == 0 {
 		return nil
 	}
+	cause := fmt.Sprintf("%s may not %s in namespace %q: jobs fail at the step that needs it.", orUnknown(id.User), strings.Join(missing, ", "), ns)
+	if own := serviceAccountNamespace(id.User); own != "" && own != ns {
+		// A runner Deployment's Role lives in its own namespace (the
+		// guide's pattern); a service account cannot read namespaces, so
+		// whether ns exists at all is unknown to it.
+		cause += fmt.Sprintf(" The runner's service account belongs to namespace %q, where the guide puts its Role: is %q, the namespace config.toml sends jobs to, missing or misspelt?", own, ns)
+	}
 	p.Report(checks.Finding{
-		Cause:    fmt.Sprintf("%s may not %s in namespace %q: jobs fail at the step that needs it.", orUnknown(id.User), strings.Join(missing, ", "), ns),
+		Cause:    cause,
 		Evidence: ev,
 	})
 	return nil
+}
+
+// serviceAccountNamespace is the namespace of a service account's user
+// name ("system:serviceaccount:NS:NAME"), "" for other users.
+func serviceAccountNamespace(user string) string {
+	rest, ok := strings.CutPrefix(user, "system:serviceaccount:")
+	if !ok {
+		return ""
+	}
+	ns, _, _ := strings.Cut(rest, ":")
+	return ns
 }
 
 func orUnknown(user string) string {

@@ -105,3 +105,81 @@ func serviceAccount(t *testing.T, env *testenv.Env, ns, name string, resources [
 	}
 	return tr.Status.Token
 }
+
+// TestInClusterDeployment is the guide's Kubernetes executor shape from its
+// own code-runner.yaml (Secret with config.toml, ServiceAccount, Role,
+// RoleBinding, Deployment) applied to the real apiserver. doctor runs on
+// the runner's node, beside its container: it finds config.toml, which the
+// init container copied from the Secret into an emptyDir, through the
+// process's /proc/<pid>/root, not at /etc/gitlab-runner of its own root,
+// and uses the service account's TokenRequest token the kubelet mounted.
+func TestInClusterDeployment(t *testing.T) {
+	env := testenv.Start(t)
+	cases := []struct {
+		name  string
+		verbs []string // the Role's verbs; nil keeps the guide's
+		// jobsNamespace replaces [runners.kubernetes] namespace, for one
+		// that does not exist.
+		jobsNamespace string
+		want          Want
+	}{
+		{name: "guide", want: Want{Exit: 1, Findings: []string{"config-lint"}, Absent: []string{"runner-rbac", "api-auth", "namespace", "config-decode"},
+			Status: map[string]string{"config-decode": "pass", "runner-rbac": "pass", "api-auth": "pass"}}},
+		{name: "role-without-create", verbs: []string{"get", "list", "watch", "update", "patch", "delete"},
+			want: Want{Exit: 2, Top: "runner-rbac", Says: map[string][]string{"runner-rbac": {"create pods", "create secrets", "system:serviceaccount:code-runner-1:code-runner"}}}},
+		{name: "jobs-namespace-missing", jobsNamespace: "code-runner-jobs",
+			want: Want{Exit: 2, Top: "runner-rbac", Status: map[string]string{"namespace": "skipped"}, Reason: map[string]string{"namespace": "may not read namespace code-runner-jobs"},
+				Says: map[string][]string{"runner-rbac": {`in namespace "code-runner-jobs"`, `belongs to namespace "code-runner-2"`, "missing or misspelt"}}}},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := env.WithT(t)
+			ns := "code-runner"
+			if i > 0 {
+				ns = "code-runner-" + strconv.Itoa(i)
+			}
+			env.EnsureNamespace(ns)
+			manifest := strings.ReplaceAll(string(readTestdata(t, "deckhouse/code-runner.yaml")), "namespace: code-runner", "namespace: "+ns)
+			manifest = strings.ReplaceAll(manifest, "<TOKEN>", "glrt-not-a-real-token-0000")
+			manifest = strings.ReplaceAll(manifest, "<VERSION>", "v19.3.1")
+			var config string
+			for _, doc := range splitYAML(t, []byte(manifest)) {
+				switch doc["kind"] {
+				case "Secret":
+					config = doc["stringData"].(map[string]any)["config.toml"].(string)
+				case "Role":
+					if tc.verbs != nil {
+						doc["rules"].([]any)[0].(map[string]any)["verbs"] = tc.verbs
+					}
+				case "RoleBinding":
+					doc["subjects"].([]any)[0].(map[string]any)["namespace"] = ns
+				}
+				env.Apply(toYAML(t, doc))
+			}
+			jobs := ns
+			if tc.jobsNamespace != "" {
+				jobs = tc.jobsNamespace
+			}
+			config = strings.Replace(config, `namespace = "code-runner"`, `namespace = "`+jobs+`"`, 1)
+			token := tokenFor(t, env, ns, "code-runner")
+
+			root := testroot.New(t)
+			root.Runner(77, 1001, map[string]string{
+				"KUBERNETES_SERVICE_HOST": "127.0.0.1",
+				"KUBERNETES_SERVICE_PORT": strconv.Itoa(env.Port),
+				"HOME":                    "/home/gitlab-runner",
+			}, "gitlab-runner", "run", "--config", "/etc/gitlab-runner/config.toml")
+			// The container's files, as the node sees them.
+			root.Write("/proc/77/root/etc/gitlab-runner/config.toml", config, 0o600)
+			root.Write("/proc/77/root"+facts.ServiceAccountDir+"/token", token, 0o600)
+			root.Write("/proc/77/root"+facts.ServiceAccountDir+"/ca.crt", string(env.CAPEM), 0o644)
+			root.Write("/proc/77/mountinfo", "3012 2990 0:312 / / rw,relatime - overlay overlay rw\n"+
+				"3021 3012 253:1 /var/lib/kubelet/pods/5e3c/volumes/kubernetes.io~empty-dir/config /etc/gitlab-runner rw,relatime - ext4 /dev/vda1 rw\n", 0o444)
+			rep, out := runReport(t, "run", "--root", root.Dir, "-o", "json", "--timeout", "60s", "--skip", "gitlab-reachability")
+			AssertWant(t, rep, tc.want)
+			if len(token) > 20 && strings.Contains(out, token[len(token)-20:]) {
+				t.Errorf("the service-account token appears in the output")
+			}
+		})
+	}
+}

@@ -1,0 +1,87 @@
+package dvppool
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"golang.org/x/crypto/ssh"
+	"sigs.k8s.io/yaml"
+)
+
+// cloudUser is one entry of a #cloud-config users list, as far as the
+// connector cares: its name and the keys cloud-init authorizes for it.
+type cloudUser struct {
+	Name string
+	Keys []string // ssh_authorized_keys lines, as written
+}
+
+// cloudUsers reads the users of a #cloud-config document. An entry may be
+// a mapping or the string "default" (cloud-init's distribution user, which
+// is not named here and so is never the connector's username).
+func cloudUsers(userData string) ([]cloudUser, error) {
+	if !strings.HasPrefix(strings.TrimSpace(userData), "#cloud-config") {
+		return nil, fmt.Errorf("userData does not start with #cloud-config: cloud-init does not read it as cloud-config")
+	}
+	var doc struct {
+		Users []any `json:"users"`
+	}
+	if err := yaml.Unmarshal([]byte(userData), &doc); err != nil {
+		return nil, fmt.Errorf("userData is not YAML: %v", err)
+	}
+	var out []cloudUser
+	for _, u := range doc.Users {
+		m, ok := u.(map[string]any)
+		if !ok {
+			continue
+		}
+		name, _ := m["name"].(string)
+		cu := cloudUser{Name: name}
+		keys, _ := m["ssh_authorized_keys"].([]any)
+		for _, k := range keys {
+			if s, ok := k.(string); ok {
+				cu.Keys = append(cu.Keys, s)
+			}
+		}
+		out = append(out, cu)
+	}
+	return out, nil
+}
+
+// authorizes says whether one of the authorized_keys lines is pub. Lines
+// that do not parse as keys (a placeholder like <PUBLIC_KEY>) authorize
+// nothing and are counted in bad.
+func authorizes(lines []string, pub ssh.PublicKey) (ok bool, bad int) {
+	want := pub.Marshal()
+	for _, l := range lines {
+		k, _, _, _, err := ssh.ParseAuthorizedKey([]byte(l))
+		if err != nil {
+			bad++
+			continue
+		}
+		if bytes.Equal(k.Marshal(), want) {
+			return true, bad
+		}
+	}
+	return false, bad
+}
+
+// publicHalf is the public key of a private key file, without its
+// passphrase: an encrypted OpenSSH key carries its public key in the clear,
+// which ssh.PassphraseMissingError hands back.
+func publicHalf(pemBytes []byte) (ssh.PublicKey, error) {
+	s, err := ssh.ParsePrivateKey(pemBytes)
+	if err == nil {
+		return s.PublicKey(), nil
+	}
+	if pm, ok := err.(*ssh.PassphraseMissingError); ok && pm.PublicKey != nil {
+		return pm.PublicKey, nil
+	}
+	return nil, err
+}
+
+// describeKey names a public key for evidence without printing it: its type
+// and SHA256 fingerprint, as ssh-keygen -l shows it.
+func describeKey(k ssh.PublicKey) string {
+	return k.Type() + " " + ssh.FingerprintSHA256(k)
+}

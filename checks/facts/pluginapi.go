@@ -1,0 +1,206 @@
+package facts
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/socialwebcomputer/doctor/checks"
+)
+
+// PluginAPI is the identity fleeting-plugin-dvp talks to the Deckhouse
+// Virtualization Platform with: the kubeconfig at plugin_config
+// kubeconfig_path, or, with none given, the service account of the pod the
+// runner runs in (the guide: "with no kubeconfig_path, the plugin uses the
+// service account of the pod"). It is not the Kubernetes executor's
+// client: an instance runner has no [runners.kubernetes].
+type PluginAPI struct {
+	Config PluginConfig
+	// NotDVP says why there is nothing to check: no [runners.autoscaler],
+	// or another plugin.
+	NotDVP string
+	// None says why the plugin has no identity at all (no kubeconfig_path
+	// and no service account, or a kubeconfig that does not load): every
+	// call the plugin makes fails, which is a diagnosis, not an error.
+	None string
+	// NoneSource is where None was seen, for evidence.
+	NoneSource string
+	API        *API
+	// Source names the credential: "plugin_config.kubeconfig_path /x
+	// (context c)" or "the pod's service account".
+	Source   string
+	Identity *Identity
+}
+
+// PluginAPIClient builds the plugin's client for each runner. Runners whose
+// plugins share a server and credential share the client and the reviews
+// made with it, as the executor's clients do (checks.Shared by target).
+var PluginAPIClient = &checks.Fact[*PluginAPI]{
+	ID:       "plugin-api-client",
+	Doc:      "the client fleeting-plugin-dvp of a runner uses: plugin_config kubeconfig_path, else the pod's service account",
+	Requires: []checks.Node{ThisRunner, Runner, RunnerEnviron},
+	Network:  true,
+	Compute: func(p *checks.Pass) (*PluginAPI, error) {
+		r := ThisRunner.Get(p)
+		pc, ok := PluginConfigOf(r.Runner)
+		out := &PluginAPI{Config: pc}
+		switch {
+		case !ok:
+			out.NotDVP = "the runner has no [runners.autoscaler]"
+			return out, nil
+		case !pc.IsDVP():
+			out.NotDVP = fmt.Sprintf("the runner's fleeting plugin is %q, not %s", pc.Plugin, DVPPlugin)
+			return out, nil
+		}
+		cfg, err := pluginRestConfig(p, pc, out)
+		if err != nil || cfg == nil {
+			return out, err
+		}
+		key := TargetKey(cfg)
+		api, err := checks.Shared(p, "api "+key, func() (*API, error) {
+			api, err := NewAPI(p.Env, cfg)
+			if api != nil {
+				api.Source, api.Key = out.Source, key
+			}
+			return api, err
+		})
+		if err != nil {
+			return nil, err
+		}
+		out.API = api
+		out.Identity, err = checks.Shared(p, "whoami "+api.Key, func() (*Identity, error) { return whoami(p, api) })
+		return out, err
+	},
+}
+
+// pluginRestConfig is the rest.Config of the plugin's identity, or nil with
+// out.None set when it has none.
+func pluginRestConfig(p *checks.Pass, pc PluginConfig, out *PluginAPI) (*rest.Config, error) {
+	proc := Runner.Get(p).Selected
+	if kp := pc.KubeconfigPath; kp != "" {
+		src, _ := ThisRunner.Get(p).At("autoscaler", "plugin_config", "kubeconfig_path")
+		hp := RunnerPath(p.Env, proc, kp)
+		data, err := p.Env.ReadFile(hp)
+		if err != nil {
+			out.None, out.NoneSource = fmt.Sprintf("plugin_config kubeconfig_path %s cannot be read: %v", kp, err), src
+			return nil, nil
+		}
+		kc, err := clientcmd.Load(data)
+		if err != nil {
+			out.None, out.NoneSource = fmt.Sprintf("plugin_config kubeconfig_path %s is not a kubeconfig: %v", kp, err), src
+			return nil, nil
+		}
+		cfg, err := clientcmd.NewNonInteractiveClientConfig(*kc, kc.CurrentContext, &clientcmd.ConfigOverrides{}, nil).ClientConfig()
+		if err != nil {
+			out.None, out.NoneSource = fmt.Sprintf("plugin_config kubeconfig_path %s gives no client: %v", kp, err), src
+			return nil, nil
+		}
+		if err := inlineFiles(p.Env, cfg); err != nil {
+			return nil, err
+		}
+		out.Source = fmt.Sprintf("plugin_config kubeconfig_path %s (context %q)", kp, kc.CurrentContext)
+		return cfg, nil
+	}
+	e := RunnerEnviron.Get(p)
+	cfg, ok, err := inCluster(p.Env, proc, e)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		out.None = "plugin_config has no kubeconfig_path and the runner has no service account (no KUBERNETES_SERVICE_HOST " +
+			"in its environment, or no token under " + ServiceAccountDir + "), so the plugin fails with `" + errNotInCluster + "`"
+		out.NoneSource = e.Source
+		if e.Err != nil {
+			return nil, fmt.Errorf("the runner's environment is unknown, so is the plugin's identity: %w", e.Err)
+		}
+		return nil, nil
+	}
+	out.Source = "the pod's service account"
+	return cfg, nil
+}
+
+// errNotInCluster is what client-go's rest.InClusterConfig, which a plugin
+// without a kubeconfig falls back to, returns outside a pod
+// (rest/config.go ErrNotInCluster, client-go v0.37.2 in the module cache).
+const errNotInCluster = "unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined"
+
+// The API group fleeting-plugin-dvp works in, and its version, as the
+// guide's pool manifest and Role name them.
+const (
+	DVPGroup   = "virtualization.deckhouse.io"
+	DVPVersion = "v1alpha2"
+)
+
+// Dynamic is a dynamic client on the same configuration (and so the same
+// dialer, bounds and request counter); it speaks JSON, as custom resources
+// need.
+func (a *API) Dynamic() (dynamic.Interface, error) {
+	return dynamic.NewForConfig(a.Config)
+}
+
+// RunnerPath is where doctor reads a path the runner opens: through
+// /proc/<pid>/root when that shows it (doctor beside the runner's
+// container, on its node or in a debug container, sees the container's
+// mounts there), else under the root as given (doctor in the runner's own
+// container, or a fixture).
+func RunnerPath(env *checks.Env, proc *Process, p string) string {
+	if proc == nil || p == "" || p[0] != '/' {
+		return p
+	}
+	via := fmt.Sprintf("/proc/%d/root%s", proc.PID, p)
+	vst, err := env.Stat(via)
+	if err != nil {
+		return p
+	}
+	// Doctor in the runner's own mount namespace sees the same file both
+	// ways: keep the path the runner names.
+	if st, err := env.Stat(p); err == nil && os.SameFile(st, vst) {
+		return p
+	}
+	return via
+}
+
+func orPath(p, def string) string {
+	if p != "" {
+		return p
+	}
+	return def
+}
+
+// podMount says, for a path in a pod's container, which kubelet volume
+// holds it, from /proc/<pid>/mountinfo: an emptyDir is filled at start
+// (the guide's init container copies config.toml from a Secret into one),
+// so what is changed there is lost on the next start. "" when not a
+// kubelet volume or unknown.
+func podMount(env *checks.Env, proc *Process, p string) string {
+	b, err := env.ReadProc(fmt.Sprintf("/proc/%d/mountinfo", proc.PID))
+	if err != nil {
+		return ""
+	}
+	best, root := "", ""
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		mp := f[4]
+		if (p == mp || strings.HasPrefix(p, strings.TrimSuffix(mp, "/")+"/")) && len(mp) > len(best) {
+			best, root = mp, f[3]
+		}
+	}
+	for _, kind := range []string{"kubernetes.io~empty-dir", "kubernetes.io~secret", "kubernetes.io~configmap"} {
+		if _, vol, ok := strings.Cut(root, "/volumes/"+kind+"/"); ok {
+			what := strings.TrimPrefix(kind, "kubernetes.io~")
+			note := fmt.Sprintf(" (%s is the pod's %s volume %q", best, what, strings.SplitN(vol, "/", 2)[0])
+			if what == "empty-dir" {
+				note += ": filled when the pod starts, by an init container in the guide's pattern, so change the file at its source, the Secret it is copied from"
+			}
+			return note + ")"
+		}
+	}
+	return ""
+}
