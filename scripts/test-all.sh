@@ -25,6 +25,8 @@ command -v tmux >/dev/null 2>&1 || need+=(tmux)
 # promtool (Debian's prometheus package); without them those tests fail.
 command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+# internal/sshkey reads keys the real ssh-keygen writes.
+command -v ssh-keygen >/dev/null 2>&1 || need+=(openssh-client)
 export DOCTOR_REQUIRE_TOOLS=1
 if [ ${#need[@]} -gt 0 ]; then
   apt-get update
