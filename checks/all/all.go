@@ -11,6 +11,9 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/configlint"
 	"github.com/socialwebcomputer/doctor/checks/configunknownkeys"
 	"github.com/socialwebcomputer/doctor/checks/execupgrade"
+	"github.com/socialwebcomputer/doctor/checks/fleetingconnector"
+	"github.com/socialwebcomputer/doctor/checks/fleetingplugin"
+	"github.com/socialwebcomputer/doctor/checks/fleetingstate"
 	"github.com/socialwebcomputer/doctor/checks/gitlabreach"
 	"github.com/socialwebcomputer/doctor/checks/imagepull"
 	"github.com/socialwebcomputer/doctor/checks/kubeconfigfile"
@@ -51,5 +54,8 @@ func Checks() []*checks.Check {
 		nodelocaldns.Check,
 		scaletozero.Check,
 		execupgrade.Check,
+		fleetingplugin.Check,
+		fleetingconnector.Check,
+		fleetingstate.Check,
 	}
 }

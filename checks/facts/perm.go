@@ -1,9 +1,11 @@
 package facts
 
 import (
+	"fmt"
 	"io/fs"
 	"path"
 	"slices"
+	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
 )
@@ -63,4 +65,18 @@ func Permits(mode fs.FileMode, owner, group int, ra *RunAs, bit fs.FileMode) boo
 		return perm&(bit<<3) != 0
 	}
 	return perm&bit != 0
+}
+
+// BlockerPaths names the blockers for a finding's text: "a and b".
+func BlockerPaths(bs []Blocker) string {
+	names := make([]string, len(bs))
+	for i, b := range bs {
+		names[i] = b.Path
+	}
+	return strings.Join(names, " and ")
+}
+
+// Evidence is the blocker as a finding shows it.
+func (b Blocker) Evidence() checks.Evidence {
+	return checks.Evidence{Source: b.Path, Detail: fmt.Sprintf("mode %04o owner %d:%d", b.Mode, b.Owner, b.Group)}
 }

@@ -109,7 +109,7 @@ func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.RunAs, src check
 			ev := []checks.Evidence{src}
 			var fix []string
 			for _, b := range blocked {
-				ev = append(ev, checks.Evidence{Source: b.Path, Detail: fmt.Sprintf("mode %04o owner %d:%d", b.Mode, b.Owner, b.Group)})
+				ev = append(ev, b.Evidence())
 				want := "0700"
 				if b.Path == f.Path {
 					want = "0600"
@@ -120,7 +120,7 @@ func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.RunAs, src check
 			// the fix names every component in the way, not only the file.
 			p.Report(checks.Finding{
 				Cause: fmt.Sprintf("The runner's user (%s) cannot read %s (blocked at %s): client-go fails "+
-					"to load it and every job fails.", proc.Label(), f.Path, blockedNames(blocked)),
+					"to load it and every job fails.", proc.Label(), f.Path, facts.BlockerPaths(blocked)),
 				Evidence: ev,
 				Fix:      strings.Join(fix, " && "),
 			})
@@ -218,14 +218,6 @@ func owner(ra *facts.RunAs) string {
 		return ra.User
 	}
 	return fmt.Sprint(ra.UID)
-}
-
-func blockedNames(bs []facts.Blocker) string {
-	names := make([]string, len(bs))
-	for i, b := range bs {
-		names[i] = b.Path
-	}
-	return strings.Join(names, " and ")
 }
 
 func contextNames(k *facts.Kubeconfig) string {

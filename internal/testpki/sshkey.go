@@ -12,6 +12,16 @@ import (
 	"fmt"
 )
 
+// SSHKeyFromSeed is the ed25519 key of SSHKey made from a seed: the same
+// seed gives the same key and fingerprint, so a golden output that names
+// the fingerprint stays put.
+func SSHKeyFromSeed(seed []byte, comment string) (private []byte, authorized string) {
+	priv := ed25519.NewKeyFromSeed(seed)
+	pub := priv.Public().(ed25519.PublicKey)
+	blob := sshWire([]byte("ssh-ed25519"), pub)
+	return openSSHEd25519(blob, pub, priv, comment, seed[:4]), authorizedLine(blob, comment)
+}
+
 // SSHKey mints an SSH key pair of kind "ed25519" (openssh-key-v1, what
 // `ssh-keygen -t ed25519` writes), "ecdsa" (PEM SEC1) or "rsa" (PEM
 // PKCS#1, 2048 bits), and returns the private key file and its public half
@@ -24,7 +34,11 @@ func SSHKey(kind, comment string) (private []byte, authorized string, err error)
 			return nil, "", err
 		}
 		blob := sshWire([]byte("ssh-ed25519"), pub)
-		return openSSHEd25519(blob, pub, priv, comment), authorizedLine(blob, comment), nil
+		check := make([]byte, 4)
+		if _, err := rand.Read(check); err != nil {
+			return nil, "", err
+		}
+		return openSSHEd25519(blob, pub, priv, comment, check), authorizedLine(blob, comment), nil
 	case "ecdsa":
 		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		if err != nil {
@@ -65,9 +79,7 @@ func authorizedLine(blob []byte, comment string) string {
 // cipher and KDF "none", one public key, and the private section (two
 // equal check words, the key, its comment, padding 1, 2, 3… to the
 // cipher's block size of 8).
-func openSSHEd25519(blob []byte, pub ed25519.PublicKey, priv ed25519.PrivateKey, comment string) []byte {
-	check := make([]byte, 4)
-	_, _ = rand.Read(check)
+func openSSHEd25519(blob []byte, pub ed25519.PublicKey, priv ed25519.PrivateKey, comment string, check []byte) []byte {
 	section := append(append([]byte{}, check...), check...)
 	section = append(section, sshWire([]byte("ssh-ed25519"), pub, priv, []byte(comment))...)
 	for i := byte(1); len(section)%8 != 0; i++ {
