@@ -70,15 +70,15 @@ type KubeconfigSpec struct {
 
 // Want is what the report must say.
 type Want struct {
-	Exit     int               `json:"exit"`
-	Top      string            `json:"top"`      // findings[0].check
+	Exit int    `json:"exit"`
+	Top  string `json:"top"` // findings[0].check
 	// TopRunner is the index of the runner findings[0] names ("for the
 	// right runner"); 0 means not asserted.
-	TopRunner int `json:"topRunner"`
-	Findings []string          `json:"findings"` // checks that must have a finding
-	Absent   []string          `json:"absent"`   // checks that must have none
-	CausedBy map[string]string `json:"causedBy"` // check -> the check it folds under
-	Status   map[string]string `json:"status"`   // check -> pass|fail|unknown|skipped
+	TopRunner int               `json:"topRunner"`
+	Findings  []string          `json:"findings"` // checks that must have a finding
+	Absent    []string          `json:"absent"`   // checks that must have none
+	CausedBy  map[string]string `json:"causedBy"` // check -> the check it folds under
+	Status    map[string]string `json:"status"`   // check -> pass|fail|unknown|skipped
 	// Says lists text each check's findings must carry (cause, evidence or
 	// fix), so a scenario pins the words an operator reads, not only the ID.
 	Says map[string][]string `json:"says"`
