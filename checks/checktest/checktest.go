@@ -3,9 +3,11 @@
 package checktest
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
 )
@@ -37,4 +39,14 @@ func WantSays(t testing.TB, r checks.CheckResult, status checks.Status, says ...
 			t.Errorf("%s does not say %q:\n%s", r.Check.ID, s, got)
 		}
 	}
+}
+
+// Run runs one check, and what it requires, against the root at dir.
+func Run(t testing.TB, dir string, c *checks.Check) checks.CheckResult {
+	t.Helper()
+	res, err := checks.Run(context.Background(), &checks.Env{Root: dir, Clock: time.Now()}, []*checks.Check{c}, checks.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Checks[0]
 }

@@ -1,13 +1,11 @@
 package fleetingconnector
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
@@ -55,11 +53,7 @@ func pod(t *testing.T, config string) *testroot.Root {
 
 func runCheck(t *testing.T, r *testroot.Root) checks.CheckResult {
 	t.Helper()
-	res, err := checks.Run(context.Background(), &checks.Env{Root: r.Dir, Clock: time.Now()}, []*checks.Check{Check}, checks.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Checks[0]
+	return checktest.Run(t, r.Dir, Check)
 }
 
 func TestDocumentsDeployment(t *testing.T) {

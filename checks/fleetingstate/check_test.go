@@ -1,9 +1,7 @@
 package fleetingstate
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
@@ -47,11 +45,7 @@ func pod(t *testing.T, cfg string) *testroot.Root {
 
 func runCheck(t *testing.T, r *testroot.Root) checks.CheckResult {
 	t.Helper()
-	res, err := checks.Run(context.Background(), &checks.Env{Root: r.Dir, Clock: time.Now()}, []*checks.Check{Check}, checks.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Checks[0]
+	return checktest.Run(t, r.Dir, Check)
 }
 
 func TestDocumentsStateStorage(t *testing.T) {

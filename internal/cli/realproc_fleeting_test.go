@@ -11,7 +11,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/socialwebcomputer/doctor/internal/testpki"
 	"github.com/socialwebcomputer/doctor/report"
@@ -35,15 +34,7 @@ func startRunnerAs(t *testing.T, dir string, args, env []string) int {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 1001, Gid: 1001, Groups: []uint32{1001}}}
 	noErr(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	pid := cmd.Process.Pid
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); strings.Contains(string(b), "run\x00") {
-			return pid
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("child %d never showed its command line", pid)
-		}
-	}
+	return waitRunning(t, cmd.Process.Pid)
 }
 
 func copyFile(t *testing.T, from, to string, mode os.FileMode) {

@@ -139,18 +139,18 @@ func (k *Key) fromPublic(pub any) {
 	switch pub := pub.(type) {
 	case *rsa.PublicKey:
 		k.Type, k.Bits = "RSA", pub.N.BitLen()
-		blob = wire([]byte("ssh-rsa"), mpint(big.NewInt(int64(pub.E))), mpint(pub.N))
+		blob = Wire([]byte("ssh-rsa"), mpint(big.NewInt(int64(pub.E))), mpint(pub.N))
 	case *ecdsa.PublicKey:
 		name := pub.Curve.Params().Name // "P-256"
 		k.Type = "ECDSA " + name
 		nist := "nistp" + strings.TrimPrefix(name, "P-")
 		pt, err := pub.Bytes()
 		if err == nil {
-			blob = wire([]byte("ecdsa-sha2-"+nist), []byte(nist), pt)
+			blob = Wire([]byte("ecdsa-sha2-"+nist), []byte(nist), pt)
 		}
 	case ed25519.PublicKey:
 		k.Type = "Ed25519"
-		blob = wire([]byte("ssh-ed25519"), pub)
+		blob = Wire([]byte("ssh-ed25519"), pub)
 	}
 	if blob != nil {
 		k.setBlob(blob)
@@ -251,8 +251,8 @@ func readString(b []byte) (v, rest []byte, err error) {
 	return b[4 : 4+n], b[4+n:], nil
 }
 
-// wire is SSH's encoding of strings, each length-prefixed (RFC 4251 §5).
-func wire(parts ...[]byte) []byte {
+// Wire is SSH's encoding of strings, each length-prefixed (RFC 4251 §5).
+func Wire(parts ...[]byte) []byte {
 	var out []byte
 	for _, p := range parts {
 		out = binary.BigEndian.AppendUint32(out, uint32(len(p)))

@@ -1,4 +1,4 @@
-package sshkey
+package sshkey_test
 
 import (
 	"os"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/socialwebcomputer/doctor/internal/sshkey"
 	"github.com/socialwebcomputer/doctor/internal/testpki"
 )
 
@@ -41,7 +42,7 @@ func TestSSHKeygenKeys(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			k, err := Parse(priv)
+			k, err := sshkey.Parse(priv)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +67,7 @@ func TestSSHKeygenKeys(t *testing.T) {
 			if k.Authorized != "" && !strings.HasPrefix(string(pub), k.Authorized) {
 				t.Errorf("authorized form %q is not the .pub file's %q", k.Authorized, pub)
 			}
-			pk, err := Parse(pub)
+			pk, err := sshkey.Parse(pub)
 			if err != nil || pk.Private || pk.Fingerprint != want {
 				t.Errorf(".pub file: %+v, %v; want a public key with %s", pk, err, want)
 			}
@@ -89,7 +90,7 @@ func TestMintedKeys(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		k, err := Parse(priv)
+		k, err := sshkey.Parse(priv)
 		if err != nil || k.Type != typ || !k.Private {
 			t.Errorf("%s: %+v, %v", kind, k, err)
 		}
@@ -117,7 +118,7 @@ func TestNotAPrivateKey(t *testing.T) {
 		"text":        "not a key at all\n",
 		"certificate": "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
 	} {
-		if k, err := Parse([]byte(content)); err == nil {
+		if k, err := sshkey.Parse([]byte(content)); err == nil {
 			t.Errorf("%s parses as %+v", name, k)
 		}
 	}

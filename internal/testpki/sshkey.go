@@ -10,6 +10,8 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+
+	"github.com/socialwebcomputer/doctor/internal/sshkey"
 )
 
 // SSHKeyFromSeed is the ed25519 key of SSHKey made from a seed: the same
@@ -18,7 +20,7 @@ import (
 func SSHKeyFromSeed(seed []byte, comment string) (private []byte, authorized string) {
 	priv := ed25519.NewKeyFromSeed(seed)
 	pub := priv.Public().(ed25519.PublicKey)
-	blob := sshWire([]byte("ssh-ed25519"), pub)
+	blob := sshkey.Wire([]byte("ssh-ed25519"), pub)
 	return openSSHEd25519(blob, pub, priv, comment, seed[:4]), authorizedLine(blob, comment)
 }
 
@@ -33,7 +35,7 @@ func SSHKey(kind, comment string) (private []byte, authorized string, err error)
 		if err != nil {
 			return nil, "", err
 		}
-		blob := sshWire([]byte("ssh-ed25519"), pub)
+		blob := sshkey.Wire([]byte("ssh-ed25519"), pub)
 		check := make([]byte, 4)
 		if _, err := rand.Read(check); err != nil {
 			return nil, "", err
@@ -52,7 +54,7 @@ func SSHKey(kind, comment string) (private []byte, authorized string, err error)
 		if err != nil {
 			return nil, "", err
 		}
-		blob := sshWire([]byte("ecdsa-sha2-nistp256"), []byte("nistp256"), pt)
+		blob := sshkey.Wire([]byte("ecdsa-sha2-nistp256"), []byte("nistp256"), pt)
 		return PEM("EC PRIVATE KEY", der), authorizedLine(blob, comment), nil
 	case "rsa":
 		k, err := rsa.GenerateKey(rand.Reader, 2048)
@@ -64,7 +66,7 @@ func SSHKey(kind, comment string) (private []byte, authorized string, err error)
 		if n[0]&0x80 != 0 {
 			n = append([]byte{0}, n...)
 		}
-		blob := sshWire([]byte("ssh-rsa"), e, n)
+		blob := sshkey.Wire([]byte("ssh-rsa"), e, n)
 		return PEM("RSA PRIVATE KEY", x509.MarshalPKCS1PrivateKey(k)), authorizedLine(blob, comment), nil
 	}
 	return nil, "", fmt.Errorf("testpki.SSHKey: unknown kind %q", kind)
@@ -81,22 +83,12 @@ func authorizedLine(blob []byte, comment string) string {
 // cipher's block size of 8).
 func openSSHEd25519(blob []byte, pub ed25519.PublicKey, priv ed25519.PrivateKey, comment string, check []byte) []byte {
 	section := append(append([]byte{}, check...), check...)
-	section = append(section, sshWire([]byte("ssh-ed25519"), pub, priv, []byte(comment))...)
+	section = append(section, sshkey.Wire([]byte("ssh-ed25519"), pub, priv, []byte(comment))...)
 	for i := byte(1); len(section)%8 != 0; i++ {
 		section = append(section, i)
 	}
-	body := append([]byte("openssh-key-v1\x00"), sshWire([]byte("none"), []byte("none"), nil)...)
+	body := append([]byte("openssh-key-v1\x00"), sshkey.Wire([]byte("none"), []byte("none"), nil)...)
 	body = binary.BigEndian.AppendUint32(body, 1)
-	body = append(body, sshWire(blob, section)...)
+	body = append(body, sshkey.Wire(blob, section)...)
 	return PEM("OPENSSH PRIVATE KEY", body)
-}
-
-// sshWire length-prefixes each part (RFC 4251 §5 string).
-func sshWire(parts ...[]byte) []byte {
-	var out []byte
-	for _, p := range parts {
-		out = binary.BigEndian.AppendUint32(out, uint32(len(p)))
-		out = append(out, p...)
-	}
-	return out
 }
