@@ -162,3 +162,10 @@ func TestExternalAddress(t *testing.T) {
 	r.Write(serviceAccountToken, "stand-in", 0o644)
 	checktest.WantSays(t, runCheck(t, r), checks.StatusPass)
 }
+
+func TestPatterns(t *testing.T) {
+	checktest.WantPatterns(t, Check,
+		`error=failed to update executor: initializing taskscaler: reading instance group connector key: open /ssh/id_ed25519: permission denied executor=instance`,
+		`ERROR: Job failed: prepare environment: Process exited with status 2. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information`,
+		`ERROR: Job failed (system failure): ssh: handshake failed: ssh: unable to authenticate, attempted methods [none publickey], no supported methods remain`)
+}

@@ -146,3 +146,14 @@ func TestConstraints(t *testing.T) {
 		t.Error("an uppercase reference parses")
 	}
 }
+
+// The runner's log lines for each cause, as logrus prints them from
+// commands/multi.go and executors/internal/autoscaler/provider.go
+// (v19.3.0), with the installer's error (fleeting-artifact); the fork/exec
+// tail is os/exec's, as fleeting.RunPlugin's own text could not be read here.
+func TestPatterns(t *testing.T) {
+	checktest.WantPatterns(t, Check,
+		`WARNING: Failed to process runner                   builds=0 error=failed to update executor: initializing taskscaler: running autoscaler plugin: loading fleeting plugin: plugin not found: lstat /home/gitlab-runner/.config/fleeting/plugins/registry.gitlab.com/gitlab-org/fleeting/plugins/fleeting-plugin-dvp: no such file or directory executor=instance runner=t1_ABcdE runner_name=dvp`,
+		`error=failed to update executor: initializing taskscaler: running autoscaler plugin: fork/exec /usr/local/bin/fleeting-plugin-dvp: permission denied`,
+		`error=failed to update executor: initializing taskscaler: executor requires autoscaler config`)
+}

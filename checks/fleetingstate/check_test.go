@@ -102,3 +102,10 @@ func TestNoProcess(t *testing.T) {
 	r.Write("/etc/gitlab-runner/config.toml", config(docState), 0o600)
 	checktest.WantSays(t, runCheck(t, r), checks.StatusUnknown, "its mount table is unknown")
 }
+
+func TestPatterns(t *testing.T) {
+	checktest.WantPatterns(t, Check,
+		`no data on pre-existing instance so removing for safety`,
+		`pre-existing instance has acquisition so removing for safety`,
+		`error=failed to update executor: initializing taskscaler: creating state storage: mkdir /home/gitlab-runner/state: permission denied`)
+}
