@@ -14,6 +14,9 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/dvppool"
 	"github.com/socialwebcomputer/doctor/checks/dvprbac"
 	"github.com/socialwebcomputer/doctor/checks/execupgrade"
+	"github.com/socialwebcomputer/doctor/checks/fleetingconnector"
+	"github.com/socialwebcomputer/doctor/checks/fleetingplugin"
+	"github.com/socialwebcomputer/doctor/checks/fleetingstate"
 	"github.com/socialwebcomputer/doctor/checks/gitlabreach"
 	"github.com/socialwebcomputer/doctor/checks/helperimage"
 	"github.com/socialwebcomputer/doctor/checks/imagepull"
@@ -59,5 +62,8 @@ func Checks() []*checks.Check {
 		helperimage.Check,
 		dvppool.Check,
 		dvprbac.Check,
+		fleetingplugin.Check,
+		fleetingconnector.Check,
+		fleetingstate.Check,
 	}
 }

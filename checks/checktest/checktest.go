@@ -3,9 +3,11 @@
 package checktest
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
 )
@@ -37,4 +39,50 @@ func WantSays(t testing.TB, r checks.CheckResult, status checks.Status, says ...
 			t.Errorf("%s does not say %q:\n%s", r.Check.ID, s, got)
 		}
 	}
+}
+
+// Run runs one check, and what it requires, against the root at dir.
+func Run(t testing.TB, dir string, c *checks.Check) checks.CheckResult {
+	t.Helper()
+	res, err := checks.Run(context.Background(), &checks.Env{Root: dir, Clock: time.Now()}, []*checks.Check{c}, checks.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Checks[0]
+}
+
+// WantPatterns fails unless each line, as the runner prints it, matches
+// one of the check's Doc.Patterns, read as checks.Doc says: a fragment
+// found anywhere in the line, `*` any run of characters within it.
+func WantPatterns(t testing.TB, c *checks.Check, lines ...string) {
+	t.Helper()
+	if len(c.Doc.Patterns) == 0 {
+		t.Fatalf("%s has no Doc.Patterns", c.ID)
+	}
+	for _, line := range lines {
+		ok := false
+		for _, p := range c.Doc.Patterns {
+			ok = ok || patternMatches(p, line)
+		}
+		if !ok {
+			t.Errorf("%s: no pattern of %q matches %q", c.ID, c.Doc.Patterns, line)
+		}
+	}
+}
+
+func patternMatches(pattern, line string) bool {
+	parts := strings.Split(pattern, "*")
+	i := strings.Index(line, parts[0])
+	if i < 0 {
+		return false
+	}
+	rest := line[i+len(parts[0]):]
+	for _, part := range parts[1:] {
+		j := strings.Index(rest, part)
+		if j < 0 {
+			return false
+		}
+		rest = rest[j+len(part):]
+	}
+	return true
 }

@@ -81,10 +81,15 @@ func gather(p *checks.Pass, d *Daemon) {
 			d.NotProbed = "the socket is not inside --root " + p.Env.Root
 			return
 		}
-		d.Probe = probe(ctx, p.Env, "unix", d.Socket.Local, tlsConf)
+		// A bundle keeps the daemon's answers, by the path the runner opens.
+		d.Probe, _ = checks.Probe(p.Env, "docker", "unix "+d.Socket.Seen, func() (*Probe, error) {
+			return probe(ctx, p.Env, "unix", d.Socket.Local, tlsConf), nil
+		})
 		return
 	}
-	d.Probe = probe(ctx, p.Env, "tcp", d.Addr.HostPort, tlsConf)
+	d.Probe, _ = checks.Probe(p.Env, "docker", "tcp "+d.Addr.HostPort, func() (*Probe, error) {
+		return probe(ctx, p.Env, "tcp", d.Addr.HostPort, tlsConf), nil
+	})
 }
 
 // insideRoot is a second guard over inRoot's resolution: under a --root

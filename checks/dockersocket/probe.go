@@ -49,6 +49,29 @@ type Probe struct {
 	Request string
 }
 
+// MarshalJSON keeps the error as the tape records errors.
+func (p Probe) MarshalJSON() ([]byte, error) {
+	type plain Probe
+	return json.Marshal(struct {
+		plain
+		Err *checks.ErrRecord
+	}{plain(p), checks.RecordErr(p.Err)})
+}
+
+func (p *Probe) UnmarshalJSON(b []byte) error {
+	type plain Probe
+	var v struct {
+		plain
+		Err *checks.ErrRecord
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*p = Probe(v.plain)
+	p.Err = v.Err.Err()
+	return nil
+}
+
 // probe asks the daemon at network/addr (a unix socket's local path, or
 // host:port) through Env.Dial, each request under the API timeout.
 func probe(ctx context.Context, env *checks.Env, network, addr string, tlsConf *tls.Config) *Probe {

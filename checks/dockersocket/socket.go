@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -21,7 +20,7 @@ import (
 func socketView(env *checks.Env, proc *facts.Process, sock string) string {
 	if proc != nil {
 		nsRoot := "/proc/" + strconv.Itoa(proc.PID) + "/root"
-		if _, err := os.Lstat(env.Path(nsRoot)); err == nil {
+		if _, err := env.Lstat(nsRoot); err == nil {
 			return nsRoot + sock
 		}
 	}
@@ -34,8 +33,10 @@ func socketView(env *checks.Env, proc *facts.Process, sock string) string {
 // stats or dials lies outside that root (a fixture's /var/run -> /run link
 // must not lead to the real /run of the machine running doctor). Under /
 // the kernel resolves the path itself, magic links of /proc included.
-func inRoot(root, p string) (string, error) {
-	if root == "" || root == "/" {
+// It returns the resolved host path; Env.Path of it is the local file.
+// Every step goes through the Env, so a bundle records it.
+func inRoot(env *checks.Env, p string) (string, error) {
+	if env.Root == "" || env.Root == "/" {
 		return p, nil
 	}
 	rest := strings.Split(strings.TrimPrefix(path.Clean("/"+p), "/"), "/")
@@ -47,7 +48,7 @@ func inRoot(root, p string) (string, error) {
 			continue
 		}
 		next := path.Join(cur, name) // Join cleans "..", and "/.." is "/"
-		st, err := os.Lstat(filepath.Join(root, next))
+		st, err := env.Lstat(next)
 		if err != nil || st.Mode()&os.ModeSymlink == 0 {
 			// A missing component is left to the stat that follows.
 			cur = next
@@ -56,9 +57,9 @@ func inRoot(root, p string) (string, error) {
 		if links++; links > 40 {
 			return "", &checks.FileError{Path: p, Err: errors.New("too many levels of symbolic links")}
 		}
-		target, err := os.Readlink(filepath.Join(root, next))
+		target, err := env.Readlink(next)
 		if err != nil {
-			return "", &checks.FileError{Path: p, Err: err}
+			return "", &checks.FileError{Path: p, Err: unwrap(err)}
 		}
 		if !path.IsAbs(target) {
 			target = path.Join(cur, target)
@@ -66,7 +67,7 @@ func inRoot(root, p string) (string, error) {
 		rest = append(strings.Split(strings.TrimPrefix(path.Clean(target), "/"), "/"), rest...)
 		cur = "/"
 	}
-	return filepath.Join(root, cur), nil
+	return cur, nil
 }
 
 // Socket is what doctor saw of a unix socket, and whether the runner may
@@ -90,13 +91,13 @@ func (s *Socket) IsSocket() bool { return s.Err == nil && s.Mode&os.ModeSocket !
 
 func statSocket(env *checks.Env, proc *facts.Process, sock string) *Socket {
 	s := &Socket{Path: sock, Seen: socketView(env, proc, sock)}
-	local, err := inRoot(env.Root, s.Seen)
+	resolved, err := inRoot(env, s.Seen)
 	if err != nil {
 		s.Err = err
 		return s
 	}
-	s.Local = local
-	st, err := os.Stat(local)
+	s.Local = env.Path(resolved)
+	st, err := env.Stat(resolved)
 	if err != nil {
 		s.Err = &checks.FileError{Path: s.Seen, Err: unwrap(err)}
 		return s
@@ -117,11 +118,11 @@ func (s *Socket) access(env *checks.Env, ra *facts.RunAs) {
 	}
 	ns := strings.TrimSuffix(s.Seen, s.Path) // "/proc/<pid>/root", or ""
 	for dir := path.Dir(s.Seen); dir != "/" && dir != "." && dir != ns; dir = path.Dir(dir) {
-		local, err := inRoot(env.Root, dir)
+		resolved, err := inRoot(env, dir)
 		if err != nil {
 			continue
 		}
-		st, err := os.Stat(local)
+		st, err := env.Stat(resolved)
 		if err != nil {
 			continue
 		}
@@ -136,6 +137,10 @@ func unwrap(err error) error {
 	var pe *os.PathError
 	if errors.As(err, &pe) {
 		return pe.Err
+	}
+	var fe *checks.FileError
+	if errors.As(err, &fe) {
+		return fe.Err
 	}
 	return err
 }

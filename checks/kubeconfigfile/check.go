@@ -4,7 +4,6 @@ package kubeconfigfile
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
 	"os"
 	"path"
@@ -106,22 +105,22 @@ func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.RunAs, src check
 	}
 	mode := f.Stat.Mode().Perm()
 	if proc != nil && proc.UIDKnown {
-		if blocked := deniedBy(p.Env, f, proc); len(blocked) > 0 {
+		if blocked := facts.Denied(p.Env, f.Path, f.Stat, proc, facts.Read); len(blocked) > 0 {
 			ev := []checks.Evidence{src}
 			var fix []string
 			for _, b := range blocked {
-				ev = append(ev, checks.Evidence{Source: b.path, Detail: fmt.Sprintf("mode %04o owner %d:%d", b.mode, b.owner, b.group)})
+				ev = append(ev, b.Evidence())
 				want := "0700"
-				if b.path == f.Path {
+				if b.Path == f.Path {
 					want = "0600"
 				}
-				fix = append(fix, fmt.Sprintf("sudo chown %s %s && sudo chmod %s %s", owner(proc), b.path, want, b.path))
+				fix = append(fix, fmt.Sprintf("sudo chown %s %s && sudo chmod %s %s", owner(proc), b.Path, want, b.Path))
 			}
 			// A directory the runner cannot enter hides a file it could read:
 			// the fix names every component in the way, not only the file.
 			p.Report(checks.Finding{
 				Cause: fmt.Sprintf("The runner's user (%s) cannot read %s (blocked at %s): client-go fails "+
-					"to load it and every job fails.", proc.Label(), f.Path, blockedNames(blocked)),
+					"to load it and every job fails.", proc.Label(), f.Path, facts.BlockerPaths(blocked)),
 				Evidence: ev,
 				Fix:      strings.Join(fix, " && "),
 			})
@@ -219,50 +218,6 @@ func owner(ra *facts.RunAs) string {
 		return ra.User
 	}
 	return fmt.Sprint(ra.UID)
-}
-
-// blocker is a path component that denies the runner's uid.
-type blocker struct {
-	path         string
-	mode         fs.FileMode
-	owner, group int
-}
-
-// deniedBy applies the permission bits the kernel would for the runner's
-// uid: the file needs r, every directory above it x. It returns what denies
-// access, the file first, then directories from the nearest up; nil when
-// the runner can read the file.
-func deniedBy(env *checks.Env, f *facts.KubeFile, proc *facts.RunAs) []blocker {
-	if proc.UID == 0 {
-		return nil
-	}
-	var out []blocker
-	if !permits(f.Stat.Mode(), f.Owner, f.Group, proc, 4) {
-		out = append(out, blocker{f.Path, f.Stat.Mode().Perm(), f.Owner, f.Group})
-	}
-	for dir := path.Dir(f.Path); ; dir = path.Dir(dir) {
-		if st, err := env.Stat(dir); err == nil {
-			owner, group := facts.Ownership(st)
-			if !permits(st.Mode(), owner, group, proc, 1) {
-				out = append(out, blocker{dir, st.Mode().Perm(), owner, group})
-			}
-		}
-		if dir == "/" || dir == "." {
-			return out
-		}
-	}
-}
-
-func blockedNames(bs []blocker) string {
-	names := make([]string, len(bs))
-	for i, b := range bs {
-		names[i] = b.path
-	}
-	return strings.Join(names, " and ")
-}
-
-func permits(mode fs.FileMode, owner, group int, proc *facts.RunAs, bit fs.FileMode) bool {
-	return facts.Permits(mode, owner, group, proc, bit)
 }
 
 func contextNames(k *facts.Kubeconfig) string {

@@ -1,11 +1,9 @@
 package runnerservice
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
@@ -44,11 +42,7 @@ func world(t *testing.T, env map[string]string, enabled bool) *testroot.Root {
 
 func runCheck(t *testing.T, r *testroot.Root) checks.CheckResult {
 	t.Helper()
-	res, err := checks.Run(context.Background(), &checks.Env{Root: r.Dir, Clock: time.Now()}, []*checks.Check{Check}, checks.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Checks[0]
+	return checktest.Run(t, r.Dir, Check)
 }
 
 func TestDropInThatTheProcessPredates(t *testing.T) {

@@ -170,6 +170,16 @@ func redactTape(t *checks.Tape) (map[string]*checks.FileRecord, map[string]*chec
 	si := newStandIns()
 	for _, r := range t.Files {
 		if r.Read {
+			si.prepareCerts(r.Content)
+			for _, m := range dataLine.FindAllSubmatch(r.Content, -1) {
+				if raw, err := base64.StdEncoding.DecodeString(string(m[3])); err == nil {
+					si.prepareCerts(raw)
+				}
+			}
+		}
+	}
+	for _, r := range t.Files {
+		if r.Read {
 			si.prepare(r.Content)
 			for _, m := range dataLine.FindAllSubmatch(r.Content, -1) {
 				if raw, err := base64.StdEncoding.DecodeString(string(m[3])); err == nil {

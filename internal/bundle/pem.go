@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/socialwebcomputer/doctor/internal/sshkey"
 )
 
 // standIns replaces private keys by fresh keys of the same type and size,
@@ -22,10 +24,31 @@ import (
 // one file and its key in another still match.
 type standIns struct {
 	keys  map[string]crypto.Signer // by the original public key (PKIX DER)
+	certs map[string]bool          // public keys (PKIX DER) some certificate certifies
 	notes []string
 }
 
-func newStandIns() *standIns { return &standIns{keys: map[string]crypto.Signer{}} }
+func newStandIns() *standIns {
+	return &standIns{keys: map[string]crypto.Signer{}, certs: map[string]bool{}}
+}
+
+// prepareCerts notes the public keys of every certificate in b: a private
+// key of one of them is a TLS key and gets a fresh stand-in; any other is
+// an SSH key and gets its description (sshkey.Description), which keeps
+// its public half for the checks that compare it.
+func (s *standIns) prepareCerts(b []byte) {
+	for _, m := range pemBlock.FindAll(b, -1) {
+		blk, _ := pem.Decode(m)
+		if blk == nil || blk.Type != "CERTIFICATE" {
+			continue
+		}
+		if c, err := x509.ParseCertificate(blk.Bytes); err == nil {
+			if pub, err := x509.MarshalPKIXPublicKey(c.PublicKey); err == nil {
+				s.certs[string(pub)] = true
+			}
+		}
+	}
+}
 
 var pemBlock = regexp.MustCompile(`(?s)-----BEGIN ([A-Z0-9 ]+)-----.*?-----END [A-Z0-9 ]+-----\n?`)
 
@@ -42,7 +65,7 @@ func (s *standIns) prepare(b []byte) {
 			continue
 		}
 		pub, err := x509.MarshalPKIXPublicKey(key.Public())
-		if err != nil || s.keys[string(pub)] != nil {
+		if err != nil || s.keys[string(pub)] != nil || !s.certs[string(pub)] {
 			continue
 		}
 		if fresh, err := freshLike(key); err == nil {
@@ -75,6 +98,10 @@ func (s *standIns) replace(b []byte) []byte {
 						return pem.EncodeToMemory(&pem.Block{Type: t, Bytes: der})
 					}
 				}
+			}
+			if k, err := sshkey.Parse(m); err == nil {
+				s.notes = append(s.notes, "an SSH private key ("+k.String()+"), kept as its description")
+				return sshkey.Description(k)
 			}
 			s.notes = append(s.notes, blk.Type+" of "+fmt.Sprint(len(blk.Bytes))+" bytes, not kept")
 			return pem.EncodeToMemory(&pem.Block{Type: blk.Type, Headers: map[string]string{

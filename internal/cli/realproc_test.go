@@ -44,7 +44,12 @@ func startRunner(t *testing.T, args, env []string) int {
 	cmd.Env = append(append([]string{}, env...), cliHelperEnv+"=1")
 	noErr(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	pid := cmd.Process.Pid
+	return waitRunning(t, cmd.Process.Pid)
+}
+
+// waitRunning returns pid once /proc shows its `run` command line.
+func waitRunning(t *testing.T, pid int) int {
+	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); strings.Contains(string(b), "run\x00") {
 			return pid

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -50,6 +51,11 @@ type Scenario struct {
 		// Mtimes set modification times, a Go duration relative to Now
 		// ("-2h"), by root-relative path: git keeps none.
 		Mtimes map[string]string `json:"mtimes"`
+		// SSHKeys mint ed25519 keys at test time (no key sits in git), by
+		// root-relative path: "ed25519" writes the private key there,
+		// "public" only its authorized_keys line. The seed is the path, so
+		// a golden's fingerprint stays put.
+		SSHKeys map[string]string `json:"sshKeys"`
 	} `json:"setup"`
 	Want Want `json:"want"`
 }
@@ -69,12 +75,15 @@ type KubeconfigSpec struct {
 
 // Want is what the report must say.
 type Want struct {
-	Exit     int               `json:"exit"`
-	Top      string            `json:"top"`      // findings[0].check
-	Findings []string          `json:"findings"` // checks that must have a finding
-	Absent   []string          `json:"absent"`   // checks that must have none
-	CausedBy map[string]string `json:"causedBy"` // check -> the check it folds under
-	Status   map[string]string `json:"status"`   // check -> pass|fail|unknown|skipped
+	Exit int    `json:"exit"`
+	Top  string `json:"top"` // findings[0].check
+	// TopRunner is the index of the runner findings[0] names ("for the
+	// right runner"); 0 means not asserted.
+	TopRunner int               `json:"topRunner"`
+	Findings  []string          `json:"findings"` // checks that must have a finding
+	Absent    []string          `json:"absent"`   // checks that must have none
+	CausedBy  map[string]string `json:"causedBy"` // check -> the check it folds under
+	Status    map[string]string `json:"status"`   // check -> pass|fail|unknown|skipped
 	// Says lists text each check's findings must carry (cause, evidence or
 	// fix), so a scenario pins the words an operator reads, not only the ID.
 	Says map[string][]string `json:"says"`
@@ -257,6 +266,11 @@ func AssertWant(t *testing.T, rep *report.Report, w Want) {
 			t.Errorf("top finding is %s, want %s", topOf(rep), w.Top)
 		}
 	}
+	if w.TopRunner != 0 {
+		if len(rep.Findings) == 0 || rep.Findings[0].Runner == nil || rep.Findings[0].Runner.Index != w.TopRunner {
+			t.Errorf("top finding %s is for runner %v, want [[runners]] #%d", topOf(rep), runnerOf(rep), w.TopRunner)
+		}
+	}
 	if w.Top == "" && len(w.Findings) == 0 {
 		for _, f := range rep.Findings {
 			if f.Severity >= checks.Warning {
@@ -383,6 +397,9 @@ func LayRoot(t *testing.T, dir string, sc *Scenario) string {
 	for _, k := range sc.Setup.Kubeconfigs {
 		writeKubeconfig(t, root, now, k)
 	}
+	for rel, kind := range sc.Setup.SSHKeys {
+		writeSSHKey(t, root, rel, kind)
+	}
 	for rel, content := range sc.Setup.Files {
 		p := filepath.Join(root, rel)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -454,6 +471,36 @@ func makeSocket(t *testing.T, p string) {
 	}
 	l.(*net.UnixListener).SetUnlinkOnClose(false)
 	l.Close()
+}
+
+// writeSSHKey writes the key seeded by rel: its private half, or with
+// "public" its authorized_keys line.
+func writeSSHKey(t *testing.T, root, rel, kind string) {
+	t.Helper()
+	seed := sha256.Sum256([]byte(strings.TrimSuffix(rel, ".pub")))
+	priv, authorized := testpki.SSHKeyFromSeed(seed[:], "fixture")
+	switch kind {
+	case "public":
+		priv = []byte(authorized + "\n")
+	case "ed25519":
+	default:
+		t.Fatalf("sshKeys[%s]: %q is neither ed25519 nor public", rel, kind)
+	}
+	p := filepath.Join(root, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, priv, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runnerOf is the runner findings[0] names, for a failure message.
+func runnerOf(rep *report.Report) any {
+	if len(rep.Findings) == 0 || rep.Findings[0].Runner == nil {
+		return "none"
+	}
+	return *rep.Findings[0].Runner
 }
 
 func writeKubeconfig(t *testing.T, root string, now time.Time, k KubeconfigSpec) {

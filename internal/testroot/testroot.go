@@ -123,3 +123,23 @@ func (r *Root) GuideRunner(config string, kubeconfig []byte) {
 	r.Write(KubeconfigPath, string(kubeconfig), 0o600)
 	r.Chmod(filepath.Dir(KubeconfigPath), 0o700)
 }
+
+// Status rewrites /proc/<pid>/status with the uid, primary gid and
+// supplementary groups (a pod's fsGroup lands there) of a runner.
+func (r *Root) Status(pid, uid, gid int, groups ...int) {
+	r.t.Helper()
+	gs := make([]string, len(groups))
+	for i, g := range groups {
+		gs[i] = fmt.Sprint(g)
+	}
+	r.Write(fmt.Sprintf("/proc/%d/status", pid), fmt.Sprintf("Name:\tgitlab-runner\nPid:\t%d\nUid:\t%d\t%d\t%d\t%d\nGid:\t%d\t%d\t%d\t%d\nGroups:\t%s\n",
+		pid, uid, uid, uid, uid, gid, gid, gid, gid, strings.Join(gs, " ")), 0o444)
+}
+
+// Chown sets a host path's owner under the root (the tests run as root).
+func (r *Root) Chown(hostPath string, uid, gid int) {
+	r.t.Helper()
+	if err := os.Lchown(filepath.Join(r.Dir, hostPath), uid, gid); err != nil {
+		r.t.Fatalf("chown %s: %v (these tests run as root, as CI does)", hostPath, err)
+	}
+}

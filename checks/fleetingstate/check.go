@@ -1,0 +1,154 @@
+// Package fleetingstate checks that a restarted runner can take its
+// instances over: [runners.autoscaler.state_storage] on, in a directory that
+// outlives the runner, keeping the instances that had jobs.
+package fleetingstate
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+)
+
+var Check = &checks.Check{
+	ID:       "fleeting-state",
+	Title:    "A restarted runner takes its instances over instead of replacing them",
+	Severity: checks.Warning,
+	Doc: checks.Doc{
+		Cause: "Without [runners.autoscaler.state_storage] a restarted runner knows nothing of the instances it had and " +
+			"deletes every one it finds (unless vm_isolation is on): a restarted runner replaces every VM. With it on, " +
+			"the state lives in dir (default <config dir>/.taskscaler); on tmpfs, a container's overlay or an emptyDir " +
+			"it is lost with the container, and the same happens. keep_instance_with_acquisitions = false also deletes " +
+			"every VM that had a job running. Jobs do not fail; the restart costs VMs and their boot time.",
+		// executors/internal/autoscaler/provider.go, v19.3.0 (instanceReadyUp).
+		Symptom: "no data on pre-existing instance so removing for safety; or pre-existing instance has acquisition so removing for safety",
+		Fix: "[runners.autoscaler.state_storage]\n  enabled = true\n  dir = \"<a directory on a persistent volume mounted into the runner>\"\n" +
+			"  keep_instance_with_acquisitions = true",
+		Verify: "doctor run --only fleeting-state",
+		Patterns: []string{
+			// executors/internal/autoscaler/provider.go, v19.3.0: instanceReadyUp's
+			// two refusals, and init's error for a dir it cannot create.
+			"no data on pre-existing instance so removing for safety",
+			"pre-existing instance has acquisition so removing for safety",
+			"initializing taskscaler: creating state storage: *",
+		},
+	},
+	Requires: []checks.Node{facts.ThisRunner, facts.RunAsFact, facts.MountsFact},
+	// The same provider serves docker-autoscaler (executors/docker/autoscaler/
+	// autoscaler.go, v19.3.0), with the same state storage.
+	Executors: []string{checks.Instance, checks.DockerAutoscaler},
+	Run:       run,
+}
+
+func run(p *checks.Pass) error {
+	r := facts.ThisRunner.Get(p)
+	a := r.Runner.Autoscaler
+	if a == nil {
+		return checks.Skip("no [runners.autoscaler] (fleeting-plugin reports it)")
+	}
+	ss := a.StateStorage
+	ra := facts.RunAsFact.Get(p)
+	if !ss.Enabled {
+		if a.VMIsolation.Enabled {
+			return checks.Skip("vm_isolation is on: pre-existing instances are kept without state storage")
+		}
+		src, line := r.At("autoscaler", "state_storage", "enabled")
+		p.Report(checks.Finding{
+			Cause: fmt.Sprintf("%s: [runners.autoscaler.state_storage] is off: a restarted runner replaces every VM, deleting each with "+
+				"`no data on pre-existing instance so removing for safety` and booting new ones.", r.Label()),
+			Evidence: []checks.Evidence{{Source: src, Detail: orText(strings.TrimSpace(line), "state_storage not set (enabled = false)")}},
+			Fix:      enableFix(ra),
+		})
+		return nil
+	}
+	// provider.go, v19.3.0: dir defaults to filepath.Join(config.ConfigDir,
+	// ".taskscaler"), ConfigDir being config.toml's directory
+	// (commands/internal/configfile/configfile.go); the store is
+	// <dir>/<ShortenToken(token)>, relative paths from the working directory.
+	dir, how := ss.Dir, "dir"
+	if dir == "" {
+		dir, how = path.Join(path.Dir(r.File.Path), ".taskscaler"), "dir not set: <config dir>/.taskscaler"
+	}
+	if !path.IsAbs(dir) {
+		dir = path.Join(ra.Cwd, dir)
+	}
+	src, line := r.At("autoscaler", "state_storage", "dir")
+	cfg := checks.Evidence{Source: src, Detail: orText(strings.TrimSpace(line), how+" = "+dir)}
+	var unknown error
+	switch m := facts.MountsFact.Get(p); {
+	case m.Err != nil:
+		unknown = fmt.Errorf("cannot tell whether %s outlives the runner: its mount table is unknown: %w", dir, m.Err)
+	case m.At(dir) == nil:
+		unknown = fmt.Errorf("cannot tell whether %s outlives the runner: %s lists no mount that holds it", dir, m.Source)
+	default:
+		mt := m.At(dir)
+		if why := mt.Ephemeral(); why != "" {
+			p.Report(checks.Finding{
+				Cause: fmt.Sprintf("%s: state_storage.dir %s is on %s: the state goes with it, and a restarted runner replaces every VM as if state storage were off.",
+					r.Label(), dir, why),
+				Evidence: []checks.Evidence{cfg, {Source: fmt.Sprintf("%s:%d", m.Source, mt.Line), Detail: mt.Describe()}},
+				Fix:      fmt.Sprintf("Mount a persistent volume (a PersistentVolumeClaim in a pod, a disk on a host) at %s, or set dir to a directory on one.", dir),
+			})
+		}
+	}
+	checkWritable(p, r, ra, dir, cfg)
+	if !ss.KeepInstanceWithAcquisitions {
+		src, line := r.At("autoscaler", "state_storage", "keep_instance_with_acquisitions")
+		p.Report(checks.Finding{
+			Cause: fmt.Sprintf("%s: keep_instance_with_acquisitions is false: a restarted runner deletes every VM that had a job running "+
+				"(`pre-existing instance has acquisition so removing for safety`) instead of taking it back.", r.Label()),
+			Evidence: []checks.Evidence{{Source: src, Detail: orText(strings.TrimSpace(line), "keep_instance_with_acquisitions not set (false)")}},
+			Fix:      "Set keep_instance_with_acquisitions = true in [runners.autoscaler.state_storage].",
+		})
+	}
+	return unknown
+}
+
+// checkWritable: init creates the store under dir as the runner's user; a
+// dir it cannot write makes every job fail (provider.go, v19.3.0:
+// "creating state storage: %w").
+func checkWritable(p *checks.Pass, r *facts.RunnerEntry, ra *facts.RunAs, dir string, cfg checks.Evidence) {
+	st, err := p.Env.Stat(dir)
+	if err != nil || !st.IsDir() || !ra.UIDKnown {
+		return
+	}
+	// A directory is written through: it needs w and x for the runner.
+	blocked := facts.Denied(p.Env, dir, st, ra, facts.Write)
+	if owner, group := facts.Ownership(st); len(blocked) == 0 && !facts.Permits(st.Mode(), owner, group, ra, facts.Execute) {
+		blocked = []facts.Blocker{{Path: dir, Mode: st.Mode().Perm(), Owner: owner, Group: group}}
+	}
+	if len(blocked) == 0 {
+		return
+	}
+	ev := []checks.Evidence{cfg}
+	for _, b := range blocked {
+		ev = append(ev, b.Evidence())
+	}
+	p.Report(checks.Finding{
+		Severity: checks.Error,
+		Cause: fmt.Sprintf("%s: the runner's user (%s) cannot write state_storage.dir %s (blocked at %s): the autoscaler does not start, and every job fails with `creating state storage`.",
+			r.Label(), ra.Label(), dir, facts.BlockerPaths(blocked)),
+		Evidence: ev,
+		Fix:      fmt.Sprintf("sudo chown %d:%d %s && sudo chmod 0700 %s  (in a pod: the volume's fsGroup gives the runner's group write access)", ra.UID, ra.GID, dir, dir),
+	})
+}
+
+// enableFix is the document's state_storage block with a directory of
+// this runner's own: under its $HOME when it has one.
+func enableFix(ra *facts.RunAs) string {
+	dir := "<a directory on a persistent volume>"
+	if ra.HomeSet && ra.Home != "" && ra.Home != "/" {
+		dir = path.Join(ra.Home, "state")
+	}
+	return fmt.Sprintf("[runners.autoscaler.state_storage]\n  enabled = true\n  dir = %q\n  keep_instance_with_acquisitions = true\n"+
+		"and put %s on a persistent volume (in a pod: a PersistentVolumeClaim mounted there).", dir, dir)
+}
+
+func orText(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
