@@ -53,6 +53,10 @@ type Env struct {
 	// Settings for later checks (API, DNS, HTTP) live here too, each with a
 	// production default that the CLI sets and tests override.
 	Settings map[string]string
+
+	// Clocks holds the Date headers of the servers doctor talked to, for
+	// clock-skew; Run makes one when it is nil.
+	Clocks *ServerClocks
 }
 
 // Now is the clock every time comparison uses.

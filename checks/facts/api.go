@@ -234,6 +234,11 @@ func NewAPI(env *checks.Env, cfg *rest.Config) (*API, error) {
 			t0 := time.Now()
 			resp, err := bounded.RoundTrip(r)
 			logRequest(env, r, resp, err, time.Since(t0))
+			if err == nil {
+				// clock-skew reads the server's clock from answers doctor
+				// receives anyway: no request of its own.
+				env.SawDate(ClockAPIServer, cfg.Host, resp.Header, t0)
+			}
 			return resp, err
 		})
 	})
@@ -243,6 +248,10 @@ func NewAPI(env *checks.Env, cfg *rest.Config) (*API, error) {
 	}
 	return &API{Config: cfg, Client: cs, Server: cfg.Host, Requests: n}, nil
 }
+
+// ClockAPIServer is the kind under which the apiserver's Date headers are
+// recorded (checks.Env.SawDate), keyed by API.Server.
+const ClockAPIServer = "apiserver"
 
 type roundTripFunc func(*http.Request) (*http.Response, error)
 

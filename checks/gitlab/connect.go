@@ -33,6 +33,9 @@ type Conn struct {
 	net.Conn
 	Addr string     // ip:port connected to
 	Cert *CertCheck // nil for http
+
+	env    *checks.Env // records the Date of each answer, for clock-skew
+	origin string      // the target's origin, the key of that record
 }
 
 // TLSFiles are the runner's tls-ca-file, tls-cert-file and tls-key-file.
@@ -85,7 +88,7 @@ func Connect(ctx context.Context, env *checks.Env, t *Target, addrs []netip.Addr
 		return nil, &Failure{Stage: StageTCP, Addr: addrList(dial, t.Port), Err: errors.New(strings.Join(errs, "; "))}
 	}
 	if t.Base.Scheme != "https" {
-		return &Conn{Conn: conn, Addr: addr}, nil
+		return &Conn{Conn: conn, Addr: addr, env: env, origin: t.Origin()}, nil
 	}
 	cfg, err := tlsConfig(env, t.Host, t.TLS)
 	if err != nil {
@@ -110,7 +113,7 @@ func Connect(ctx context.Context, env *checks.Env, t *Target, addrs []netip.Addr
 		}
 		return nil, &Failure{Stage: StageTLS, Addr: addr, Err: errors.New(describeNetErr(err, dl.TLS))}
 	}
-	return &Conn{Conn: tc, Addr: addr, Cert: cc}, nil
+	return &Conn{Conn: tc, Addr: addr, Cert: cc, env: env, origin: t.Origin()}, nil
 }
 
 var errRefusedCert = errors.New("certificate refused")

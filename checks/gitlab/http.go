@@ -19,6 +19,10 @@ const (
 	maxHeader = 64 << 10 // status line and headers
 )
 
+// ClockKind is the kind under which GitLab's Date headers are recorded
+// (checks.Env.SawDate), keyed by Target.Origin.
+const ClockKind = "GitLab"
+
 // Response is an answer with its body read up to MaxBody.
 type Response struct {
 	Status    int
@@ -57,11 +61,13 @@ func (c *Conn) Request(ctx context.Context, method string, u *url.URL, header ht
 		return nil, timeoutWords(err, d)
 	}
 	br := bufio.NewReader(io.LimitReader(c.Conn, maxHeader+MaxBody+1))
+	sent := time.Now()
 	resp, err := http.ReadResponse(br, req)
 	if err != nil {
 		return nil, timeoutWords(err, d)
 	}
 	defer resp.Body.Close()
+	c.env.SawDate(ClockKind, c.origin, resp.Header, sent)
 	r := &Response{Status: resp.StatusCode, Line: resp.Status, Header: resp.Header}
 	if !readBody {
 		return r, nil
