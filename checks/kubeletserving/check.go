@@ -5,6 +5,8 @@
 package kubeletserving
 
 import (
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"sort"
 	"strings"
@@ -157,7 +159,7 @@ func judge(p *checks.Pass, label string, nodes []corev1.Node, csrs *cluster.CSRs
 		if state == "" {
 			continue
 		}
-		node := strings.TrimPrefix(c.Spec.Username, "system:node:")
+		node := NodeOf(&c)
 		age := cluster.Age(c.CreationTimestamp.Time, now).Round(time.Second)
 		ev := []checks.Evidence{{Source: "GET /apis/certificates.k8s.io/v1/certificatesigningrequests/" + c.Name,
 			Detail: fmt.Sprintf("signer %s, requested by %s %s ago: %s", c.Spec.SignerName, c.Spec.Username, age, state)}}
@@ -182,7 +184,7 @@ func judge(p *checks.Pass, label string, nodes []corev1.Node, csrs *cluster.CSRs
 		case age < StaleAfter:
 			p.Report(checks.Finding{Severity: checks.Warning,
 				Cause: fmt.Sprintf("%s: kubelet serving certificate request %s of %s is %s (%s old), and no node %s exists yet: a node "+
-					"joining now will be unattachable until it is approved.", label, c.Name, c.Spec.Username, state, age, node),
+					"joining now will be unattachable until it is approved.", label, c.Name, "system:node:"+node, state, age, node),
 				Evidence: ev,
 				Fix:      fmt.Sprintf("kubectl certificate approve %s once the node is yours, and run an approver for kubelet-serving CSRs.", c.Name),
 			})
@@ -228,14 +230,32 @@ func newestPerNode(all []certv1.CertificateSigningRequest) []certv1.CertificateS
 		if c.Spec.SignerName != cluster.KubeletServingSigner {
 			continue
 		}
-		if cur, ok := latest[c.Spec.Username]; !ok || cur.CreationTimestamp.Before(&c.CreationTimestamp) {
-			latest[c.Spec.Username] = c
+		node := NodeOf(&c)
+		if cur, ok := latest[node]; !ok || cur.CreationTimestamp.Before(&c.CreationTimestamp) {
+			latest[node] = c
 		}
 	}
 	out := make([]certv1.CertificateSigningRequest, 0, len(latest))
 	for _, c := range latest {
 		out = append(out, c)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Spec.Username < out[j].Spec.Username })
+	sort.Slice(out, func(i, j int) bool { return NodeOf(&out[i]) < NodeOf(&out[j]) })
 	return out
+}
+
+// NodeOf is the node a serving CSR is for: the kubelet creates it as
+// system:node:<name>, and the request's subject names it the same way (a
+// CSR created on its behalf keeps only the subject).
+func NodeOf(c *certv1.CertificateSigningRequest) string {
+	if n, ok := strings.CutPrefix(c.Spec.Username, "system:node:"); ok {
+		return n
+	}
+	if b, _ := pem.Decode(c.Spec.Request); b != nil {
+		if r, err := x509.ParseCertificateRequest(b.Bytes); err == nil {
+			if n, ok := strings.CutPrefix(r.Subject.CommonName, "system:node:"); ok {
+				return n
+			}
+		}
+	}
+	return c.Spec.Username
 }
