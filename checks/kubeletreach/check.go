@@ -228,14 +228,16 @@ func readOneByte(ctx context.Context, c kubernetes.Interface, pod *corev1.Pod, t
 	one := int64(1)
 	rc, err := c.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{Container: containerOf(pod), LimitBytes: &one}).Stream(ctx)
 	if err != nil {
-		if ctx.Err() != nil {
+		// client-go's own Timeout and this context race to end a read
+		// that hangs: either is doctor's deadline, not the apiserver's answer.
+		if ctx.Err() != nil || checks.IsTimeout(err) {
 			return &noAnswer{after: timeout, err: err}
 		}
 		return err
 	}
 	defer rc.Close()
 	_, err = io.Copy(io.Discard, io.LimitReader(rc, 64))
-	if err != nil && ctx.Err() != nil {
+	if err != nil && (ctx.Err() != nil || checks.IsTimeout(err)) {
 		return &noAnswer{after: timeout, err: err}
 	}
 	return err
