@@ -19,6 +19,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/cluster"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/runnerrbac"
 )
 
 // ID names the check.
@@ -74,21 +75,18 @@ type Waiting struct {
 }
 
 // WaitsForReachable reads the flag as the runner resolves it
-// (common/build_settings.go populateFeatureFlags, v19.3.0): the runner's
-// [runners.feature_flags] wins, then a job variable, which the runner's
-// environment entries provide. A CI/CD variable of a project may still set
-// it; doctor cannot see those.
+// (runnerrbac.FeatureFlag: [runners.feature_flags], then the runner's
+// environment entries, then the default off). A CI/CD variable of a
+// project may still set it; doctor cannot see those.
 func WaitsForReachable(e *facts.RunnerEntry) Waiting {
-	const ff = "FF_WAIT_FOR_POD_TO_BE_REACHABLE" // helpers/featureflags/flags.go, v19.3.0
-	if v, ok := e.Runner.FeatureFlags[ff]; ok {
-		return Waiting{On: v, Source: "[runners.feature_flags]"}
+	on, src := runnerrbac.FeatureFlag(e.Runner, runnerrbac.FFWaitForPodToBeReachable)
+	if src == runnerrbac.SourceDefault {
+		return Waiting{On: on}
 	}
-	for _, kv := range e.Runner.Environment {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == ff {
-			return Waiting{On: v == "true" || v == "1" || v == "TRUE" || v == "True", Source: "[[runners]] environment"}
-		}
+	if src == runnerrbac.SourceEnvironment {
+		src = "[[runners]] environment"
 	}
-	return Waiting{}
+	return Waiting{On: on, Source: src}
 }
 
 // Consequence says what the flag changes for a job on an unattachable node.
