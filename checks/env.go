@@ -58,6 +58,9 @@ type Env struct {
 	// replay (doctor analyze) answers every file operation, probe and API
 	// request from the bundle instead of the host; nil for a plain run.
 	Tape *Tape
+	// Clocks holds the Date headers of the servers doctor talked to, for
+	// clock-skew; Run makes one when it is nil.
+	Clocks *ServerClocks
 }
 
 // Now is the clock every time comparison uses.

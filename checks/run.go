@@ -248,6 +248,9 @@ func Run(ctx context.Context, env *Env, catalog []*Check, opt Options) (*Result,
 		ctx, cancel = context.WithTimeout(ctx, opt.Timeout)
 		defer cancel()
 	}
+	if env.Clocks == nil {
+		env.Clocks = &ServerClocks{}
+	}
 	start := time.Now()
 	x := &run{ctx: ctx, env: env, skip: map[string]bool{}, undo: &cleanups{}, shared: &memo{}, progress: opt.Progress}
 	for _, id := range opt.Skip {

@@ -6,6 +6,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/certexpiry"
+	"github.com/socialwebcomputer/doctor/checks/clockskew"
 	"github.com/socialwebcomputer/doctor/checks/clusteroverride"
 	"github.com/socialwebcomputer/doctor/checks/configdecode"
 	"github.com/socialwebcomputer/doctor/checks/configlint"
@@ -21,7 +22,10 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/helperimage"
 	"github.com/socialwebcomputer/doctor/checks/imagepull"
 	"github.com/socialwebcomputer/doctor/checks/kubeconfigfile"
+	"github.com/socialwebcomputer/doctor/checks/kubeletreach"
+	"github.com/socialwebcomputer/doctor/checks/kubeletserving"
 	"github.com/socialwebcomputer/doctor/checks/namespace"
+	"github.com/socialwebcomputer/doctor/checks/nodearch"
 	"github.com/socialwebcomputer/doctor/checks/nodelocaldns"
 	"github.com/socialwebcomputer/doctor/checks/ownerrbac"
 	"github.com/socialwebcomputer/doctor/checks/pendingnonode"
@@ -56,6 +60,10 @@ func Checks() []*checks.Check {
 		pendingunschedulable.Check,
 		imagepull.Check,
 		nodelocaldns.Check,
+		kubeletserving.Check,
+		kubeletreach.Check,
+		nodearch.Check,
+		clockskew.Check,
 		scaletozero.Check,
 		execupgrade.Check,
 		dockersocket.Check,

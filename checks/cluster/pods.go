@@ -31,6 +31,16 @@ func IsJobPod(p *corev1.Pod) bool {
 // IsAddon tells the cluster's own pods, which the scale decision ignores.
 func IsAddon(p *corev1.Pod) bool { return p.Namespace == "kube-system" }
 
+// NodeReady tells a node whose kubelet reports Ready.
+func NodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
 // Unbound is a pod the scheduler has not placed.
 func Unbound(p *corev1.Pod) bool { return p.Spec.NodeName == "" }
 

@@ -253,6 +253,11 @@ func NewAPI(env *checks.Env, cfg *rest.Config) (*API, error) {
 			t0 := time.Now()
 			resp, err := bounded.RoundTrip(r)
 			logRequest(env, r, resp, err, time.Since(t0))
+			if err == nil {
+				// clock-skew reads the server's clock from answers doctor
+				// receives anyway: no request of its own.
+				env.SawDate(ClockAPIServer, cfg.Host, resp.Header, t0)
+			}
 			return resp, err
 		})
 	})
@@ -288,6 +293,10 @@ func tapeIdentity(cfg *rest.Config) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// ClockAPIServer is the kind under which the apiserver's Date headers are
+// recorded (checks.Env.SawDate), keyed by API.Server.
+const ClockAPIServer = "apiserver"
 
 type roundTripFunc func(*http.Request) (*http.Response, error)
 

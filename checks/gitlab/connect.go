@@ -56,9 +56,10 @@ func (f *Failure) UnmarshalJSON(b []byte) error {
 // Replaying a bundle, it has no net.Conn: its answers come from the tape.
 type Conn struct {
 	net.Conn
-	Addr string     // ip:port connected to
-	Cert *CertCheck // nil for http
-	env  *checks.Env
+	Addr   string      // ip:port connected to
+	Cert   *CertCheck  // nil for http
+	env    *checks.Env // replays from the tape; records the Date of each answer, for clock-skew
+	origin string      // the target's origin, the key of that record
 }
 
 // Close closes the connection; a replayed one has none.
@@ -118,10 +119,10 @@ func Connect(ctx context.Context, env *checks.Env, t *Target, addrs []netip.Addr
 	case rec.Fail != nil:
 		return nil, rec.Fail
 	case live != nil:
-		live.env = env
+		live.env, live.origin = env, t.Origin()
 		return live, nil
 	}
-	return &Conn{Addr: rec.Addr, Cert: rec.Cert, env: env}, nil
+	return &Conn{Addr: rec.Addr, Cert: rec.Cert, env: env, origin: t.Origin()}, nil
 }
 
 func connect(ctx context.Context, env *checks.Env, t *Target, addrs []netip.Addr, dl Deadlines) (*Conn, *Failure) {
@@ -149,7 +150,7 @@ func connect(ctx context.Context, env *checks.Env, t *Target, addrs []netip.Addr
 		return nil, &Failure{Stage: StageTCP, Addr: addrList(dial, t.Port), Err: errors.New(strings.Join(errs, "; "))}
 	}
 	if t.Base.Scheme != "https" {
-		return &Conn{Conn: conn, Addr: addr}, nil
+		return &Conn{Conn: conn, Addr: addr, env: env, origin: t.Origin()}, nil
 	}
 	cfg, err := tlsConfig(env, t.Host, t.TLS)
 	if err != nil {
@@ -174,7 +175,7 @@ func connect(ctx context.Context, env *checks.Env, t *Target, addrs []netip.Addr
 		}
 		return nil, &Failure{Stage: StageTLS, Addr: addr, Err: errors.New(describeNetErr(err, dl.TLS))}
 	}
-	return &Conn{Conn: tc, Addr: addr, Cert: cc}, nil
+	return &Conn{Conn: tc, Addr: addr, Cert: cc, env: env, origin: t.Origin()}, nil
 }
 
 var errRefusedCert = errors.New("certificate refused")

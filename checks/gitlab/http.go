@@ -24,6 +24,10 @@ const (
 	maxHeader = 64 << 10 // status line and headers
 )
 
+// ClockKind is the kind under which GitLab's Date headers are recorded
+// (checks.Env.SawDate), keyed by Target.Origin.
+const ClockKind = "GitLab"
+
 // Response is an answer with its body read up to MaxBody.
 type Response struct {
 	Status    int
@@ -33,10 +37,6 @@ type Response struct {
 	Truncated bool // the body was longer than MaxBody; the rest was not read
 }
 
-// Request is one HTTP/1.1 exchange over c, bounded by deadline and by
-// size: the whole read, headers included, stops at maxHeader+MaxBody+1 bytes
-// whatever the server sends. The connection is closed afterwards (one
-// request per connection keeps every stage's deadline its own).
 // MarshalJSON keeps the body as text, so a bundle's reader can read it
 // and the bundle writer redact it.
 func (r Response) MarshalJSON() ([]byte, error) {
@@ -61,6 +61,10 @@ func (r *Response) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// Request is one HTTP/1.1 exchange over c, bounded by deadline and by
+// size: the whole read, headers included, stops at maxHeader+MaxBody+1 bytes
+// whatever the server sends. The connection is closed afterwards (one
+// request per connection keeps every stage's deadline its own).
 func (c *Conn) Request(ctx context.Context, method string, u *url.URL, header http.Header, body []byte, readBody bool, d time.Duration) (*Response, error) {
 	if c.env == nil {
 		return c.request(ctx, method, u, header, body, readBody, d)
@@ -70,9 +74,14 @@ func (c *Conn) Request(ctx context.Context, method string, u *url.URL, header ht
 	// finds it.
 	sum := sha256.Sum256(checks.StandInJSON(body))
 	key := fmt.Sprintf("%s %s %s %s %x", c.Addr, method, u.Redacted(), strconv.FormatBool(readBody), sum[:6])
-	return checks.Probe(c.env, "gitlab-http", key, func() (*Response, error) {
+	sent := time.Now()
+	resp, err := checks.Probe(c.env, "gitlab-http", key, func() (*Response, error) {
 		return c.request(ctx, method, u, header, body, readBody, d)
 	})
+	if resp != nil {
+		c.env.SawDate(ClockKind, c.origin, resp.Header, sent)
+	}
+	return resp, err
 }
 
 func (c *Conn) request(ctx context.Context, method string, u *url.URL, header http.Header, body []byte, readBody bool, d time.Duration) (*Response, error) {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/cluster"
 )
 
 // The names the provider's node network add-ons use.
@@ -98,7 +99,7 @@ func judge(nodes []corev1.Node, v *view) (out []checks.Finding, noneWorks bool) 
 	working := 0
 	for i := range nodes {
 		n := &nodes[i]
-		labelled, ready := n.Labels[NodeLabel] == "true", nodeReady(n)
+		labelled, ready := n.Labels[NodeLabel] == "true", cluster.NodeReady(n)
 		served := false
 		for _, p := range byNode[n.Name] {
 			served = served || podReady(p)
@@ -252,15 +253,6 @@ func podReady(p *corev1.Pod) bool {
 	}
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-func nodeReady(n *corev1.Node) bool {
-	for _, c := range n.Status.Conditions {
-		if c.Type == corev1.NodeReady {
 			return c.Status == corev1.ConditionTrue
 		}
 	}

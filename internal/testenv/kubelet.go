@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -26,6 +28,9 @@ const FakeKubeletOutput = "fake-kubelet: ok\n"
 // answers the upgrade with apimachinery's real SPDY upgrader, so a
 // 101 Switching Protocols seen by a client is the real one. After the
 // upgrade it plays a command that prints FakeKubeletOutput and exits 0.
+//
+// It also serves GET /containerLogs/..., which the apiserver proxies
+// pods/<pod>/log to, so a log read through the apiserver reaches it.
 //
 // Point a node at it with ReadyNodeStatus(cpu, mem, k.Port).
 type FakeKubelet struct {
@@ -72,7 +77,11 @@ func (k *FakeKubelet) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	k.requests = append(k.requests, r.Method+" "+r.URL.Path)
 	k.mu.Unlock()
 	if !httpstream.IsUpgradeRequest(r) {
-		http.Error(w, "fake kubelet: only exec/attach upgrades are served", http.StatusNotFound)
+		if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/containerLogs/") {
+			serveLog(w, r)
+			return
+		}
+		http.Error(w, "fake kubelet: only exec/attach upgrades and containerLogs are served", http.StatusNotFound)
 		return
 	}
 	// Handshake negotiates X-Stream-Protocol-Version and sets it on the
@@ -89,6 +98,31 @@ func (k *FakeKubelet) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case <-conn.CloseChan():
 	case <-k.stop:
 	}
+}
+
+// FakeKubeletLog is the log of every container the fake kubelet serves.
+const FakeKubeletLog = "fake-kubelet: log line\n"
+
+// serveLog answers GET /containerLogs/<namespace>/<pod>/<container>, the
+// path the apiserver proxies pods/<pod>/log to, honouring limitBytes as
+// the kubelet does (pkg/kubelet/server/server.go getContainerLogs).
+func serveLog(w http.ResponseWriter, r *http.Request) {
+	parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/containerLogs/"), "/")
+	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+		http.Error(w, "fake kubelet: want /containerLogs/<namespace>/<pod>/<container>", http.StatusBadRequest)
+		return
+	}
+	out := FakeKubeletLog
+	if v := r.URL.Query().Get("limitBytes"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			http.Error(w, "fake kubelet: limitBytes must be a positive integer", http.StatusBadRequest)
+			return
+		}
+		out = out[:min(n, len(out))]
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	_, _ = io.WriteString(w, out)
 }
 
 // playCommand handles each stream the client opens: stdout gets

@@ -48,6 +48,9 @@ type Options struct {
 	Version   http.Handler // replaces the /api/v4/version handler
 	Verify    http.Handler // replaces the /api/v4/runners/verify handler
 	Tokens    map[string]int
+	// DateSkew sets every answer's Date header this far from the wall
+	// clock, as a GitLab whose clock is wrong sends it.
+	DateSkew time.Duration
 }
 
 // NewGitLab starts the server on 127.0.0.1.
@@ -83,7 +86,15 @@ func NewGitLab(t testing.TB, o Options) *GitLab {
 		verify = http.HandlerFunc(g.verify)
 	}
 	mux.Handle("POST /api/v4/runners/verify", verify)
-	g.Server = httptest.NewUnstartedServer(mux)
+	var h http.Handler = mux
+	if o.DateSkew != 0 {
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// net/http keeps a Date the handler set.
+			w.Header().Set("Date", time.Now().Add(o.DateSkew).UTC().Format(http.TimeFormat))
+			mux.ServeHTTP(w, r)
+		})
+	}
+	g.Server = httptest.NewUnstartedServer(h)
 	g.Server.TLS = &tls.Config{Certificates: []tls.Certificate{pair}}
 	// Refused handshakes are what the tests are about, not log noise.
 	g.Server.Config.ErrorLog = log.New(io.Discard, "", 0)

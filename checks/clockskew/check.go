@@ -1,0 +1,186 @@
+// Package clockskew compares this host's clock with the clocks of the
+// servers doctor talks to anyway: the apiserver (or its front) and GitLab.
+// It reads the Date header of answers other checks already received
+// (checks.Env.SawDate), so it sends nothing of its own.
+package clockskew
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/apiauth"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/gitlab"
+	"github.com/socialwebcomputer/doctor/checks/runnertoken"
+)
+
+// ID names the check.
+const ID = "clock-skew"
+
+// Thresholds: a Date header has one-second resolution and is stamped
+// somewhere inside the request, so up to a second plus the round trip is
+// no skew at all. Beyond that, WarnAt is worth a look and ErrorAt breaks
+// the 60 s certificates of this world for half their life.
+const (
+	WarnAt  = 10 * time.Second
+	ErrorAt = 30 * time.Second
+)
+
+var Check = &checks.Check{
+	ID:       ID,
+	Title:    "This host's clock agrees with the apiserver's and GitLab's",
+	Severity: checks.Error,
+	Doc: checks.Doc{
+		Cause: "Certificates here live from 60 s (the kcp client certificates) to 24 h, and every TLS peer " +
+			"judges them by its own clock. A clock a few tens of seconds off makes a certificate that is fine " +
+			"on disk not yet valid, or already expired, to whoever checks it: the runner's client-go against " +
+			"the apiserver's, or GitLab's against the runner's. doctor compares this host's clock with the Date " +
+			"header of the answers it already receives from the apiserver front and from GitLab, and names the " +
+			"clock that disagrees: when both servers agree with each other, it is this host's.",
+		// Go's crypto/x509 CertificateInvalidError (verify.go, go1.26), which
+		// client-go and the runner's GitLab client print as the TLS error:
+		// "x509: certificate has expired or is not yet valid: " + Detail, with
+		// Detail "current time %s is before %s" or "current time %s is after %s".
+		Symptom: "x509: certificate has expired or is not yet valid: current time 2026-11-29T12:00:40Z is before 2026-11-29T12:01:00Z",
+		Fix: "Synchronise the clock that disagrees with NTP: on this host timedatectl set-ntp true and " +
+			"chronyc makestep (or systemctl restart systemd-timesyncd); on a server, the same on the machine that runs it.",
+		Verify: "timedatectl status; curl -sI https://<apiserver>/readyz | grep -i '^date:'; date -u",
+		Patterns: []string{
+			// crypto/x509/verify.go (go1.26), CertificateInvalidError.Error for Expired.
+			"x509: certificate has expired or is not yet valid: current time * is before *",
+			"x509: certificate has expired or is not yet valid: current time * is after *",
+		},
+	},
+	// The apiserver's Date arrives with api-auth's request, GitLab's with
+	// runner-token's (and gitlab-reachability's before it): wait for them,
+	// and compare whatever came.
+	Requires: []checks.Node{facts.ThisRunner, facts.Config, checks.Optional(apiauth.Check), checks.Optional(facts.APIClient),
+		checks.Optional(runnertoken.Check)},
+	Network: true,
+	Run: func(p *checks.Pass) error {
+		e := facts.ThisRunner.Get(p)
+		var seen []checks.ServerDate
+		if api := facts.APIClient.Get(p); api != nil {
+			if d, ok := p.Env.Clocks.Date(facts.ClockAPIServer, api.Server); ok {
+				seen = append(seen, d)
+			}
+		}
+		if e.Runner.URL != "" {
+			if t, err := gitlab.RunnerTarget(p.Env, facts.Config.Get(p), e.Label(), e.Runner); err == nil {
+				if d, ok := p.Env.Clocks.Date(gitlab.ClockKind, t.Origin()); ok {
+					seen = append(seen, d)
+				}
+			}
+		}
+		return judge(p, e.Label(), seen)
+	},
+}
+
+// judge reports the clocks that disagree with this host's.
+func judge(p *checks.Pass, label string, seen []checks.ServerDate) error {
+	if len(seen) == 0 {
+		return checks.Skip("no answer from the apiserver or GitLab carried a Date header to compare with")
+	}
+	var off, fine []checks.ServerDate
+	for _, d := range seen {
+		if beyond(d) >= WarnAt {
+			off = append(off, d)
+		} else {
+			fine = append(fine, d)
+		}
+	}
+	for _, d := range seen {
+		p.Observe(checks.Observation{Name: "clock_skew_seconds", Labels: map[string]string{"server": d.Kind + " " + d.Server},
+			Value: d.Skew().Seconds()})
+	}
+	if len(off) == 0 {
+		return nil
+	}
+	evidence := make([]checks.Evidence, 0, len(seen))
+	for _, d := range seen {
+		evidence = append(evidence, checks.Evidence{Source: "Date header from " + d.Kind + " " + d.Server, Detail: describe(d)})
+	}
+	sev := checks.Warning
+	worst := off[0]
+	for _, d := range off {
+		if beyond(d) > beyond(worst) {
+			worst = d
+		}
+	}
+	if beyond(worst) >= ErrorAt {
+		sev = checks.Error
+	}
+	var cause, fix string
+	switch {
+	case len(off) == len(seen) && len(seen) > 1 && agree(off):
+		cause = fmt.Sprintf("This host's clock is %s %s: the %s at %s and %s at %s agree with each other and not with it. "+
+			"The runner judges every certificate by it, so one that is valid reads as `x509: certificate has expired or is not yet valid`.",
+			human(-worst.Skew()), aheadBehind(-worst.Skew()), off[0].Kind, off[0].Server, off[1].Kind, off[1].Server)
+		fix = "Synchronise this host's clock: timedatectl set-ntp true, then chronyc makestep (or systemctl restart systemd-timesyncd)."
+	case len(fine) > 0:
+		cause = fmt.Sprintf("The %s at %s has a clock %s %s of this host's, while the %s at %s agrees with it: that server's clock is wrong. "+
+			"Certificates it issues or checks are judged %s off, and a short-lived one reads as `x509: certificate has expired or is not yet valid`.",
+			worst.Kind, worst.Server, human(worst.Skew()), aheadBehind(worst.Skew()), fine[0].Kind, fine[0].Server, human(worst.Skew()))
+		fix = fmt.Sprintf("Synchronise the clock of the machine that serves %s with NTP (timedatectl set-ntp true; chronyc makestep).", worst.Server)
+	default:
+		cause = fmt.Sprintf("This host's clock and the %s's at %s disagree by %s (the server is %s); with no third clock to ask, either may be wrong. "+
+			"Certificates that live 60 s to 24 h then read as `x509: certificate has expired or is not yet valid`.",
+			worst.Kind, worst.Server, human(worst.Skew()), aheadBehind(worst.Skew()))
+		fix = "Compare both with a trusted clock (date -u here and on the server, or chronyc tracking), then synchronise the one that is off with NTP."
+	}
+	p.Report(checks.Finding{Severity: sev, Cause: label + ": " + cause, Evidence: evidence, Fix: fix})
+	return nil
+}
+
+// beyond is the part of the skew the measurement cannot explain: the
+// header's one-second resolution and the round trip are subtracted.
+func beyond(d checks.ServerDate) time.Duration {
+	s := d.Skew()
+	if s < 0 {
+		s = -s
+	}
+	s -= time.Second + d.RTT
+	if s < 0 {
+		return 0
+	}
+	return s
+}
+
+// agree says whether the skewed servers run together (within WarnAt of
+// each other, in the same direction): then the odd one out is this host.
+func agree(ds []checks.ServerDate) bool {
+	for _, d := range ds[1:] {
+		diff := d.Skew() - ds[0].Skew()
+		if diff < 0 {
+			diff = -diff
+		}
+		if diff >= WarnAt || (d.Skew() > 0) != (ds[0].Skew() > 0) {
+			return false
+		}
+	}
+	return true
+}
+
+func describe(d checks.ServerDate) string {
+	return fmt.Sprintf("Date %s; this host's clock read %s when it arrived (%s, round trip %s)",
+		d.Date.UTC().Format(time.RFC1123), d.Local.UTC().Format(time.RFC3339), skewWords(d.Skew()), d.RTT.Round(time.Millisecond))
+}
+
+func skewWords(s time.Duration) string {
+	if s.Abs() < time.Second {
+		return "in step"
+	}
+	return "server " + human(s) + " " + aheadBehind(s)
+}
+
+func aheadBehind(s time.Duration) string {
+	if s < 0 {
+		return "behind"
+	}
+	return "ahead"
+}
+
+func human(s time.Duration) string {
+	return s.Abs().Round(time.Second).String()
+}

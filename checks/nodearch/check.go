@@ -1,0 +1,236 @@
+// Package nodearch checks that the images a job runs are built for the
+// architecture of the nodes its pod lands on: the helper image, which the
+// runner picks by a rule of its own, and what recent job pods show.
+package nodearch
+
+import (
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/cluster"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/runnerconfig"
+)
+
+// ID names the check.
+const ID = "node-arch"
+
+// ArchLabel is the node label the kubelet sets and node_selector uses
+// (api.LabelArchStable in the executor).
+const ArchLabel = corev1.LabelArchStable
+
+var Check = &checks.Check{
+	ID:       ID,
+	Title:    "The job's images match the architecture of the nodes it runs on",
+	Severity: checks.Error,
+	Doc: checks.Doc{
+		Cause: "The Kubernetes executor picks its helper image for linux/amd64 unless node_selector names a " +
+			"kubernetes.io/arch, or helper_image_autoset_arch_and_os is set, which picks the runner's own architecture " +
+			"(executors/kubernetes/kubernetes.go prepareHelperImage and retrieveHelperImageConfig, v19.3.0). A cluster " +
+			"that rents arm64 nodes (or a mix) then starts the amd64 helper on an arm64 node, and the container dies at " +
+			"its first instruction; the build image can be wrong the same way. doctor compares the helper's architecture " +
+			"with the kubernetes.io/arch of the nodes the node_selector admits, and reads recent job pods for the failure. " +
+			"It does not read the build image's manifest list from its registry.",
+		// executors/kubernetes/internal/watchers/pod.go, v19.3.0:
+		// fmt.Errorf("container %q is in CrashLoopBackOff: %s", ...), whose
+		// message ends in the last termination's "exec format error"; the
+		// exec into a helper that never started reads container not found.
+		Symptom: `ERROR: Job failed (system failure): prepare environment: container "helper" is in CrashLoopBackOff: back-off 10s: exec format error; or unable to upgrade connection: container not found ("helper")`,
+		Fix: "Pin the jobs to the architecture their images are built for: [runners.kubernetes.node_selector] " +
+			"\"kubernetes.io/arch\" = \"amd64\" (the helper follows that label), or \"arm64\" when the cluster rents only arm64 nodes.",
+		Verify: "kubectl get nodes -L kubernetes.io/arch; grep -A3 'node_selector' /etc/gitlab-runner/config.toml",
+		Patterns: []string{
+			// executors/kubernetes/internal/watchers/pod.go, v19.3.0 (crashLoopMessage).
+			`container "*" is in CrashLoopBackOff: *exec format error`,
+			"exec format error",
+			// the kubelet's answer to an exec into the helper that is not running.
+			`container not found ("helper")`,
+		},
+	},
+	Requires:  []checks.Node{cluster.ListsFact, facts.ThisRunner},
+	Executors: []string{checks.Kubernetes},
+	Network:   true,
+	Run: func(p *checks.Pass) error {
+		l := cluster.ListsFact.Get(p)
+		if err := l.Err("nodes"); err != nil {
+			return err
+		}
+		e := facts.ThisRunner.Get(p)
+		live := p.Env.Root == "" || p.Env.Root == "/"
+		return judge(p, e, HelperArch(e.Kube(), live), l.Nodes, l.RunnerPods)
+	},
+}
+
+// Helper is the helper image's architecture and why.
+type Helper struct {
+	Arch string // "" when doctor cannot tell
+	Why  string
+}
+
+// HelperArch follows the executor: the amd64 default, the runner's own
+// architecture with helper_image_autoset_arch_and_os, and node_selector's
+// kubernetes.io/arch over both (kubernetes.go prepareHelperImage, v19.3.0).
+// A helper_image of the operator's own is whatever its manifest says.
+func HelperArch(k *runnerconfig.Kubernetes, live bool) Helper {
+	if a := k.NodeSelector[ArchLabel]; a != "" {
+		return Helper{a, fmt.Sprintf("node_selector %s = %q picks the helper image for it", ArchLabel, a)}
+	}
+	if k.HelperImage != "" {
+		return Helper{"", fmt.Sprintf("helper_image = %q is the operator's own: its manifest decides", k.HelperImage)}
+	}
+	if k.HelperImageAutosetArchAndOS {
+		if live {
+			return Helper{runtime.GOARCH, "helper_image_autoset_arch_and_os = true picks the runner's own architecture, this host's " + runtime.GOARCH}
+		}
+		return Helper{"", "helper_image_autoset_arch_and_os = true picks the runner's own architecture, which a saved root does not show"}
+	}
+	return Helper{"amd64", "the executor's default: no node_selector " + ArchLabel + " and no helper_image_autoset_arch_and_os"}
+}
+
+// NodeArch is a node's architecture: its label, else what the kubelet reports.
+func NodeArch(n *corev1.Node) string {
+	if a := n.Labels[ArchLabel]; a != "" {
+		return a
+	}
+	return n.Status.NodeInfo.Architecture
+}
+
+func judge(p *checks.Pass, e *facts.RunnerEntry, h Helper, nodes []corev1.Node, pods []corev1.Pod) error {
+	label, sel := e.Label(), e.Kube().NodeSelector
+	src, line := e.At("kubernetes", "node_selector")
+	admitted, archs := admittedBy(nodes, sel)
+	failed := execFormatFailures(pods)
+
+	var mismatched []string
+	if h.Arch != "" {
+		for _, n := range admitted {
+			if a := NodeArch(n); a != "" && a != h.Arch {
+				mismatched = append(mismatched, n.Name+" ("+a+")")
+			}
+		}
+	}
+	nodeEv := checks.Evidence{Source: "GET /api/v1/nodes", Detail: fmt.Sprintf("%d of %d nodes admitted by the node_selector; architectures: %s",
+		len(admitted), len(nodes), archList(archs))}
+	selEv := checks.Evidence{Source: src, Detail: orNone(line, "no node_selector")}
+	switch {
+	case len(mismatched) > 0:
+		p.Report(checks.Finding{
+			Cause: fmt.Sprintf("%s: the helper image is linux/%s (%s), but the job pod may land on %s: there the helper dies with "+
+				"`exec format error` and the runner reports `container not found (\"helper\")`.", label, h.Arch, h.Why, strings.Join(mismatched, ", ")),
+			Evidence: append([]checks.Evidence{selEv, nodeEv}, failed...),
+			Fix:      pinFix(h.Arch, archs),
+		})
+	case len(failed) > 0:
+		p.Report(checks.Finding{
+			Cause: fmt.Sprintf("%s: a recent job pod's container died with `exec format error`: its image is built for another "+
+				"architecture than the node it ran on (%s). The helper is %s.", label, archList(archs), helperWords(h)),
+			Evidence: append([]checks.Evidence{selEv, nodeEv}, failed...),
+			Fix: "Build the job's image for the nodes' architecture (a multi-arch manifest: docker buildx build --platform " +
+				"linux/amd64,linux/arm64), or pin the jobs with [runners.kubernetes.node_selector] \"kubernetes.io/arch\".",
+		})
+	case sel[ArchLabel] != "" && len(nodes) > 0 && len(archs[sel[ArchLabel]]) == 0:
+		p.Report(checks.Finding{Severity: checks.Warning,
+			Cause: fmt.Sprintf("%s: node_selector %s = %q matches none of the %d nodes (%s): job pods stay Pending until the "+
+				"cluster rents a %s node.", label, ArchLabel, sel[ArchLabel], len(nodes), archList(archs), sel[ArchLabel]),
+			Evidence: []checks.Evidence{selEv, nodeEv},
+			Fix:      fmt.Sprintf("Rent %s nodes, or set node_selector %s to one of %s.", sel[ArchLabel], ArchLabel, archList(archs)),
+		})
+	}
+	return nil
+}
+
+// admittedBy is the nodes whose labels satisfy every node_selector entry
+// (the arch entry too), and the architecture of every node, by arch.
+func admittedBy(nodes []corev1.Node, sel map[string]string) ([]*corev1.Node, map[string][]string) {
+	var out []*corev1.Node
+	archs := map[string][]string{}
+	for i := range nodes {
+		n := &nodes[i]
+		if a := NodeArch(n); a != "" {
+			archs[a] = append(archs[a], n.Name)
+		}
+		ok := true
+		for k, v := range sel {
+			if n.Labels[k] != v && !(k == ArchLabel && NodeArch(n) == v) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			out = append(out, n)
+		}
+	}
+	return out, archs
+}
+
+// execFormatFailures are the runner namespace's containers that died of
+// it, as evidence: the last termination or the current one.
+func execFormatFailures(pods []corev1.Pod) []checks.Evidence {
+	var ev []checks.Evidence
+	for i := range pods {
+		pod := &pods[i]
+		if !cluster.IsJobPod(pod) {
+			continue
+		}
+		for _, s := range append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
+			for _, t := range []*corev1.ContainerStateTerminated{s.State.Terminated, s.LastTerminationState.Terminated} {
+				if t != nil && strings.Contains(t.Message, "exec format error") {
+					ev = append(ev, checks.Evidence{Source: "GET /api/v1/namespaces/" + pod.Namespace + "/pods/" + pod.Name,
+						Detail: fmt.Sprintf("container %q (image %s) on node %s: %s", s.Name, s.Image, orNone(pod.Spec.NodeName, "no node"), t.Message)})
+					break
+				}
+			}
+			if len(ev) >= 5 {
+				return ev
+			}
+		}
+	}
+	return ev
+}
+
+func pinFix(helper string, archs map[string][]string) string {
+	if len(archs[helper]) == 0 {
+		// No node of the helper's architecture: pin to what the cluster rents.
+		var only string
+		for a := range archs {
+			only = a
+		}
+		if len(archs) == 1 {
+			return fmt.Sprintf("Every node is %s: set [runners.kubernetes.node_selector] \"kubernetes.io/arch\" = %q, which also picks the %s "+
+				"helper image, and use %s build images; restart the runner.", only, only, only, only)
+		}
+	}
+	return fmt.Sprintf("Keep the jobs on %s nodes: set [runners.kubernetes.node_selector] \"kubernetes.io/arch\" = %q (the helper "+
+		"follows that label), and restart the runner.", helper, helper)
+}
+
+func helperWords(h Helper) string {
+	if h.Arch == "" {
+		return "of unknown architecture: " + h.Why
+	}
+	return "linux/" + h.Arch + " (" + h.Why + ")"
+}
+
+func archList(archs map[string][]string) string {
+	if len(archs) == 0 {
+		return "none reported"
+	}
+	var s []string
+	for a, ns := range archs {
+		s = append(s, fmt.Sprintf("%s: %s", a, strings.Join(ns, ", ")))
+	}
+	sort.Strings(s)
+	return strings.Join(s, "; ")
+}
+
+func orNone(s, none string) string {
+	if s == "" {
+		return none
+	}
+	return s
+}
