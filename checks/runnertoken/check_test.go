@@ -117,7 +117,15 @@ func TestForbiddenOrphanedAndLegacy(t *testing.T) {
 	r := verify(t, gitlabtest.Options{}, good, removed, orphan, legacy)
 	wantSays(t, r.token, checks.StatusFail,
 		`[[runners]] #2 "runner-2": GitLab answers 403 to a glrt- runner authentication token: the token is invalid or the runner was removed in GitLab: re-register`,
-		`[[runners]] #3 "runner-3": GitLab answers 422`, "orphaned", "system_id")
+		`[[runners]] #3 "runner-3": GitLab answers 422`, "orphaned", "system_id",
+		// A 403 marks the runner unhealthy (commands/health_helper.go, v19.3.0).
+		"After 3 failed job requests in a row (unhealthy_requests_limit)", "is unhealthy and will be disabled for 1h0m0s seconds!",
+		"restart the runner (sudo systemctl restart")
+	for _, f := range r.token.Findings {
+		if strings.Contains(f.Cause, "422") && strings.Contains(f.Fix, "unhealthy") {
+			t.Errorf("the 422 finding says the runner disables itself; only a 403 or no answer does: %s", f.Fix)
+		}
+	}
 	if n := len(r.token.Findings); n != 2 {
 		t.Errorf("%d findings, want 2 (403 and 422):\n%s", n, text(r.token))
 	}
