@@ -13,8 +13,11 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/execupgrade"
 	"github.com/socialwebcomputer/doctor/checks/gitlabreach"
 	"github.com/socialwebcomputer/doctor/checks/imagepull"
+	"github.com/socialwebcomputer/doctor/checks/jobidentity"
+	"github.com/socialwebcomputer/doctor/checks/jobterminations"
 	"github.com/socialwebcomputer/doctor/checks/kubeconfigfile"
 	"github.com/socialwebcomputer/doctor/checks/namespace"
+	"github.com/socialwebcomputer/doctor/checks/namespacequota"
 	"github.com/socialwebcomputer/doctor/checks/nodelocaldns"
 	"github.com/socialwebcomputer/doctor/checks/ownerrbac"
 	"github.com/socialwebcomputer/doctor/checks/pendingnonode"
@@ -45,9 +48,12 @@ func Checks() []*checks.Check {
 		ownerrbac.Check,
 		runnerrbac.Check,
 		namespace.Check,
+		namespacequota.Check,
+		jobidentity.Check,
 		pendingnonode.Check,
 		pendingunschedulable.Check,
 		imagepull.Check,
+		jobterminations.Check,
 		nodelocaldns.Check,
 		scaletozero.Check,
 		execupgrade.Check,
