@@ -8,11 +8,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/socialwebcomputer/doctor/checks/jobpod"
 	"github.com/socialwebcomputer/doctor/internal/testenv"
+	"github.com/socialwebcomputer/doctor/internal/testpki"
 	"github.com/socialwebcomputer/doctor/internal/testroot"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
@@ -218,5 +220,52 @@ func TestTwoRunnersOneRestrictedNamespace(t *testing.T) {
 	}
 	if got := statusOf(rep, "job-identity", 2); got != "pass" {
 		t.Errorf("job-identity for runner 2: %q, want pass", got)
+	}
+}
+
+// A runner identity with exactly the runner's Role in its namespace may not
+// read quotas, limit ranges or the namespace: namespace-quota and
+// job-identity are unknown, naming the RBAC it lacks, and report nothing.
+func TestJobChecksUnknownWithoutRBAC(t *testing.T) {
+	env := testenv.Start(t)
+	env.EnsureNamespace("ns-alpha")
+	config := flagsConfig(nil, nil)
+	rules := rulesFor(t, neededOf(t, config), "ns-alpha")
+	const user = "ci-runner-role-only"
+	rbac := env.Clientset().RbacV1()
+	if _, err := rbac.Roles("ns-alpha").Create(t.Context(), &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: user}, Rules: rules}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rbac.RoleBindings("ns-alpha").Create(t.Context(), &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: user},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: user},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: user}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitAuthorizedIn(t, env, user, "ns-alpha", "list", "pods", "")
+	now := time.Now()
+	cert, key := env.MintClient(user, nil, now.Add(-time.Hour), now.Add(12*time.Hour))
+	rep := runOne(t, config, testpki.Kubeconfig("tenant-ci", env.URL, env.CAPEM, cert, key))
+	for id, want := range map[string]string{
+		"namespace-quota": "needs RBAC verb list on resourcequotas",
+		"job-identity":    "needs RBAC verb get on namespaces",
+	} {
+		var found bool
+		for _, c := range rep.Checks {
+			if c.ID != id {
+				continue
+			}
+			found = true
+			if c.Status != "unknown" || !strings.Contains(c.Reason, want) {
+				t.Errorf("%s: %s %q, want unknown naming %q", id, c.Status, c.Reason, want)
+			}
+		}
+		if !found {
+			t.Errorf("%s not in the report", id)
+		}
+		for _, f := range rep.Findings {
+			if f.Check == id {
+				t.Errorf("%s reported a finding without permission to read: %s", id, f.Cause)
+			}
+		}
 	}
 }
