@@ -156,21 +156,7 @@ func TestJobScenarios(t *testing.T) {
 			return kc
 		}, want: Want{Exit: 2, Top: "job-identity"}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			env := testenv.Start(t)
-			kc := tc.setup(t, env)
-			cfg := tc.config
-			if cfg == "" {
-				cfg = testroot.GuideConfig
-			}
-			rep := runAgainst(t, cfg, kc, tc.now)
-			AssertWant(t, rep, tc.want)
-			if tc.want.Top != "" && len(rep.Findings) > 0 {
-				t.Logf("top: %s", rep.Findings[0].Cause)
-			}
-		})
-	}
+	runClusterCases(t, cases)
 }
 
 // The apiserver itself refuses the pod doctor says it refuses: a
