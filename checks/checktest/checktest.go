@@ -38,3 +38,25 @@ func WantSays(t testing.TB, r checks.CheckResult, status checks.Status, says ...
 		}
 	}
 }
+
+// Matches reports whether one of doc's Patterns matches line, by the
+// contract of checks.Doc.Patterns: a fragment anywhere in the line, `*`
+// any run of characters within it. For the checks' own tests; doctor why
+// has its matcher.
+func Matches(doc checks.Doc, line string) bool {
+	for _, p := range doc.Patterns {
+		rest, ok := line, true
+		for _, part := range strings.Split(p, "*") {
+			j := strings.Index(rest, part)
+			if j < 0 {
+				ok = false
+				break
+			}
+			rest = rest[j+len(part):]
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}

@@ -67,3 +67,19 @@ func TestEnoughConcurrencySaysNothingOfIt(t *testing.T) {
 		}
 	}
 }
+
+func TestPatternsMatchTheRunnersWarning(t *testing.T) {
+	// commands/multi.go checkConfigConcurrency, v19.3.0, as logged for two runners and concurrent = 1.
+	for _, line := range []string{
+		"WARNING: CONFIGURATION: Long polling issues detected.",
+		"  - Worker starvation bottleneck: 'concurrent' setting (1) is less than number of runners (2)",
+		"  - Build limit bottleneck: 1 runners have low 'limit' settings (≤2) with request_concurrency=1",
+	} {
+		if !checktest.Matches(configlint.Check.Doc, line) {
+			t.Errorf("no pattern matches %q", line)
+		}
+	}
+	if checktest.Matches(configlint.Check.Doc, "Configuration loaded                                builds=0 max_builds=2") {
+		t.Error("a pattern matches the runner's healthy start line")
+	}
+}

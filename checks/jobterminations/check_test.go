@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/cluster"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
@@ -122,23 +123,4 @@ func TestPatternsMatchTheRunnersLines(t *testing.T) {
 	}
 }
 
-// matchesAny is the Doc.Patterns contract: fragments, `*` any run of
-// characters within the line.
-func matchesAny(line string) bool {
-	for _, p := range Check.Doc.Patterns {
-		parts := strings.Split(p, "*")
-		rest, ok := line, true
-		for _, part := range parts {
-			j := strings.Index(rest, part)
-			if j < 0 {
-				ok = false
-				break
-			}
-			rest = rest[j+len(part):]
-		}
-		if ok {
-			return true
-		}
-	}
-	return false
-}
+func matchesAny(line string) bool { return checktest.Matches(Check.Doc, line) }

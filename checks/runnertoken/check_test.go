@@ -192,3 +192,14 @@ func TestKindNeverShowsTheToken(t *testing.T) {
 		}
 	}
 }
+
+func TestPatternsMatchTheUnhealthyLine(t *testing.T) {
+	// commands/health_helper.go markHealth, v19.3.0, with the default unhealthy_interval.
+	line := `ERROR: Runner "https://gitlab.example.invalid/t1_abc12" is unhealthy and will be disabled for 1h0m0s seconds!  runner=t1_abc12 unhealthy_requests=3 unhealthy_requests_limit=3`
+	if !checktest.Matches(runnertoken.Check.Doc, line) {
+		t.Errorf("no pattern matches %q", line)
+	}
+	if checktest.Matches(runnertoken.Check.Doc, "Checking for jobs... received                       job=42 repo_url=https://gitlab.example.invalid/g/p.git") {
+		t.Error("a pattern matches a job received")
+	}
+}
