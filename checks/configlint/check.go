@@ -24,6 +24,14 @@ var Check = &checks.Check{
 		Symptom: "ERROR: Job failed (system failure): prepare environment: waiting for pod running: timed out waiting for pod to start; or \"Job's log exceeded limit of 4194304 bytes.\"",
 		Fix:     "Set the values the guide's settings table gives: concurrent = <nodes you pay for>, output_limit = 51200, poll_timeout = 3600, required pod anti-affinity on kubernetes.io/hostname, and idle_count > 0 only inside periods.",
 		Verify:  "doctor run --only config-lint",
+		Patterns: []string{
+			// commands/multi.go, v19.3.0 (checkConfigConcurrency)
+			"CONFIGURATION: Long polling issues detected.",
+			"Worker starvation bottleneck: 'concurrent' setting (*) is less than number of runners (*)",
+			"Build limit bottleneck: * runners have low 'limit' settings (≤2) with request_concurrency=1",
+			// commands/register.go, v19.3.0
+			"The specified runner request concurrency (*) is larger than the current global concurrent limit (*).",
+		},
 	},
 	Requires: []checks.Node{configdecode.Check, facts.Config, facts.RunnerEnviron},
 	Run:      run,
