@@ -21,10 +21,13 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/gitlabreach"
 	"github.com/socialwebcomputer/doctor/checks/helperimage"
 	"github.com/socialwebcomputer/doctor/checks/imagepull"
+	"github.com/socialwebcomputer/doctor/checks/jobidentity"
+	"github.com/socialwebcomputer/doctor/checks/jobterminations"
 	"github.com/socialwebcomputer/doctor/checks/kubeconfigfile"
 	"github.com/socialwebcomputer/doctor/checks/kubeletreach"
 	"github.com/socialwebcomputer/doctor/checks/kubeletserving"
 	"github.com/socialwebcomputer/doctor/checks/namespace"
+	"github.com/socialwebcomputer/doctor/checks/namespacequota"
 	"github.com/socialwebcomputer/doctor/checks/nodearch"
 	"github.com/socialwebcomputer/doctor/checks/nodelocaldns"
 	"github.com/socialwebcomputer/doctor/checks/ownerrbac"
@@ -56,9 +59,12 @@ func Checks() []*checks.Check {
 		ownerrbac.Check,
 		runnerrbac.Check,
 		namespace.Check,
+		namespacequota.Check,
+		jobidentity.Check,
 		pendingnonode.Check,
 		pendingunschedulable.Check,
 		imagepull.Check,
+		jobterminations.Check,
 		nodelocaldns.Check,
 		kubeletserving.Check,
 		kubeletreach.Check,

@@ -60,29 +60,30 @@ func WantPatterns(t testing.TB, c *checks.Check, lines ...string) {
 		t.Fatalf("%s has no Doc.Patterns", c.ID)
 	}
 	for _, line := range lines {
-		ok := false
-		for _, p := range c.Doc.Patterns {
-			ok = ok || patternMatches(p, line)
-		}
-		if !ok {
+		if !Matches(c.Doc, line) {
 			t.Errorf("%s: no pattern of %q matches %q", c.ID, c.Doc.Patterns, line)
 		}
 	}
 }
 
-func patternMatches(pattern, line string) bool {
-	parts := strings.Split(pattern, "*")
-	i := strings.Index(line, parts[0])
-	if i < 0 {
-		return false
-	}
-	rest := line[i+len(parts[0]):]
-	for _, part := range parts[1:] {
-		j := strings.Index(rest, part)
-		if j < 0 {
-			return false
+// Matches reports whether one of doc's Patterns matches line, by the
+// contract of checks.Doc.Patterns: a fragment anywhere in the line, `*`
+// any run of characters within it. For the checks' own tests; doctor why
+// has its matcher.
+func Matches(doc checks.Doc, line string) bool {
+	for _, p := range doc.Patterns {
+		rest, ok := line, true
+		for _, part := range strings.Split(p, "*") {
+			j := strings.Index(rest, part)
+			if j < 0 {
+				ok = false
+				break
+			}
+			rest = rest[j+len(part):]
 		}
-		rest = rest[j+len(part):]
+		if ok {
+			return true
+		}
 	}
-	return true
+	return false
 }

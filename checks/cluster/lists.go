@@ -26,11 +26,16 @@ const PageSize = 500
 // each request independent of the others goes out in parallel, and each list
 // is paginated.
 type Lists struct {
-	Namespace       string // the runner namespace
-	RunnerPods      []corev1.Pod
-	PendingPods     []corev1.Pod // cluster-wide, status.phase=Pending
-	Nodes           []corev1.Node
-	PendingEvents   map[string][]corev1.Event // Warning events of the runner namespace's Pending pods, by "<ns>/<name>"
+	Namespace     string // the runner namespace
+	RunnerPods    []corev1.Pod
+	PendingPods   []corev1.Pod // cluster-wide, status.phase=Pending
+	Nodes         []corev1.Node
+	PendingEvents map[string][]corev1.Event // Warning events of the runner namespace's Pending pods, by "<ns>/<name>"
+	// PodEvents are the Warning events of every pod of the runner
+	// namespace, by pod name, including pods already gone: an eviction or
+	// a preemption outlives the job pod the runner deleted (events live an
+	// hour by default). The same list as PendingEvents, no extra request.
+	PodEvents       map[string][]corev1.Event
 	PriorityClasses []schedv1.PriorityClass
 	// Errs holds the list that failed, by name: a check that needs it
 	// returns the error (unknown); the others still run.
@@ -190,7 +195,8 @@ func listEvents(ctx context.Context, api *facts.API, ns string) *eventList {
 func join(ns string, wide *clusterLists, local *namespaceLists, events *eventList) *Lists {
 	l := &Lists{
 		Namespace: ns, RunnerPods: local.RunnerPods, PendingPods: wide.PendingPods, Nodes: wide.Nodes,
-		PriorityClasses: wide.PriorityClasses, PendingEvents: map[string][]corev1.Event{}, Errs: map[string]error{},
+		PriorityClasses: wide.PriorityClasses, PendingEvents: map[string][]corev1.Event{}, PodEvents: map[string][]corev1.Event{},
+		Errs: map[string]error{},
 	}
 	for name, err := range map[string]error{"runner pods": local.pods, "events": events.err,
 		"pending pods": wide.pending, "nodes": wide.nodes, "priorityclasses": wide.priority} {
@@ -204,9 +210,13 @@ func join(ns string, wide *clusterLists, local *namespaceLists, events *eventLis
 	}
 	for _, e := range events.Events {
 		key := e.InvolvedObject.Namespace + "/" + e.InvolvedObject.Name
-		if pending[key] && e.InvolvedObject.Namespace == ns {
+		if e.InvolvedObject.Namespace != ns {
+			continue
+		}
+		if pending[key] {
 			l.PendingEvents[key] = append(l.PendingEvents[key], e)
 		}
+		l.PodEvents[e.InvolvedObject.Name] = append(l.PodEvents[e.InvolvedObject.Name], e)
 	}
 	return l
 }

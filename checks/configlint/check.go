@@ -18,11 +18,20 @@ var Check = &checks.Check{
 	Doc: checks.Doc{
 		Cause: "Settings that decode fine but fight the rented-node model: concurrent of 1 wedges on a stale job; " +
 			"output_limit below 51200 KB cuts a Go test log; poll_timeout below 600 s gives up while a rented node " +
-			"is still booting (the runner's default is 180 s); without required pod anti-affinity two jobs share a " +
+			"is still booting (the runner's default is 180 s); concurrent below the number of [[runners]], or a limit of 1 or 2 " +
+			"with request_concurrency 1, leaves a job waiting out GitLab's long poll; without required pod anti-affinity two jobs share a " +
 			"node; an autoscaler policy with idle_count > 0 and no periods keeps a node billed around the clock.",
 		Symptom: "ERROR: Job failed (system failure): prepare environment: waiting for pod running: timed out waiting for pod to start; or \"Job's log exceeded limit of 4194304 bytes.\"",
 		Fix:     "Set the values the guide's settings table gives: concurrent = <nodes you pay for>, output_limit = 51200, poll_timeout = 3600, required pod anti-affinity on kubernetes.io/hostname, and idle_count > 0 only inside periods.",
 		Verify:  "doctor run --only config-lint",
+		Patterns: []string{
+			// commands/multi.go, v19.3.0 (checkConfigConcurrency)
+			"CONFIGURATION: Long polling issues detected.",
+			"Worker starvation bottleneck: 'concurrent' setting (*) is less than number of runners (*)",
+			"Build limit bottleneck: * runners have low 'limit' settings (≤2) with request_concurrency=1",
+			// commands/register.go, v19.3.0
+			"The specified runner request concurrency (*) is larger than the current global concurrent limit (*).",
+		},
 	},
 	Requires: []checks.Node{configdecode.Check, facts.Config, facts.RunnerEnviron},
 	Run:      run,
@@ -47,6 +56,7 @@ func run(p *checks.Pass) error {
 			Fix:      "Set concurrent to the number of nodes the user will pay for (every concurrent job is a rented node), at least 2.",
 		})
 	}
+	lintConcurrency(p, c)
 	for i, r := range cfg.Runners {
 		lintFleeting(p, c, i, r)
 		if r.Executor != "kubernetes" {

@@ -14,6 +14,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/configdecode"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/gitlab"
+	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
 var Check = &checks.Check{
@@ -72,9 +73,14 @@ func run(p *checks.Pass) error {
 	// probe finished first.
 	var errs []error
 	for i, r := range results {
-		for _, f := range r.findings {
+		for j, f := range r.findings {
 			if len(ts[i].Runners) == 1 {
 				f.Runner = &ts[i].Runners[0]
+			}
+			if r.disables[j] && len(ts[i].Runners) > 0 {
+				// A request that gets no answer marks the runner unhealthy
+				// (network/gitlab.go RequestJob, clientError, v19.3.0).
+				f.Fix += gitlab.DisabledNote(runnerOf(cfg, ts[i].Runners[0]), "gitlab-runner restart, or restart its service")
 			}
 			p.Report(f)
 		}
@@ -87,13 +93,33 @@ func run(p *checks.Pass) error {
 
 type result struct {
 	findings []checks.Finding
-	err      error // could not judge: no resolver
+	disables []bool // per finding: the runner's own job request fails the same way
+	err      error  // could not judge: no resolver
 }
 
 func (r *result) add(f *checks.Finding) {
 	if f != nil {
 		r.findings = append(r.findings, *f)
+		r.disables = append(r.disables, false)
 	}
+}
+
+// addUnanswered adds a failure where the runner's job request would get
+// no answer at all (name, connection, TLS, no response): those mark it
+// unhealthy.
+func (r *result) addUnanswered(f *checks.Finding) {
+	if f != nil {
+		r.add(f)
+		r.disables[len(r.disables)-1] = true
+	}
+}
+
+// runnerOf is the [[runners]] entry a finding's runner names.
+func runnerOf(cfg *facts.ConfigFile, ref checks.RunnerRef) *runnerconfig.Runner {
+	if cfg.Decoded() && ref.Index >= 1 && ref.Index <= len(cfg.Config.Runners) {
+		return cfg.Config.Runners[ref.Index-1]
+	}
+	return nil
 }
 
 // probe walks the stages for one target and stops at the first failure.
@@ -105,13 +131,13 @@ func probe(ctx context.Context, env *checks.Env, t *gitlab.Target, dl gitlab.Dea
 		return r
 	}
 	if !sys.Resolved() {
-		r.add(dnsFailure(t, sys))
+		r.addUnanswered(dnsFailure(t, sys))
 		return r
 	}
 	r.add(rentedView(ctx, env, t, sys, dl))
 	conn, fail := gitlab.Connect(ctx, env, t, sys.Addrs, dl)
 	if fail != nil {
-		r.add(connectFailure(t, sys, fail))
+		r.addUnanswered(connectFailure(t, sys, fail))
 		return r
 	}
 	if conn.Cert != nil && conn.Cert.Soon() {
@@ -120,7 +146,7 @@ func probe(ctx context.Context, env *checks.Env, t *gitlab.Target, dl gitlab.Dea
 	u := t.Endpoint("api/v4/version")
 	resp, err := conn.Request(ctx, "GET", u, nil, nil, true, dl.HTTP)
 	if err != nil {
-		r.add(stageFinding(t, gitlab.StageHTTP, conn.Addr, err.Error(),
+		r.addUnanswered(stageFinding(t, gitlab.StageHTTP, conn.Addr, err.Error(),
 			"GitLab (or whatever holds the port) accepted the connection and did not answer the request: "+
 				"check that GitLab is up (gitlab-ctl status in its container) and that the proxy or Funnel in front forwards to it.",
 			checks.Evidence{Source: "GET " + u.String(), Detail: err.Error()}))

@@ -101,7 +101,24 @@ func TestNameThatDoesNotResolve(t *testing.T) {
 	w := newWorld(t, gitlabtest.Options{})
 	empty := gitlabtest.NewDNS(t, nil)
 	r := reach(t, w.root(t), gitlabtest.Settings(empty.Addr, w.public.Addr, stage))
-	wantSays(t, r, checks.StatusFail, "the dns stage failed at "+gitlabtest.Host, "nxdomain")
+	wantSays(t, r, checks.StatusFail, "the dns stage failed at "+gitlabtest.Host, "nxdomain",
+		"is unhealthy and will be disabled for 1h0m0s seconds!", "asks for no job for 1h0m0s (unhealthy_interval)")
+}
+
+// What something other than GitLab answers is an answer: the runner's job
+// request gets a status, which does not mark it unhealthy.
+func TestWrongAnswerDoesNotDisableTheRunner(t *testing.T) {
+	notGitLab := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusBadGateway) })
+	w := newWorld(t, gitlabtest.Options{Version: notGitLab})
+	r := reach(t, w.root(t), w.settings())
+	if len(r.Findings) == 0 {
+		t.Fatalf("a 502 on /api/v4/version is no finding:\n%s", text(r))
+	}
+	for _, f := range r.Findings {
+		if strings.Contains(f.Fix, "unhealthy") {
+			t.Errorf("a 502 finding says the runner disables itself: %s", f.Fix)
+		}
+	}
 }
 
 func TestCertificateProblemsNameTheTLSStage(t *testing.T) {

@@ -31,6 +31,14 @@ var Check = &checks.Check{
 		Fix: "Register the runner again: create it in the project's Settings > CI/CD > Runners, then gitlab-runner register " +
 			"--url <GitLab url> --token <new glrt- token>, and restart the runner.",
 		Verify: "gitlab-runner verify --config /etc/gitlab-runner/config.toml",
+		Patterns: []string{
+			// commands/health_helper.go, v19.3.0 (markHealth): after unhealthy_requests_limit
+			// refused or unanswered job requests; gitlab-reachability is the cause when GitLab
+			// does not answer, this check when it answers 403.
+			"Runner \"*\" is unhealthy and will be disabled for * seconds!",
+			// network/gitlab.go, v19.3.0 (RequestJob, 403)
+			"Checking for jobs... forbidden",
+		},
 	},
 	// A GitLab that does not answer cannot judge a token.
 	Requires: []checks.Node{gitlabreach.Check, configdecode.Check, facts.ThisRunner, facts.ServiceFact},
@@ -43,10 +51,14 @@ func run(p *checks.Pass) error {
 	e := facts.ThisRunner.Get(p)
 	f, err := verify(p.Context, p.Env, e.File, e.Label(), e.Runner, gitlab.StageDeadlines(p.Env))
 	if f != nil {
+		unit := facts.ServiceFact.Get(p).Name
 		if f.Fix == "" {
-			f.Fix = registerFix(e, facts.ServiceFact.Get(p).Name)
+			f.Fix = registerFix(e, unit)
 		}
-		p.Report(*f)
+		if f.disables {
+			f.Fix += gitlab.DisabledNote(e.Runner, "sudo systemctl restart "+unit)
+		}
+		p.Report(f.Finding)
 	}
 	return err
 }
@@ -71,13 +83,20 @@ func Kind(token string) string {
 	return "a legacy token"
 }
 
-func verify(ctx context.Context, env *checks.Env, cfg *facts.ConfigFile, label string, r *runnerconfig.Runner, dl gitlab.Deadlines) (*checks.Finding, error) {
+// refusal is a finding and whether GitLab's answer is one that marks the
+// runner unhealthy (403: network/gitlab.go RequestJob, v19.3.0).
+type refusal struct {
+	checks.Finding
+	disables bool
+}
+
+func verify(ctx context.Context, env *checks.Env, cfg *facts.ConfigFile, label string, r *runnerconfig.Runner, dl gitlab.Deadlines) (*refusal, error) {
 	tokenEv := checks.Evidence{Source: cfg.Path, Detail: label + " token: " + Kind(r.Token)}
 	if r.Token == "" {
-		return &checks.Finding{
+		return &refusal{Finding: checks.Finding{
 			Cause:    label + " has no token: GitLab refuses every request the runner makes for it.",
 			Evidence: []checks.Evidence{{Source: cfg.Path, Detail: label + " has no token key"}},
-		}, nil
+		}}, nil
 	}
 	t, err := gitlab.RunnerTarget(env, cfg, label, r)
 	if err != nil {
@@ -114,20 +133,20 @@ func verify(ctx context.Context, env *checks.Env, cfg *facts.ConfigFile, label s
 	case http.StatusOK:
 		return nil, nil
 	case http.StatusForbidden:
-		return &checks.Finding{
+		return &refusal{Finding: checks.Finding{
 			Cause: fmt.Sprintf("%s: GitLab answers 403 to %s: the token is invalid or the runner was removed in GitLab: "+
 				"re-register. Until then the runner takes no job.", label, Kind(r.Token)),
 			Evidence: ev,
-		}, nil
+		}, disables: true}, nil
 	case http.StatusUnprocessableEntity:
-		return &checks.Finding{
+		return &refusal{Finding: checks.Finding{
 			Cause: fmt.Sprintf("%s: GitLab answers 422: the token is known but the runner is orphaned. GitLab no longer has the "+
 				"runner manager it recorded for this runner's system_id (the .runner_system_id file next to config.toml), "+
 				"so the runner's requests are refused until it is registered again.", label),
 			Evidence: ev,
 			Fix: "Register the runner again: create it in Settings > CI/CD > Runners, run gitlab-runner register with the new " +
 				"glrt- token, and restart the runner.",
-		}, nil
+		}}, nil
 	default:
 		return nil, fmt.Errorf("%s: %s answered %s, which says nothing about the token", label, src, resp.Line)
 	}

@@ -117,7 +117,15 @@ func TestForbiddenOrphanedAndLegacy(t *testing.T) {
 	r := verify(t, gitlabtest.Options{}, good, removed, orphan, legacy)
 	wantSays(t, r.token, checks.StatusFail,
 		`[[runners]] #2 "runner-2": GitLab answers 403 to a glrt- runner authentication token: the token is invalid or the runner was removed in GitLab: re-register`,
-		`[[runners]] #3 "runner-3": GitLab answers 422`, "orphaned", "system_id")
+		`[[runners]] #3 "runner-3": GitLab answers 422`, "orphaned", "system_id",
+		// A 403 marks the runner unhealthy (commands/health_helper.go, v19.3.0).
+		"After 3 failed job requests in a row (unhealthy_requests_limit)", "is unhealthy and will be disabled for 1h0m0s seconds!",
+		"restart the runner (sudo systemctl restart")
+	for _, f := range r.token.Findings {
+		if strings.Contains(f.Cause, "422") && strings.Contains(f.Fix, "unhealthy") {
+			t.Errorf("the 422 finding says the runner disables itself; only a 403 or no answer does: %s", f.Fix)
+		}
+	}
 	if n := len(r.token.Findings); n != 2 {
 		t.Errorf("%d findings, want 2 (403 and 422):\n%s", n, text(r.token))
 	}
@@ -182,5 +190,16 @@ func TestKindNeverShowsTheToken(t *testing.T) {
 		if got := runnertoken.Kind(tok); got != want || (tok != "" && strings.Contains(got, tok)) {
 			t.Errorf("Kind(%.5q…) = %q, want %q", tok, got, want)
 		}
+	}
+}
+
+func TestPatternsMatchTheUnhealthyLine(t *testing.T) {
+	// commands/health_helper.go markHealth, v19.3.0, with the default unhealthy_interval.
+	line := `ERROR: Runner "https://gitlab.example.invalid/t1_abc12" is unhealthy and will be disabled for 1h0m0s seconds!  runner=t1_abc12 unhealthy_requests=3 unhealthy_requests_limit=3`
+	if !checktest.Matches(runnertoken.Check.Doc, line) {
+		t.Errorf("no pattern matches %q", line)
+	}
+	if checktest.Matches(runnertoken.Check.Doc, "Checking for jobs... received                       job=42 repo_url=https://gitlab.example.invalid/g/p.git") {
+		t.Error("a pattern matches a job received")
 	}
 }

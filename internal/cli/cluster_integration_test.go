@@ -105,6 +105,13 @@ func TestClusterScenarios(t *testing.T) {
 			return kc
 		}, want: Want{Exit: 0, Findings: []string{"scale-to-zero"}}},
 	}
+	runClusterCases(t, cases)
+}
+
+// runClusterCases runs each case on its own apiserver with the guide's
+// config unless the case gives one.
+func runClusterCases(t *testing.T, cases []clusterCase) {
+	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			env := testenv.Start(t)
@@ -115,6 +122,9 @@ func TestClusterScenarios(t *testing.T) {
 			}
 			rep := runAgainst(t, cfg, kc, tc.now)
 			AssertWant(t, rep, tc.want)
+			if tc.want.Top != "" && len(rep.Findings) > 0 {
+				t.Logf("top: %s", rep.Findings[0].Cause)
+			}
 		})
 	}
 }

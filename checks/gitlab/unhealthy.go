@@ -1,0 +1,51 @@
+package gitlab
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/socialwebcomputer/doctor/runnerconfig"
+)
+
+// The runner stops asking for jobs for a while after its job requests fail
+// in a row (commands/health_helper.go, gitlab-runner v19.3.0): a request
+// that never got an answer (clientError: DNS, connect, TLS, timeout) or a
+// 403 marks the runner unhealthy (network/gitlab.go RequestJob); after
+// unhealthy_requests_limit of them (DefaultUnhealthyRequestsLimit = 3) it
+// logs
+//
+//	Runner "<url><short token>" is unhealthy and will be disabled for 1h0m0s seconds!
+//
+// and feeds no job request for unhealthy_interval (DefaultUnhealthyInterval
+// = 60 * time.Minute, common/consts.go), fixed or not.
+const (
+	DefaultUnhealthyRequestsLimit = 3
+	DefaultUnhealthyInterval      = 60 * time.Minute
+)
+
+// UnhealthyLimits are a runner's unhealthy_requests_limit and
+// unhealthy_interval, or the runner's defaults (GetUnhealthyRequestsLimit,
+// GetUnhealthyInterval, common/config.go v19.3.0).
+func UnhealthyLimits(r *runnerconfig.Runner) (int, time.Duration) {
+	limit, interval := DefaultUnhealthyRequestsLimit, DefaultUnhealthyInterval
+	if r == nil {
+		return limit, interval
+	}
+	if r.UnhealthyRequestsLimit >= 1 {
+		limit = r.UnhealthyRequestsLimit
+	}
+	if r.UnhealthyInterval != nil {
+		interval = *r.UnhealthyInterval
+	}
+	return limit, interval
+}
+
+// DisabledNote is what a finding that makes job requests fail adds to its
+// fix: the runner has likely disabled itself, and only a restart ends that
+// before the interval does. restart is the command for this host.
+func DisabledNote(r *runnerconfig.Runner, restart string) string {
+	limit, interval := UnhealthyLimits(r)
+	return fmt.Sprintf(" After %d failed job requests in a row (unhealthy_requests_limit) the runner logs "+
+		"`Runner \"…\" is unhealthy and will be disabled for %s seconds!` and asks for no job for %s (unhealthy_interval), "+
+		"even once the cause is fixed: after the fix, restart the runner (%s).", limit, interval, interval, restart)
+}

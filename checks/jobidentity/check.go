@@ -1,0 +1,240 @@
+// Package jobidentity checks that everything the job pod references exists
+// in the runner namespace, and that the pod the runner builds passes the
+// namespace's Pod Security level: a missing service account or a pod the
+// level forbids is refused by the apiserver before any container starts.
+package jobidentity
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/apiauth"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/jobpod"
+)
+
+var Check = &checks.Check{
+	ID:       "job-identity",
+	Title:    "The job pod's service account, pull secrets and security context are accepted in the runner namespace",
+	Severity: checks.Error,
+	Doc: checks.Doc{
+		Cause: "The job pod names a service_account and image_pull_secrets that must exist in the runner namespace, " +
+			"and carries pod_security_context and the *_container_security_context tables that the namespace's Pod " +
+			"Security level (pod-security.kubernetes.io/enforce) must allow. A missing service account makes the " +
+			"apiserver refuse the pod; a missing pull secret leaves the node without credentials for a private " +
+			"image; a level the pod violates refuses it. (With resource_availability_check_max_attempts > 0 the " +
+			"runner waits for the service account and secrets itself and then times out.)",
+		// k8s plugin/pkg/admission/serviceaccount/admission.go (kubernetes v1.37.2): "error looking up service account %s/%s: %w";
+		// k8s.io/pod-security-admission admission/admission.go, v0.37.2: "violates PodSecurity %q: %s";
+		// executors/kubernetes/kubernetes.go, v19.3.0: "Timed out while waiting for %s/%s to be present in the cluster";
+		// pkg/kubelet/kubelet.go (kubernetes v1.37.2): "Unable to retrieve some image pull secrets (%s); ..."
+		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up build pod: pods \"runner-…\" is forbidden: " +
+			"error looking up service account gitlab-runner/ci: serviceaccount \"ci\" not found; or … is forbidden: violates " +
+			"PodSecurity \"restricted:latest\": allowPrivilegeEscalation != false (…); or Timed out while waiting for " +
+			"ServiceAccount/ci to be present in the cluster",
+		Fix: "Create the service account and pull secrets in the runner namespace (kubectl create serviceaccount …, " +
+			"kubectl create secret docker-registry …), or correct their names in [runners.kubernetes]; set the security " +
+			"context tables to what the namespace's Pod Security level demands, or label the namespace with a level the jobs can meet.",
+		Verify: "kubectl get serviceaccount,secret -n gitlab-runner; kubectl label --dry-run=server --overwrite ns gitlab-runner pod-security.kubernetes.io/enforce=restricted",
+		Patterns: []string{
+			// plugin/pkg/admission/serviceaccount/admission.go, kubernetes v1.37.2
+			"is forbidden: error looking up service account */*: serviceaccount \"*\" not found",
+			// k8s.io/pod-security-admission admission/admission.go, v0.37.2
+			"is forbidden: violates PodSecurity \"*\": *",
+			// executors/kubernetes/kubernetes.go, v19.3.0 (resourceCheckError)
+			"Timed out while waiting for ServiceAccount/* to be present in the cluster",
+			"Timed out while waiting for ImagePullSecret/* to be present in the cluster",
+			// pkg/kubelet/kubelet.go, kubernetes v1.37.2, printed by the runner as a pod warning event
+			"Unable to retrieve some image pull secrets (*); attempting to pull the image may not succeed.",
+		},
+	},
+	Requires:  []checks.Node{apiauth.Check, facts.APIClient, facts.ThisRunner},
+	Executors: []string{checks.Kubernetes},
+	Network:   true,
+	Run:       run,
+}
+
+// lookup is one GET's outcome: found, 404, or an error.
+type lookup struct {
+	found bool
+	err   error // nil when found or 404
+}
+
+type objects struct {
+	namespace *corev1.Namespace
+	nsErr     error
+	sa        lookup
+	secrets   map[string]lookup
+}
+
+func run(p *checks.Pass) error {
+	e := facts.ThisRunner.Get(p)
+	k := e.Kube()
+	if k.NamespacePerJob {
+		return checks.Skip("namespace_per_job is set: each job's namespace is created for it")
+	}
+	ns := e.Namespace()
+	api := facts.APIClient.Get(p)
+	ctx, cancel := context.WithTimeout(p.Context, p.Env.APITimeout())
+	defer cancel()
+	o := fetch(ctx, api, ns, k.ServiceAccount, k.ImagePullSecrets)
+	var unknown []string
+
+	if k.ServiceAccount != "" {
+		src, line := e.At("kubernetes", "service_account")
+		switch {
+		case o.sa.err != nil:
+			unknown = append(unknown, rbac(o.sa.err, "get", "serviceaccounts", ns))
+		case !o.sa.found:
+			p.Report(checks.Finding{
+				// The admission plugin's words (serviceaccount/admission.go, kubernetes v1.37.2).
+				Cause: fmt.Sprintf("%s: service_account %q does not exist in %s: every job pod is refused with `error looking up service account %s/%s: serviceaccount %q not found`.",
+					e.Label(), k.ServiceAccount, ns, ns, k.ServiceAccount, k.ServiceAccount),
+				Evidence: []checks.Evidence{{Source: src, Detail: line}, {Source: "GET /api/v1/namespaces/" + ns + "/serviceaccounts/" + k.ServiceAccount, Detail: "404 Not Found"}},
+				Fix:      fmt.Sprintf("kubectl create serviceaccount -n %s %s, or set service_account in [runners.kubernetes] of %s to one that exists.", ns, k.ServiceAccount, e.File.Path),
+			})
+		}
+	}
+	for _, name := range k.ImagePullSecrets {
+		l := o.secrets[name]
+		switch {
+		case l.err != nil:
+			unknown = append(unknown, rbac(l.err, "get", "secrets", ns))
+		case !l.found:
+			src, line := e.At("kubernetes", "image_pull_secrets")
+			p.Report(checks.Finding{
+				Cause: fmt.Sprintf("%s: image_pull_secrets names %q, which does not exist in %s: nodes pull the job's images without those credentials, and a private image fails to pull.",
+					e.Label(), name, ns),
+				Evidence: []checks.Evidence{{Source: src, Detail: line}, {Source: "GET /api/v1/namespaces/" + ns + "/secrets/" + name + " (metadata only)", Detail: "404 Not Found"}},
+				Fix:      fmt.Sprintf("kubectl create secret docker-registry -n %s %s --docker-server=<registry> --docker-username=<user> --docker-password=<token>, or drop it from image_pull_secrets.", ns, name),
+			})
+		}
+	}
+	switch {
+	case o.nsErr != nil && apierrors.IsNotFound(o.nsErr):
+		// The namespace check reports a missing namespace.
+	case o.nsErr != nil:
+		unknown = append(unknown, rbac(o.nsErr, "get", "namespaces", ns))
+	default:
+		if err := podSecurity(p, e, o.namespace); err != nil {
+			return err
+		}
+	}
+	if len(unknown) > 0 {
+		return fmt.Errorf("%s", strings.Join(unknown, "; "))
+	}
+	return nil
+}
+
+// rbac words a refused read as what the identity lacks.
+func rbac(err error, verb, resource, ns string) string {
+	if apierrors.IsForbidden(err) {
+		return fmt.Sprintf("the identity may not %s %s in %s (it needs RBAC verb %s on %s): %v", verb, resource, ns, verb, resource, err)
+	}
+	return fmt.Sprintf("%s %s in %s: %v", verb, resource, ns, err)
+}
+
+func fetch(ctx context.Context, api *facts.API, ns, sa string, secrets []string) *objects {
+	o := &objects{secrets: map[string]lookup{}}
+	core := api.Client.CoreV1()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	wg.Go(func() { o.namespace, o.nsErr = core.Namespaces().Get(ctx, ns, metav1.GetOptions{}) })
+	if sa != "" {
+		wg.Go(func() {
+			_, err := core.ServiceAccounts(ns).Get(ctx, sa, metav1.GetOptions{})
+			o.sa = outcome(err)
+		})
+	}
+	for _, name := range secrets {
+		wg.Go(func() {
+			// Metadata only: a Secret's data never crosses the wire.
+			_, err := core.RESTClient().Get().Namespace(ns).Resource("secrets").Name(name).
+				SetHeader("Accept", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1").DoRaw(ctx)
+			mu.Lock()
+			o.secrets[name] = outcome(err)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return o
+}
+
+func outcome(err error) lookup {
+	switch {
+	case err == nil:
+		return lookup{found: true}
+	case apierrors.IsNotFound(err):
+		return lookup{}
+	}
+	return lookup{err: err}
+}
+
+func podSecurity(p *checks.Pass, e *facts.RunnerEntry, ns *corev1.Namespace) error {
+	pod, err := jobpod.For(e.Runner, jobpod.Configured)
+	if err != nil {
+		return fmt.Errorf("%s: the job pod cannot be built: %w", e.Label(), err)
+	}
+	v := Evaluate(ns.Labels, pod)
+	if v.Problem != "" {
+		p.Report(checks.Finding{
+			Severity: checks.Warning,
+			Cause:    fmt.Sprintf("%s: namespace %s has an invalid Pod Security label (%s); the apiserver enforces restricted for it.", e.Label(), ns.Name, v.Problem),
+			Evidence: []checks.Evidence{{Source: "GET /api/v1/namespaces/" + ns.Name, Detail: labels(ns.Labels)}},
+		})
+	}
+	if v.Allowed {
+		return nil
+	}
+	src, _ := e.At("kubernetes")
+	b, _ := json.Marshal(pod.Spec.SecurityContext)
+	p.Report(checks.Finding{
+		Cause: fmt.Sprintf("%s: the job pod violates the Pod Security level of namespace %s, so every job pod is refused: `violates PodSecurity %q: %s`.",
+			e.Label(), ns.Name, v.Level, v.Detail),
+		Evidence: []checks.Evidence{
+			{Source: "GET /api/v1/namespaces/" + ns.Name, Detail: labels(ns.Labels)},
+			{Source: src, Detail: "pod securityContext " + string(b) + "; " + containerContexts(pod)},
+		},
+		Fix: fmt.Sprintf("Set what %s demands in [runners.kubernetes] of %s (%s), or label the namespace with a level the jobs meet: kubectl label --overwrite ns %s pod-security.kubernetes.io/enforce=baseline.",
+			v.Level, e.File.Path, demands(v.Level), ns.Name),
+	})
+	return nil
+}
+
+func demands(level string) string {
+	if strings.HasPrefix(level, "restricted") {
+		return "allow_privilege_escalation = false; pod_security_context run_as_non_root = true and seccomp_profile type = \"RuntimeDefault\"; " +
+			"capabilities drop = [\"ALL\"] in each *_container_security_context; no privileged, no host_path"
+	}
+	return "no privileged, no cap_add beyond the default set, no host_path"
+}
+
+func labels(l map[string]string) string {
+	var parts []string
+	for _, k := range []string{"pod-security.kubernetes.io/enforce", "pod-security.kubernetes.io/enforce-version"} {
+		if v, ok := l[k]; ok {
+			parts = append(parts, k+"="+v)
+		}
+	}
+	if len(parts) == 0 {
+		return "no pod-security.kubernetes.io/enforce label"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func containerContexts(pod *corev1.Pod) string {
+	var parts []string
+	for _, c := range jobpod.AllContainers(pod) {
+		b, _ := json.Marshal(c.SecurityContext)
+		parts = append(parts, c.Name+" "+string(b))
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,286 @@
+// Package namespacequota weighs the job pod the runner asks for against the
+// runner namespace's ResourceQuota and LimitRange: the apiserver refuses a
+// pod that passes a quota, that a quota needs limits on and does not get
+// them, or that falls outside a LimitRange.
+package namespacequota
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/cluster"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/jobpod"
+)
+
+var Check = &checks.Check{
+	ID:       "namespace-quota",
+	Title:    "The job pod fits the runner namespace's ResourceQuota and LimitRange",
+	Severity: checks.Error,
+	Doc: checks.Doc{
+		Cause: "The apiserver admits a job pod (build, helper, the init-permissions init container and every service " +
+			"together) only within the runner namespace's ResourceQuota and LimitRange. A quota that is used up, or " +
+			"smaller than one job pod, refuses it; a quota on cpu or memory refuses any container that does not state " +
+			"that resource (the runner sets no request or limit the config does not give, and helper and service " +
+			"containers have their own keys); a LimitRange refuses a container outside its min or max. Secrets the " +
+			"runner leaked (runner-… without an owner pod) still count toward a count/secrets quota.",
+		// executors/kubernetes/kubernetes.go, v19.3.0 ("setting up build pod: %w"), wrapping the apiserver's
+		// refusal: k8s.io/apiserver pkg/admission/plugin/resourcequota/controller.go, v0.37.2 ("exceeded quota: %s,
+		// requested: %s, used: %s, limited: %s", "failed quota: %s: %v"), pkg/quota/v1/evaluator/core/pods.go,
+		// kubernetes v1.37.2 ("must specify %s"), plugin/pkg/admission/limitranger/admission.go ("maximum %s usage per %s is %s, but limit is %s").
+		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up build pod: pods \"runner-…\" is forbidden: " +
+			"exceeded quota: compute, requested: limits.memory=21Gi, used: limits.memory=0, limited: limits.memory=16Gi; or " +
+			"… is forbidden: failed quota: compute: must specify limits.cpu for: build,helper,init-permissions; or " +
+			"… is forbidden: maximum memory usage per Container is 8Gi, but limit is 20Gi",
+		Fix: "Make the job pod fit: give cpu/memory requests and limits for build, helper (helper_*) and services " +
+			"(service_*) in [runners.kubernetes], within the LimitRange and with their sum below the quota; or raise the " +
+			"quota; delete leaked runner-… Secrets.",
+		Verify: "kubectl describe resourcequota,limitrange -n gitlab-runner",
+		Patterns: []string{
+			// k8s.io/apiserver resourcequota/controller.go, v0.37.2, as the runner prints it
+			// ("setting up build pod: %w", executors/kubernetes/kubernetes.go, v19.3.0)
+			"setting up build pod: pods \"*\" is forbidden: exceeded quota: *, requested: *, used: *, limited: *",
+			"is forbidden: failed quota: *: must specify *",
+			// plugin/pkg/admission/limitranger/admission.go, kubernetes v1.37.2
+			"is forbidden: maximum * usage per Container is *, but limit is *",
+			"is forbidden: minimum * usage per Container is *, but request is *",
+			"is forbidden: maximum * usage per Pod is *, but limit is *",
+		},
+	},
+	Requires:  []checks.Node{cluster.ListsFact, facts.APIClient, facts.ThisRunner},
+	Executors: []string{checks.Kubernetes},
+	Network:   true,
+	Run:       run,
+}
+
+// LeakAge is how old an ownerless runner-… Secret must be to count as
+// leaked: the runner creates it before the pod and sets the owner after.
+const LeakAge = time.Hour
+
+type namespaceObjects struct {
+	quotas           []corev1.ResourceQuota
+	ranges           []corev1.LimitRange
+	quotaErr, lrErr  error
+	secrets, configs []metav1.PartialObjectMetadata
+	secErr, cmErr    error
+}
+
+func run(p *checks.Pass) error {
+	e := facts.ThisRunner.Get(p)
+	if e.Kube().NamespacePerJob {
+		return checks.Skip("namespace_per_job is set: each job's namespace is created for it, with no quota of its own")
+	}
+	ns := e.Namespace()
+	api := facts.APIClient.Get(p)
+	ctx, cancel := context.WithTimeout(p.Context, p.Env.APITimeout())
+	defer cancel()
+	o, _ := checks.Shared(p, "quota "+api.Key+" ns "+ns, func() (*namespaceObjects, error) { return list(ctx, api, ns), nil })
+	if err := forbidden(o.quotaErr, "resourcequotas", ns); err != nil {
+		return err
+	}
+	if err := forbidden(o.lrErr, "limitranges", ns); err != nil {
+		return err
+	}
+	for _, ask := range []jobpod.Ask{jobpod.Configured, jobpod.MostAllowed} {
+		pod, err := jobpod.For(e.Runner, ask)
+		if err != nil {
+			return fmt.Errorf("%s: the job pod cannot be built: %w", e.Label(), err)
+		}
+		ApplyDefaults(pod, o.ranges)
+		refusals := append(LimitRangeRefusals(pod, o.ranges), QuotaRefusals(pod, o.quotas)...)
+		if len(refusals) == 0 {
+			continue
+		}
+		report(p, e, ns, pod, refusals, ask)
+		break // the most a job may ask is reported only when what every job asks fits
+	}
+	leaked(p, e.Label(), ns, o, cluster.ListsFact.Get(p))
+	if err := forbidden(o.secErr, "secrets", ns); err != nil {
+		return err
+	}
+	return forbidden(o.cmErr, "configmaps", ns)
+}
+
+func report(p *checks.Pass, e *facts.RunnerEntry, ns string, pod *corev1.Pod, refusals []Refusal, ask jobpod.Ask) {
+	ev := []checks.Evidence{}
+	for _, r := range refusals {
+		ev = append(ev, checks.Evidence{Source: "GET " + r.Object, Detail: r.Message})
+	}
+	ev = append(ev, checks.Evidence{Source: e.File.Path, Detail: "the job pod: " + describe(pod)})
+	first := refusals[0]
+	var cause string
+	if ask == jobpod.Configured {
+		cause = fmt.Sprintf("%s: the apiserver refuses every job pod in %s: %s", e.Label(), ns, first.Message)
+		if !first.Always {
+			cause += " (the namespace's quota is used up now; an emptier namespace would admit it)"
+		}
+	} else {
+		cause = fmt.Sprintf("%s: a job that raises its resources to the *_overwrite_max_allowed values is refused in %s: %s", e.Label(), ns, first.Message)
+	}
+	sev := checks.Default
+	if ask == jobpod.MostAllowed {
+		sev = checks.Warning
+	}
+	p.Report(checks.Finding{Severity: sev, Cause: cause + ".", Evidence: ev})
+}
+
+// describe lists each container's requests and limits.
+func describe(pod *corev1.Pod) string {
+	var parts []string
+	for _, c := range jobpod.AllContainers(pod) {
+		parts = append(parts, fmt.Sprintf("%s requests %s limits %s", c.Name, rl(jobpod.EffectiveRequests(c)), rl(c.Resources.Limits)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func rl(l corev1.ResourceList) string {
+	if len(l) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, n := range sortedNames(l) {
+		q := l[n]
+		parts = append(parts, string(n)+"="+q.String())
+	}
+	return strings.Join(parts, ",")
+}
+
+// forbidden turns a refused list into "could not check", naming the RBAC
+// the identity lacks; other errors are returned as they are.
+func forbidden(err error, resource, ns string) error {
+	switch {
+	case err == nil:
+		return nil
+	case apierrors.IsForbidden(err):
+		return fmt.Errorf("the identity may not list %s in %s (it needs RBAC verb list on %s): %v", resource, ns, resource, err)
+	}
+	return fmt.Errorf("listing %s in %s: %w", resource, ns, err)
+}
+
+func list(ctx context.Context, api *facts.API, ns string) *namespaceObjects {
+	o := &namespaceObjects{}
+	core := api.Client.CoreV1()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		r, err := core.ResourceQuotas(ns).List(ctx, metav1.ListOptions{Limit: cluster.PageSize})
+		if o.quotaErr = err; err == nil {
+			o.quotas = r.Items
+		}
+	})
+	wg.Go(func() {
+		r, err := core.LimitRanges(ns).List(ctx, metav1.ListOptions{Limit: cluster.PageSize})
+		if o.lrErr = err; err == nil {
+			o.ranges = r.Items
+		}
+	})
+	wg.Wait()
+	// Secrets and ConfigMaps are listed only where a quota counts them,
+	// names and owners only: a metadata list never carries a Secret's data.
+	if _, _, name := quotaOn(o.quotas, "secrets"); name != "" {
+		wg.Go(func() { o.secrets, o.secErr = metadataList(ctx, api, ns, "secrets") })
+	}
+	if _, _, name := quotaOn(o.quotas, "configmaps"); name != "" {
+		wg.Go(func() { o.configs, o.cmErr = metadataList(ctx, api, ns, "configmaps") })
+	}
+	wg.Wait()
+	return o
+}
+
+// metadataList lists objects as PartialObjectMetadata (the apiserver's
+// as=PartialObjectMetadataList), one page.
+func metadataList(ctx context.Context, api *facts.API, ns, resource string) ([]metav1.PartialObjectMetadata, error) {
+	raw, err := api.Client.CoreV1().RESTClient().Get().Namespace(ns).Resource(resource).
+		Param("limit", fmt.Sprint(cluster.PageSize)).
+		SetHeader("Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1").
+		DoRaw(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var l metav1.PartialObjectMetadataList
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return nil, fmt.Errorf("decoding %s metadata: %w", resource, err)
+	}
+	return l.Items, nil
+}
+
+// leaked reports ownerless runner-… Secrets and ConfigMaps where a quota
+// counts them.
+func leaked(p *checks.Pass, label, ns string, o *namespaceObjects, l *cluster.Lists) {
+	pods := map[string]bool{}
+	for _, pod := range l.RunnerPods {
+		pods[string(pod.UID)] = true
+	}
+	for _, kind := range []struct {
+		resource string
+		items    []metav1.PartialObjectMetadata
+		err      error
+	}{{"secrets", o.secrets, o.secErr}, {"configmaps", o.configs, o.cmErr}} {
+		hard, used, name := quotaOn(o.quotas, kind.resource)
+		if name == "" || kind.err != nil {
+			continue
+		}
+		var names []string
+		for _, it := range kind.items {
+			if IsLeaked(it, pods, p.Env.Now()) {
+				names = append(names, it.Name)
+			}
+		}
+		if len(names) == 0 {
+			continue
+		}
+		sev := checks.Warning
+		if used >= hard {
+			sev = checks.Error
+		}
+		shown := names
+		if len(shown) > 5 {
+			shown = append(shown[:5:5], fmt.Sprintf("and %d more", len(names)-5))
+		}
+		p.Report(checks.Finding{
+			Severity: sev,
+			Cause: fmt.Sprintf("%s: %d runner-… %s in %s have no owner pod (leaked by jobs that ended badly) and count toward quota %s (%d of %d used).",
+				label, len(names), kind.resource, ns, name, used, hard),
+			Evidence: []checks.Evidence{{Source: "GET /api/v1/namespaces/" + ns + "/" + kind.resource + " (metadata only)", Detail: strings.Join(shown, ", ")}},
+			Fix:      fmt.Sprintf("kubectl delete %s -n %s %s", kind.resource, ns, strings.Join(names[:min(len(names), 20)], " ")),
+		})
+	}
+}
+
+// quotaOn finds a quota counting the resource (count/secrets or secrets).
+func quotaOn(quotas []corev1.ResourceQuota, resource string) (hard, used int64, name string) {
+	for i := range quotas {
+		q := &quotas[i]
+		for _, n := range []corev1.ResourceName{corev1.ResourceName("count/" + resource), corev1.ResourceName(resource)} {
+			if h, ok := Hard(q)[n]; ok {
+				u := q.Status.Used[n]
+				return h.Value(), u.Value(), q.Name
+			}
+		}
+	}
+	return 0, 0, ""
+}
+
+// IsLeaked tells a runner-… object no live pod owns, older than LeakAge.
+func IsLeaked(o metav1.PartialObjectMetadata, pods map[string]bool, now time.Time) bool {
+	if !strings.HasPrefix(o.Name, "runner-") || !strings.Contains(o.Name, "-project-") {
+		return false
+	}
+	if cluster.Age(o.CreationTimestamp.Time, now) < LeakAge {
+		return false
+	}
+	for _, ref := range o.OwnerReferences {
+		if ref.Kind == "Pod" && pods[string(ref.UID)] {
+			return false
+		}
+	}
+	return true
+}
