@@ -23,6 +23,16 @@ var Check = &checks.Check{
 		Symptom: "ERROR: Job failed (system failure): prepare environment: waiting for pod running: timed out waiting for pod to start; or \"Job's log exceeded limit of 4194304 bytes.\"",
 		Fix:     "Set the values the guide's settings table gives: concurrent = <nodes you pay for>, output_limit = 51200, poll_timeout = 3600, required pod anti-affinity on kubernetes.io/hostname, and idle_count > 0 only inside periods.",
 		Verify:  "doctor run --only config-lint",
+		Patterns: []string{
+			// executors/kubernetes/util.go, v19.3.0: fmt.Errorf("timed out waiting for pod to start
+			// (last phase: %s)", lastPhase): poll_timeout ran out.
+			"timed out waiting for pod to start",
+			// helpers/trace/buffer.go, v19.3.0: "\n%sJob's log exceeded limit of %v bytes.\n": output_limit.
+			"Job's log exceeded limit of * bytes.",
+			// commands/multi.go, v19.3.0: concurrent, limit and request_concurrency that cause
+			// long-polling waits.
+			"CONFIGURATION: Long polling issues detected.",
+		},
 	},
 	Requires: []checks.Node{configdecode.Check, facts.Config, facts.RunnerEnviron},
 	Run:      run,

@@ -47,5 +47,7 @@ func Clean(line string) string {
 // Redact is a matched line as doctor prints it: checks.Redact's secrets
 // and URL credentials removed.
 func Redact(line string) string {
-	return userinfo.ReplaceAllString(checks.Redact(line), "${1}<redacted>@")
+	// URL credentials first: checks.Redact would take "token:…@host/…" for
+	// one assignment and swallow the host with it.
+	return checks.Redact(userinfo.ReplaceAllString(line, "${1}<redacted>@"))
 }
