@@ -24,7 +24,7 @@ func TestPatternMatchesFragmentsInOrderAnywhereInTheLine(t *testing.T) {
 		{"timed out waiting for pod to start", "ERROR: Job failed (system failure): prepare environment: waiting for pod running: timed out waiting for pod to start (last phase: Pending)", true},
 		{`namespaces "*" not found`, `setting up build pod: namespaces "gitlab-runner" not found`, true},
 		{`namespaces "*" not found`, `namespaces "gitlab-runner" were found, "x" not found`, true}, // * spans any run
-		{`namespaces "*" not found`, `not found: namespaces "gitlab-runner"`, false},             // order matters
+		{`namespaces "*" not found`, `not found: namespaces "gitlab-runner"`, false},               // order matters
 		{"Checking for jobs... forbidden", "checking for jobs... forbidden", false},                // case-sensitive
 		{"0/* nodes are available: *Insufficient ", "0/3 nodes are available: 3 Insufficient cpu.", true},
 		{"0/* nodes are available: *Insufficient ", "0/3 nodes are available: 3 node(s) didn't match Pod's node affinity/selector.", false},
