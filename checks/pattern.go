@@ -3,6 +3,7 @@ package checks
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // MinPatternLiteral is how many non-space characters the fixed parts of a
@@ -12,8 +13,11 @@ const MinPatternLiteral = 4
 
 // PatternParts splits a Doc.Patterns entry at its wildcards into the fixed
 // fragments a line must contain, in order. It refuses a pattern that spans
-// lines or is (nearly) all wildcard; Validate applies it to every check.
+// lines, is not UTF-8 or is (nearly) all wildcard; Validate applies it to every check.
 func PatternParts(pattern string) ([]string, error) {
+	if !utf8.ValidString(pattern) {
+		return nil, fmt.Errorf("pattern %q is not UTF-8", pattern)
+	}
 	if strings.ContainsAny(pattern, "\n\r") {
 		return nil, fmt.Errorf("pattern %q spans more than one line", pattern)
 	}

@@ -83,6 +83,11 @@ func FuzzMatch(f *testing.F) {
 		if err != nil {
 			return // refused patterns never reach a matcher
 		}
+		// RE2 reads an invalid byte of the line as U+FFFD; Match compares
+		// bytes. The two agree except on a pattern that spells U+FFFD.
+		if strings.ContainsRune(pattern, '\uFFFD') {
+			return
+		}
 		if got, want := p.Match(line), reference(pattern).MatchString(line); got != want {
 			t.Fatalf("Match(%q, %q) = %v, the regexp says %v", pattern, line, got, want)
 		}
