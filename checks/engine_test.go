@@ -14,7 +14,7 @@ import (
 func mk(id string, run func(*checks.Pass) error, req ...checks.Node) *checks.Check {
 	return &checks.Check{
 		ID: id, Title: "title of " + id, Severity: checks.Error,
-		Doc:      checks.Doc{Cause: "c", Symptom: "s", Fix: "f", Verify: "v"},
+		Doc:      checks.Doc{Cause: "c", Symptom: "s", Fix: "f", Verify: "v", Patterns: []string{"symptom of " + id}},
 		Requires: req, Run: run,
 	}
 }

@@ -6,7 +6,8 @@ import (
 )
 
 // Validate proves the catalog is well formed before anything runs: unique
-// IDs, docs present, requirements acyclic, Explains naming known checks.
+// IDs, docs present with their symptom patterns, requirements acyclic,
+// Explains naming known checks.
 func Validate(catalog []*Check) error { return validate(catalog, true) }
 
 // validate is Validate; Run passes complete=false, so a test can run a part
@@ -32,6 +33,16 @@ func validate(catalog []*Check, complete bool) error {
 		}
 		if c.Run == nil {
 			errs = append(errs, fmt.Errorf("check %q: no Run", c.ID))
+		}
+		// doctor why finds a check only through its patterns. A test's
+		// partial catalog may go without; the registry's may not.
+		if len(c.Doc.Patterns) == 0 && complete {
+			errs = append(errs, fmt.Errorf("check %q: doc has no patterns: quote the symptom lines it explains", c.ID))
+		}
+		for _, pat := range c.Doc.Patterns {
+			if _, err := PatternParts(pat); err != nil {
+				errs = append(errs, fmt.Errorf("check %q: %w", c.ID, err))
+			}
 		}
 	}
 	// Walk every node reachable through Requires: collect facts, and find

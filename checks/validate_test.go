@@ -101,3 +101,24 @@ func TestRequiredChecksWalksThroughFacts(t *testing.T) {
 		t.Errorf("RequiredChecks(b) = %v, want [a] once", got)
 	}
 }
+
+func TestValidateRequiresPatternsThatAreNotAllWildcard(t *testing.T) {
+	c := mk("a", ok)
+	c.Doc.Patterns = nil
+	wantInvalid(t, []*checks.Check{c}, `check "a": doc has no patterns`)
+	for _, bad := range []string{"*", "***", "* * *", "a*b", "ab * c", "two\nlines"} {
+		c := mk("a", ok)
+		c.Doc.Patterns = []string{"a fine pattern", bad}
+		wantInvalid(t, []*checks.Check{c}, `check "a": pattern`)
+	}
+	// A run of part of a catalog needs no patterns, but a bad one is bad.
+	c = mk("a", ok)
+	c.Doc.Patterns = nil
+	if _, err := checks.Run(t.Context(), &checks.Env{}, []*checks.Check{c}, checks.Options{}); err != nil {
+		t.Errorf("Run refused a check without patterns: %v", err)
+	}
+	c.Doc.Patterns = []string{"*"}
+	if _, err := checks.Run(t.Context(), &checks.Env{}, []*checks.Check{c}, checks.Options{}); err == nil {
+		t.Error("Run accepted an all-wildcard pattern")
+	}
+}

@@ -39,6 +39,10 @@ type Report struct {
 	Overrides []Override `json:"overrides"`
 	// CleanupErrors are undos of --deep that failed: what may be left behind.
 	CleanupErrors []string `json:"cleanupErrors,omitempty"`
+	// Logs are the logs read for symptoms (doctor why, --log, --journal) and
+	// Matches their lines that name a check; both absent when none was read.
+	Logs    []LogRead `json:"logs,omitempty"`
+	Matches []Match   `json:"matches,omitempty"`
 	// Verbose makes the table list every check, not only the unknown ones.
 	Verbose bool `json:"-"`
 	// Rerun is the command that repeats this run's input (doctor run and

@@ -23,6 +23,18 @@ var Check = &checks.Check{
 		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up credentials: … the server has asked for the client to provide credentials (Unauthorized)",
 		Fix:     "Download a new kubeconfig with getKubeconfig and install it over the old file; for a connection failure, fix what the finding names.",
 		Verify:  "KUBECONFIG=/etc/gitlab-runner/tenant-ci/kubeconfig.yaml kubectl auth whoami",
+		Patterns: []string{
+			// k8s.io/apimachinery pkg/api/errors/errors.go, v0.37.2: the message of a 401 (Unauthorized).
+			"the server has asked for the client to provide credentials",
+			// common/build.go ("prepare environment: %w. Check https://docs.gitlab.com/runner/shells/…")
+			// around executors/kubernetes/kubernetes.go ("setting up credentials: %w"), v19.3.0: the
+			// executor's first API call, as docs/executors/kubernetes/troubleshooting.md quotes it.
+			"prepare environment: setting up credentials: ",
+			// docs/executors/kubernetes/troubleshooting.md, v19.3.0: "prepare environment: waiting for pod
+			// running: Get \"https://xx.xx.xx.x:443/api/v1/namespaces/…\": dial tcp xx.xx.xx.x:443 connect:
+			// connection refused".
+			"waiting for pod running: Get \"*\": dial tcp ",
+		},
 	},
 	// kubeconfig-file is optional: a runner in a pod authenticates with its
 	// service account and has no kubeconfig to examine.

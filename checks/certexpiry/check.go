@@ -37,6 +37,11 @@ var Check = &checks.Check{
 		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up credentials: … Unauthorized; or `error: You must be logged in to the server (the server has asked for the client to provide credentials)` from kubectl",
 		Fix:     "Download a new kubeconfig with getKubeconfig and install it over the old file (sudo install -m 0600 <cluster>.kubeconfig.yaml /etc/gitlab-runner/tenant-ci/kubeconfig.yaml). Nothing else in the runner changes.",
 		Verify:  "kubectl config view --raw --minify -o jsonpath='{.users[0].user.client-certificate-data}' | base64 -d | openssl x509 -noout -subject -enddate",
+		Patterns: []string{
+			// k8s.io/apimachinery pkg/api/errors/errors.go, v0.37.2 (what client-go returns for a 401
+			// without a Status body, as the client certificate front answers an expired certificate).
+			"the server has asked for the client to provide credentials",
+		},
 	},
 	Requires:  []checks.Node{kubeconfigfile.Check, clusteroverride.Check, facts.ClientCertFact, facts.KubeContext, facts.RunAsFact},
 	Executors: []string{checks.Kubernetes},

@@ -21,6 +21,10 @@ var Check = &checks.Check{
 		Symptom: "The runner talks to the wrong cluster (or its own); or every job fails with \"ca file, cert file and key file must be specified when using file based auth\".",
 		Fix:     "Remove host, cert_file, key_file and ca_file from [runners.kubernetes] (the kubeconfig carries them), and do not run the kubeconfig-shaped runner inside a pod.",
 		Verify:  "grep -nE '^\\s*(host|cert_file|key_file|ca_file)\\s*=' /etc/gitlab-runner/config.toml; doctor run --only cluster-override",
+		Patterns: []string{
+			// executors/kubernetes/util.go, v19.3.0 (getOutClusterClientConfig).
+			"ca file, cert file and key file must be specified when using file based auth",
+		},
 	},
 	Requires:  []checks.Node{facts.ThisRunner, facts.RunnerEnviron},
 	Executors: []string{checks.Kubernetes},

@@ -32,6 +32,20 @@ var Check = &checks.Check{
 		Symptom: "FATAL: Service run failed                           error=decoding configuration file: toml: line 9 (last key \"runners.output_limit\"): expected value but found '=' instead",
 		Fix:     "Correct the quoted line so it has the type the runner expects, then restart the runner.",
 		Verify:  "gitlab-runner verify --config /etc/gitlab-runner/config.toml && doctor run --only config-decode",
+		Patterns: []string{
+			// common/config.go, v19.3.0: fmt.Errorf("decoding configuration file: %w", err).
+			"decoding configuration file: ",
+			// common/config.go, v19.3.0: fmt.Errorf("loading configuration for %s runner: %w", r.Name, err).
+			"loading configuration for * runner: ",
+			// common/config.go, v19.3.0: fmt.Errorf("invalid config: %w", err), behind
+			// commands/multi.go's Fatal("Service run failed").
+			"Service run failed*invalid config: ",
+			// docs/configuration/autoscale.md, v19.3.0, as an older runner printed a decode error:
+			// "FATAL: Service run failed   error=toml: cannot load TOML value of type int64 into a Go float".
+			"Service run failed*toml: ",
+			// commands/multi.go, v19.3.0: mr.log().Errorln("Failed to load config", err) on a reload.
+			"Failed to load config",
+		},
 	},
 	Requires: []checks.Node{facts.Config},
 	// A config the runner refuses is why its process is gone.

@@ -31,6 +31,11 @@ var Check = &checks.Check{
 			"Build limit bottleneck: * runners have low 'limit' settings (≤2) with request_concurrency=1",
 			// commands/register.go, v19.3.0
 			"The specified runner request concurrency (*) is larger than the current global concurrent limit (*).",
+			// executors/kubernetes/util.go, v19.3.0: fmt.Errorf("timed out waiting for pod to start
+			// (last phase: %s)", lastPhase): poll_timeout ran out.
+			"timed out waiting for pod to start",
+			// helpers/trace/buffer.go, v19.3.0: "\n%sJob's log exceeded limit of %v bytes.\n": output_limit.
+			"Job's log exceeded limit of * bytes.",
 		},
 	},
 	Requires: []checks.Node{configdecode.Check, facts.Config, facts.RunnerEnviron},

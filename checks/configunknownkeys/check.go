@@ -26,6 +26,16 @@ var Check = &checks.Check{
 		Symptom: "Nothing in the runner's log. Untagged jobs go to another runner although run_untagged = false is in the file, or images are pulled on every job although image_pull_policy = \"if-not-present\" is set.",
 		Fix:     "Rename the key to the one the runner reads, or set the value where it lives (GitLab's runner page for tags and run_untagged).",
 		Verify:  "doctor run --only config-unknown-keys",
+		Patterns: []string{
+			// commands/lint.go, v19.3.0: "%d unknown key(s) found in %s:\n%s", each line
+			// fmt.Sprintf("  unknown key: %s", key). The runner itself says nothing.
+			"unknown key(s) found in ",
+			"  unknown key: ",
+			// commands/register.go, v19.3.0 (ensureServerConfigArgsEmpty): --run-untagged, --tag-list
+			// and the rest are GitLab's settings, refused or ignored at register, never config.toml keys.
+			"Runner configuration other than name and executor configuration is reserved",
+			"following command line parameters being ignored: --locked, --access-level, --run-untagged",
+		},
 	},
 	// Not config-decode: a file with no [[runners]] (a [[runner]] typo) is
 	// an error there, and its keys are exactly what this check names.

@@ -36,6 +36,11 @@ var Check = &checks.Check{
 		Fix: "In the kcp vhost of the Caddyfile: reverse_proxy … { flush_interval -1; transport http { versions 1.1 } }, " +
 			"then reload Caddy.",
 		Verify: "KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false kubectl exec -n gitlab-runner <a running pod> -- true",
+		Patterns: []string{
+			// k8s.io/streaming pkg/httpstream/spdy/roundtripper.go, v0.37.2 (the SPDY round tripper
+			// client-go's remotecommand uses): fmt.Errorf("unable to upgrade connection: %s", …).
+			"unable to upgrade connection: ",
+		},
 	},
 	Requires:  []checks.Node{apiauth.Check, facts.APIClient, facts.ThisRunner},
 	Executors: []string{checks.Kubernetes},

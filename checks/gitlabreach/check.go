@@ -33,6 +33,23 @@ var Check = &checks.Check{
 		Fix: "Fix the stage the finding names. For a tailnet-only name: publish GitLab on a name the public " +
 			"internet resolves and reaches (a Tailscale Funnel on the GitLab port), or give the jobs GIT_STRATEGY: none.",
 		Verify: "curl -sS -o /dev/null -w '%{http_code}\\n' https://gitlab.dorper-matrix.ts.net:8443/api/v4/version  # 401 means a GitLab answered; dig +short gitlab.dorper-matrix.ts.net @1.1.1.1",
+		Patterns: []string{
+			// network/gitlab.go, v19.3.0 (RequestJob, VerifyRunner): Warningln("Checking for jobs...",
+			// "failed") and Errorln("Verifying runner...", "failed"): no HTTP answer from GitLab.
+			"Checking for jobs... failed",
+			"Verifying runner... failed",
+			// commands/health_helper.go, v19.3.0: "Runner %q is unhealthy and will be disabled for %s seconds!".
+			"is unhealthy and will be disabled for * seconds!",
+			// docs/configuration/tls-self-signed.md, v19.3.0: "Post https://hostname.tld/api/v4/jobs/request:
+			// x509: certificate signed by unknown authority".
+			"x509: certificate signed by unknown authority",
+			// docs/configuration/tls-self-signed.md, v19.3.0: "fatal: unable to access
+			// 'https://gitlab.example.com/group/project.git/': SSL certificate problem: ..." (git, in the job log).
+			"fatal: unable to access '*': SSL certificate problem: ",
+			// docs/install/osx.md, v19.3.0: "Failed to connect to path port 3000: Operation timed out"
+			// (curl's text, which git prints as fatal: unable to access '…': Failed to connect to …).
+			"fatal: unable to access '*': Failed to connect to * port ",
+		},
 	},
 	Requires: []checks.Node{configdecode.Check, facts.Config},
 	Network:  true,

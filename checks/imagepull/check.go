@@ -20,6 +20,15 @@ var Check = &checks.Check{
 		Symptom: "ERROR: Job failed: prepare environment: waiting for pod running: pulling image \"…\": image pull failed: Back-off pulling image \"…\" (ImagePullBackOff)",
 		Fix:     "Correct the image name in .gitlab-ci.yml or [runners.kubernetes] image, or use a registry the rented nodes reach; 03's check (one curl to the registry from a node) saves a node boot.",
 		Verify:  "kubectl get pods -n gitlab-runner -o jsonpath='{range .items[*]}{.metadata.name}{\" \"}{.status.containerStatuses[*].state.waiting.reason}{\"\\n\"}{end}'",
+		Patterns: []string{
+			// executors/kubernetes/internal/watchers/pod.go, v19.3.0: fmt.Sprintf("image pull failed: %s",
+			// waiting.Message) for ErrImagePull, ImagePullBackOff and InvalidImageName.
+			"image pull failed: ",
+			// pkg/kubelet/images/image_manager.go, v1.37.2: the kubelet's events, which the runner prints
+			// as "Event retrieved from the cluster: %s" (executors/kubernetes/kubernetes.go, v19.3.0).
+			"Failed to pull image \"",
+			"Back-off pulling image \"",
+		},
 	},
 	Requires:  []checks.Node{cluster.ListsFact},
 	Executors: []string{checks.Kubernetes},

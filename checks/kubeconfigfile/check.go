@@ -26,6 +26,13 @@ var Check = &checks.Check{
 		Fix: "sudo install -d -m 0700 /etc/gitlab-runner/tenant-ci && " +
 			"sudo install -m 0600 -o <runner user> <cluster>.kubeconfig.yaml /etc/gitlab-runner/tenant-ci/kubeconfig.yaml",
 		Verify: "KUBECONFIG=/etc/gitlab-runner/tenant-ci/kubeconfig.yaml kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}'; stat -c '%a %U' /etc/gitlab-runner/tenant-ci/kubeconfig.yaml",
+		Patterns: []string{
+			// executors/kubernetes/kubernetes.go, v19.3.0 ("getting Kubernetes config: %w") around
+			// client-go tools/clientcmd/validation.go, v0.36.3: "invalid configuration: %v".
+			"getting Kubernetes config: invalid configuration: ",
+			// client-go tools/clientcmd/loader.go, v0.36.3: fmt.Errorf("error loading config file \"%s\": %v", filename, err).
+			"error loading config file \"*\": ",
+		},
 	},
 	Requires:  []checks.Node{facts.KubeconfigFact, facts.RunAsFact, facts.Config},
 	Executors: []string{checks.Kubernetes},

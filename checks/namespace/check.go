@@ -25,6 +25,12 @@ var Check = &checks.Check{
 		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up build pod: namespaces \"gitlab-runner\" not found",
 		Fix:     "kubectl apply -f - <<'EOF'\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: gitlab-runner\nEOF",
 		Verify:  "kubectl get ns gitlab-runner",
+		Patterns: []string{
+			// k8s.io/apimachinery pkg/api/errors/errors.go, v0.37.2: NewNotFound's "%s %q not found"
+			// for the namespaces resource, behind executors/kubernetes/kubernetes.go's
+			// "setting up build pod: %w" (v19.3.0).
+			"namespaces \"*\" not found",
+		},
 	},
 	Requires:  []checks.Node{apiauth.Check, facts.APIClient, facts.ThisRunner},
 	Executors: []string{checks.Kubernetes},

@@ -41,6 +41,14 @@ var Check = &checks.Check{
 		Verify: "kubectl get nodes -L socialweb.computer/node-local-dns; " +
 			"kubectl -n kube-system get pods -l app.kubernetes.io/name=socialweb-node-dns -o wide; " +
 			"in a job pod: nslookup <gitlab host> 169.254.20.10",
+		Patterns: []string{
+			// docs/executors/kubernetes/troubleshooting.md, v19.3.0: "fatal: unable to access
+			// 'https://gitlab-ci-token:token@example.com/repo/proj.git/': Could not resolve host: example.com".
+			"Could not resolve host: ",
+			// Go's net.DNSError ("lookup " + name + " on " + server + ": " + err) against the
+			// node-local DNS address job pods use (169.254.20.10, the guide's).
+			"lookup * on 169.254.20.10:53: ",
+		},
 	},
 	// The cluster side needs the API; the direct probe does not, and in a job
 	// pod with no kubeconfig it is the whole check. So the API is optional.

@@ -24,6 +24,12 @@ var Check = &checks.Check{
 		Symptom: "A job's first request is Forbidden: pods is forbidden: User \"did:plc:…\" cannot create resource \"pods\" in API group \"\" in the namespace \"gitlab-runner\"",
 		Fix:     "Restore the ClusterRoleBinding of group socialweb.computer:cluster-owners to cluster-admin (the gateway owns it; ask its operator), or download a kubeconfig for an account that owns the cluster.",
 		Verify:  "kubectl auth can-i '*' '*'; kubectl auth whoami",
+		Patterns: []string{
+			// k8s.io/apiserver pkg/endpoints/handlers/responsewriters/errors.go, v0.37.2: "User %q cannot
+			// %s resource %q in API group %q …", as docs/install/kubernetes_troubleshooting.md, v19.3.0,
+			// quotes it: "secrets is forbidden: User \"system:serviceaccount:gitlab:default\"".
+			"is forbidden: User \"",
+		},
 	},
 	Requires:  []checks.Node{apiauth.Check, facts.APIClient, facts.Whoami},
 	Executors: []string{checks.Kubernetes},

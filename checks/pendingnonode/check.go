@@ -28,6 +28,13 @@ var Check = &checks.Check{
 		Symptom: "ERROR: Job failed (system failure): prepare environment: waiting for pod running: timed out waiting for pod to start",
 		Fix:     "Compare kubectl get pods -A with kubectl get nodes: a Pending pod the scale decision never sees is a provider that is not running; start it, or raise poll_timeout to cover a node boot (3600).",
 		Verify:  "kubectl get pods -n gitlab-runner -o wide -w; kubectl get nodes -w",
+		Patterns: []string{
+			// executors/kubernetes/util.go, v19.3.0: "timed out waiting for pod to start (last phase: %s)".
+			"timed out waiting for pod to start",
+			// Not "no nodes available to schedule pods" (kube-scheduler's ErrNoNodesAvailable, which
+			// getPodPhase prints as a condition): a cluster scaling from zero prints it on every
+			// healthy job while its node boots (testdata/logs/healthy-kubernetes-job.log).
+		},
 	},
 	Requires:  []checks.Node{cluster.ListsFact, facts.ThisRunner},
 	Executors: []string{checks.Kubernetes},

@@ -22,6 +22,12 @@ var Check = &checks.Check{
 		Symptom: "Pod Pending forever on a cluster whose nodes exist; kubectl describe pod shows FailedScheduling: 0/1 nodes are available: 1 Insufficient cpu.",
 		Fix:     "Lower cpu_request / memory_request (and helper_*, service_*) in [runners.kubernetes] below the allocatable of the node size the market rents, or rent a larger size.",
 		Verify:  "kubectl describe pod -n gitlab-runner <pod> | sed -n '/Events/,$p'; kubectl get nodes -o custom-columns=NAME:.metadata.name,CPU:.status.allocatable.cpu,MEM:.status.allocatable.memory",
+		Patterns: []string{
+			// executors/kubernetes/util.go, v19.3.0 (getPodPhase, "\t%s: %q") or kubernetes.go's
+			// "Event retrieved from the cluster: %s", with kube-scheduler's NoNodeAvailableMsg
+			// "0/%v nodes are available" (pkg/scheduler/framework/types.go, v1.37.2).
+			"0/* nodes are available: *Insufficient ",
+		},
 	},
 	Requires:  []checks.Node{cluster.ListsFact},
 	Executors: []string{checks.Kubernetes},

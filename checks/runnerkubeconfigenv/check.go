@@ -26,6 +26,12 @@ var Check = &checks.Check{
 		Symptom: "ERROR: Job failed: getting Kubernetes config: invalid configuration: no configuration has been provided, try setting KUBERNETES_MASTER environment variable",
 		Fix:     dropIn("gitlab-runner", "/etc/gitlab-runner/tenant-ci/kubeconfig.yaml"),
 		Verify:  "sudo tr '\\0' '\\n' < /proc/$(pgrep -f 'gitlab-runner.* run' | head -1)/environ | grep ^KUBECONFIG=",
+		Patterns: []string{
+			// executors/kubernetes/kubernetes.go, v19.3.0: fmt.Errorf("getting Kubernetes config: %w", err);
+			// client-go tools/clientcmd/validation.go, v0.36.3: ErrEmptyConfig = "no configuration has
+			// been provided, try setting KUBERNETES_MASTER environment variable".
+			"getting Kubernetes config: invalid configuration: no configuration has been provided",
+		},
 	},
 	// Not runner-process: a stopped runner is diagnosed from its unit.
 	Requires:  []checks.Node{facts.RunAsFact, facts.RunnerEnviron, facts.ServiceFact, facts.ThisRunner},

@@ -21,6 +21,14 @@ var Check = &checks.Check{
 			"or the runner's own log ends with FATAL: Service run failed                           error=decoding configuration file: toml: line 9",
 		Fix:    "Start the runner (sudo systemctl start gitlab-runner, or gitlab-runner run --config <file>) and read its own output for a FATAL.",
 		Verify: "pgrep -a gitlab-runner; sudo journalctl -u gitlab-runner -n 50",
+		Patterns: []string{
+			// commands/multi.go, v19.3.0: logrus.WithError(err).Fatal("Service run failed"),
+			// printed with the FATAL: prefix of log/runner_formatter.go: the process has exited.
+			"FATAL: Service run failed",
+			// commands/multi.go, v19.3.0 (reload, runner log): "Failed to load config" with
+			// os.Stat's error: the file the process reads is gone.
+			"Failed to load config stat *: no such file or directory",
+		},
 	},
 	Requires: []checks.Node{facts.Runner, facts.ServiceFact},
 	Run:      run,

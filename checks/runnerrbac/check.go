@@ -29,6 +29,12 @@ var Check = &checks.Check{
 		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up build pod: pods is forbidden: User \"…\" cannot create resource \"pods\" in API group \"\" in the namespace \"gitlab-runner\"",
 		Fix:     "Bind the runner's identity to a Role in the runner namespace with the missing verbs (the Deckhouse guide's code-runner Role lists them).",
 		Verify:  "kubectl auth can-i create pods/exec -n gitlab-runner; kubectl auth can-i create secrets -n gitlab-runner",
+		Patterns: []string{
+			// k8s.io/apiserver pkg/endpoints/handlers/responsewriters/errors.go, v0.37.2, as
+			// docs/install/kubernetes_troubleshooting.md, v19.3.0, quotes it.
+			"is forbidden: User \"",
+			"cannot * resource \"*\" in API group \"",
+		},
 	},
 	Requires:  []checks.Node{apiauth.Check, facts.APIClient, facts.Whoami, facts.ThisRunner},
 	Executors: []string{checks.Kubernetes},

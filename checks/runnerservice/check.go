@@ -25,6 +25,12 @@ var Check = &checks.Check{
 		Symptom: "ERROR: Job failed: getting Kubernetes config: invalid configuration: no configuration has been provided, try setting KUBERNETES_MASTER environment variable (with Environment=KUBECONFIG=… in a drop-in); or, after a reboot, no runner process and jobs stuck as pending",
 		Fix:     "sudo systemctl daemon-reload && sudo systemctl restart gitlab-runner; sudo systemctl enable gitlab-runner",
 		Verify:  "systemctl show gitlab-runner -p FragmentPath,DropInPaths,UnitFileState,ActiveEnterTimestamp; sudo tr '\\0' '\\n' < /proc/$(systemctl show -p MainPID --value gitlab-runner)/environ | grep ^KUBECONFIG=",
+		Patterns: []string{
+			// executors/kubernetes/kubernetes.go, v19.3.0: fmt.Errorf("getting Kubernetes config: %w", err),
+			// with client-go's ErrEmptyConfig (tools/clientcmd/validation.go, v0.36.3): the process
+			// never got the drop-in's KUBECONFIG.
+			"getting Kubernetes config: invalid configuration: no configuration has been provided",
+		},
 	},
 	Requires: []checks.Node{facts.ServiceFact, facts.Runner, facts.RunnerEnviron},
 	Run:      run,

@@ -32,12 +32,15 @@ var Check = &checks.Check{
 			"--url <GitLab url> --token <new glrt- token>, and restart the runner.",
 		Verify: "gitlab-runner verify --config /etc/gitlab-runner/config.toml",
 		Patterns: []string{
-			// commands/health_helper.go, v19.3.0 (markHealth): after unhealthy_requests_limit
-			// refused or unanswered job requests; gitlab-reachability is the cause when GitLab
-			// does not answer, this check when it answers 403.
-			"Runner \"*\" is unhealthy and will be disabled for * seconds!",
-			// network/gitlab.go, v19.3.0 (RequestJob, 403)
+			// network/gitlab.go, v19.3.0: Errorln("Checking for jobs...", "forbidden") on a 403, and
+			// "client error" on another 4xx (422: the runner manager is gone).
 			"Checking for jobs... forbidden",
+			"Checking for jobs... client error",
+			// network/gitlab.go, v19.3.0 (VerifyRunner): "is not valid" (glrt- token), "is removed" (legacy).
+			"Verifying runner... is not valid",
+			"Verifying runner... is removed",
+			// commands/health_helper.go, v19.3.0: "Runner %q is unhealthy and will be disabled for %s seconds!".
+			"is unhealthy and will be disabled for * seconds!",
 		},
 	},
 	// A GitLab that does not answer cannot judge a token.

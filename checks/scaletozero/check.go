@@ -26,6 +26,13 @@ var Check = &checks.Check{
 		Symptom: "kubectl get nodes is never empty after the last job; a node runs only pause or other non-job pods.",
 		Fix:     "Set idle_count = 0 outside working hours (a policy with periods, or a cron on the runner), and remove Pending pods that are not jobs.",
 		Verify:  "kubectl get pods -A --field-selector=status.phase=Pending; kubectl get nodes; kubectl get priorityclass",
+		Patterns: []string{
+			// executors/kubernetes/autoscaler/pause_pod_manager.go, v19.3.0: the runner keeps pause pods,
+			// which the scale decision counts as intent.
+			"Starting pause pod manager",
+			"Created pause pod deployment",
+			"Updated pause pod deployment replicas",
+		},
 	},
 	Requires:  []checks.Node{cluster.ListsFact, facts.ThisRunner},
 	Executors: []string{checks.Kubernetes},

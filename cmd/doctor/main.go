@@ -10,7 +10,7 @@ import (
 )
 
 func main() {
-	io := cli.IO{Out: os.Stdout, Err: os.Stderr,
+	io := cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
 		TTY:    term.IsTerminal(int(os.Stdout.Fd())),
 		ErrTTY: term.IsTerminal(int(os.Stderr.Fd()))}
 	if io.TTY {

@@ -23,6 +23,12 @@ func CatalogMarkdown(catalog []*checks.Check) string {
 		fmt.Fprintf(&b, "**Symptom.**\n\n```\n%s\n```\n\n", c.Doc.Symptom)
 		fmt.Fprintf(&b, "**Fix.**\n\n```\n%s\n```\n\n", c.Doc.Fix)
 		fmt.Fprintf(&b, "**Verify.**\n\n```\n%s\n```\n", c.Doc.Verify)
+		if len(c.Doc.Patterns) > 0 {
+			b.WriteString("\n**Log lines it explains** (`doctor why`; `*` is any text):\n\n")
+			for _, p := range c.Doc.Patterns {
+				fmt.Fprintf(&b, "- `%s`\n", p)
+			}
+		}
 		if req := checks.RequiredChecks(c); len(req) > 0 {
 			ids := make([]string, len(req))
 			for i, r := range req {

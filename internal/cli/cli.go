@@ -24,6 +24,8 @@ const defaultVersion = "0.1.0-dev"
 
 // IO is where a command writes, and what it writes to.
 type IO struct {
+	// In is stdin, which doctor why - reads; nil has none.
+	In       io.Reader
 	Out, Err io.Writer
 	// TTY says stdout is a terminal (colour), ErrTTY that stderr is one.
 	TTY, ErrTTY bool
@@ -139,7 +141,7 @@ critical, 3 could not run.`,
 	root.SetErr(a.io.Err)
 	root.Flags().BoolVar(&showVersion, "version", false, "print the version, as doctor version does")
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(a.runCommand(), a.analyzeCommand(), a.traceCommand(), a.checksCommand(), a.explainCommand(), a.versionCommand())
+	root.AddCommand(a.runCommand(), a.analyzeCommand(), a.whyCommand(), a.traceCommand(), a.checksCommand(), a.explainCommand(), a.versionCommand())
 	root.SetHelpCommand(helpCommand())
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()

@@ -18,6 +18,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/all"
 	"github.com/socialwebcomputer/doctor/internal/metrics"
 	"github.com/socialwebcomputer/doctor/internal/state"
+	"github.com/socialwebcomputer/doctor/internal/symptom"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
@@ -33,6 +34,11 @@ type runFlags struct {
 	settings                               func() map[string]string
 	textfile, state, bundle                string
 	changesOnly                            bool
+	// log is --log; journal is --journal; why is doctor why's FILE|- (or
+	// "" with --journal alone), and selects the checks its lines name.
+	log, whyArg string
+	journal     bool
+	why         bool
 }
 
 // requestTimeout is --request-timeout: a Go duration, or whole seconds as
@@ -105,8 +111,18 @@ optional expiry date.`,
 			return err
 		},
 	}
+	registerRunFlags(cmd, f)
+	return cmd, f
+}
+
+// registerRunFlags adds doctor run's flags to cmd, parsing into f. doctor
+// why shares them all but those that choose the checks (--only: the log
+// does) or belong to the health cron (--textfile, --state, --changes-only),
+// and reads its log from its argument instead of --log.
+func registerRunFlags(cmd *cobra.Command, f *runFlags) {
 	fs := cmd.Flags()
 	fs.SortFlags = false
+	run := !f.why
 	fs.StringVar(&f.root, "root", "/", "read every local file (/proc, /etc, home directories, the kubeconfig) under `DIR` instead of /")
 	fs.IntVar(&f.pid, "runner-pid", 0, "diagnose the gitlab-runner run process `PID` (default: discover it through /proc/*/comm and cmdline)")
 	fs.StringVar(&f.runner, "runner", "", "diagnose only this [[runners]] entry, by `NAME|INDEX`: its name, or its position in config.toml counted from 1")
@@ -118,7 +134,9 @@ optional expiry date.`,
 	fs.StringVar(&f.now, "now", "", "the clock for every time comparison, an `RFC3339` time (default: now)")
 	fs.BoolVar(&f.offline, "offline", false, "no network and no API calls; checks that need them are skipped")
 	fs.StringVarP(&f.output, "output", "o", "table", "the output `FORMAT`: table, wide (adds evidence and fingerprints), json, yaml or markdown")
-	fs.StringSliceVar(&f.only, "only", nil, "run only these check `IDS` (and what they require)")
+	if run {
+		fs.StringSliceVar(&f.only, "only", nil, "run only these check `IDS` (and what they require)")
+	}
 	fs.StringSliceVar(&f.skip, "skip", nil, "do not run these check `IDS`")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "deadline for the whole run; every check also has its own")
 	fs.StringArrayVar(&f.ignores, "ignore", nil, "hide findings: `ID[:RUNNER][@FINGERPRINT]:REASON`, the reason required (repeatable)")
@@ -127,14 +145,20 @@ optional expiry date.`,
 	fs.BoolVar(&f.deep, "deep", false, "also create a probe pod in the runner namespace and exec true through the full path (the only mutating mode; the pod is always deleted)")
 	fs.IntVarP(&f.verbosity, "v", "v", 0, "log to stderr at level `N`, redacted: 2 every dial, 6 every API request, 8 with headers")
 	fs.BoolVar(&f.debug, "debug", false, "log everything -v can (--v=8)")
-	fs.StringVar(&f.textfile, "textfile", "", "write metrics for node_exporter's textfile collector to `PATH`, atomically")
-	fs.StringVar(&f.state, "state", "", "remember this run's findings in `FILE`, by fingerprint, and compare them with the last run's")
-	fs.StringVar(&f.bundle, "bundle", "", "save what the checks looked at, redacted, to `FILE.tar.gz` for a ticket; doctor analyze re-examines it anywhere")
-	fs.BoolVar(&f.changesOnly, "changes-only", false, "print only the findings that are new or resolved since the run --state remembers; the exit code still reflects every finding")
+	if run {
+		fs.StringVar(&f.textfile, "textfile", "", "write metrics for node_exporter's textfile collector to `PATH`, atomically")
+		fs.StringVar(&f.state, "state", "", "remember this run's findings in `FILE`, by fingerprint, and compare them with the last run's")
+		fs.StringVar(&f.bundle, "bundle", "", "save what the checks looked at, redacted, to `FILE.tar.gz` for a ticket; doctor analyze re-examines it anywhere")
+		fs.BoolVar(&f.changesOnly, "changes-only", false, "print only the findings that are new or resolved since the run --state remembers; the exit code still reflects every finding")
+		fs.StringVar(&f.log, "log", "", "also read this job log or runner log `FILE` (- for stdin), and rank the findings of the checks its lines name first, as doctor why names them")
+	}
+	fs.BoolVar(&f.journal, "journal", false, "also read the runner service's journal of the last 24 hours (journalctl -u UNIT; under --root, the saved export <root>/var/log/journal-export/UNIT) for symptoms")
 	f.settings = registerSettings(fs)
 
 	_ = cmd.MarkFlagDirname("root")
-	_ = cmd.RegisterFlagCompletionFunc("only", completeCheckList)
+	if run {
+		_ = cmd.RegisterFlagCompletionFunc("only", completeCheckList)
+	}
 	_ = cmd.RegisterFlagCompletionFunc("skip", completeCheckList)
 	_ = cmd.RegisterFlagCompletionFunc("ignore", completeIgnore)
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(report.Formats, cobra.ShellCompDirectiveNoFileComp))
@@ -142,7 +166,6 @@ optional expiry date.`,
 		SettingResolver, SettingPublicDNS, SettingNodeDNS, SettingRepositoryURL, SettingProbeImage} {
 		_ = cmd.RegisterFlagCompletionFunc(name, cobra.NoFileCompletions)
 	}
-	return cmd, f
 }
 
 // run is doctor run: it returns the report's exit code, or an error for a
@@ -205,15 +228,29 @@ func (a *app) run(cmd *cobra.Command, f *runFlags) (int, error) {
 		startBundle(env)
 	}
 	started := env.Now()
-	opts := checks.Options{Only: f.only, Skip: f.skip, Runner: f.runner, Timeout: f.timeout}
+	opt := checks.Options{Only: f.only, Skip: f.skip, Runner: f.runner, Timeout: f.timeout}
+	// The logs first: doctor why runs only the checks their lines name.
+	var scans []*symptom.Scan
+	if f.why || f.log != "" || f.journal {
+		if scans, err = a.scanLogs(ctx, f, env); err != nil {
+			return 0, err
+		}
+	}
+	named := matchedChecks(scans)
+	if f.why {
+		if len(named) == 0 {
+			return a.noSymptom(f, scans, started)
+		}
+		opt.Only = named
+	}
 	// Live progress only where someone watches stderr, and not under -v,
 	// whose log lines would tear the progress line.
 	var lp *liveProgress
 	if a.io.ErrTTY && f.verbosity == 0 && !f.debug {
 		lp = startProgress(a.io.Err, a.width())
-		opts.Progress = lp.hear
+		opt.Progress = lp.hear
 	}
-	res, err := checks.Run(ctx, env, all.Checks(), opts)
+	res, err := checks.Run(ctx, env, all.Checks(), opt)
 	if lp != nil {
 		lp.finish()
 	}
@@ -225,6 +262,16 @@ func (a *app) run(cmd *cobra.Command, f *runFlags) (int, error) {
 	rep.Overrides = overrides(f)
 	rep.Rerun = rerun(cmd, f)
 	rep.Host, rep.Args = hostName(env), changedFlags(cmd)
+	logReport(rep, scans)
+	rep.RankFirst(named)
+	if f.why {
+		// doctor why chose the checks, not an --only of the operator's.
+		for i, why := range rep.Summary.Incomplete {
+			if id, ok := strings.CutPrefix(why, "--only "); ok {
+				rep.Summary.Incomplete[i] = strings.TrimSuffix(id, " did not run") + ", which the log names, did not run"
+			}
+		}
+	}
 	// The cron's outputs are written for every report, one where nothing
 	// ran included: the metrics then say -1.
 	var writeErr error
@@ -245,8 +292,9 @@ func (a *app) run(cmd *cobra.Command, f *runFlags) (int, error) {
 			rep.Findings = changeFindings(changes)
 		}
 	}
-	opt := report.Options{Colour: a.io.TTY && a.io.Getenv("NO_COLOR") == "", UTF8: a.utf8(), Width: a.width()}
-	if err := report.RenderWith(a.io.Out, rep, f.output, opt); err != nil {
+	ropt := report.Options{Colour: a.io.TTY && a.io.Getenv("NO_COLOR") == "", UTF8: a.utf8(), Width: a.width()}
+	a.printMatches(f, scans, named)
+	if err := report.RenderWith(a.io.Out, rep, f.output, ropt); err != nil {
 		return 0, usageError("%v", err)
 	}
 	if writeErr != nil {

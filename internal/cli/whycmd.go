@@ -1,0 +1,167 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/all"
+	"github.com/socialwebcomputer/doctor/internal/symptom"
+	"github.com/socialwebcomputer/doctor/report"
+)
+
+func (a *app) whyCommand() *cobra.Command {
+	f := &runFlags{why: true}
+	cmd := &cobra.Command{
+		Use:   "why [FILE|-]",
+		Short: "Name the checks a job log's or runner log's error lines point to, and run them",
+		Long: `Read a job log or a runner log (a file, - for stdin, or --journal for the
+runner service's journal) and match every line against every check's
+documented symptoms. Print each line that names a check (its number, the
+line without colours and section markers, secrets redacted), the check,
+and its cause and fix; then run those checks, and what they require, on
+this host, as doctor run would with --only, and report their findings
+first. -o json lists each match as {source, lineNumber, line, check}.
+
+The file is read as given, not under --root: at most 64 MiB, each line up
+to 64 KiB; a FIFO or a directory is refused (pipe a stream in with -).
+A log with no known symptom names no check, runs none, and exits 3:
+nothing was proved, healthy or not. Otherwise the exit code is doctor
+run's for the checks that ran.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usageError("doctor why reads one log: %s", strings.Join(args, " "))
+			}
+			if len(args) == 0 && !f.journal {
+				return usageError("doctor why needs a log: a FILE, - for standard input, or --journal")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				f.whyArg = args[0]
+			}
+			code, err := a.run(cmd, f)
+			a.code = code
+			return err
+		},
+	}
+	registerRunFlags(cmd, f)
+	return cmd
+}
+
+// noSymptom ends a doctor why whose logs name no check: nothing runs, and
+// the exit code says nothing was proved (a healthy-looking log is not a
+// healthy runner).
+func (a *app) noSymptom(f *runFlags, scans []*symptom.Scan, started time.Time) (int, error) {
+	rep := report.Build(&checks.Result{StartedAt: started}, nil, resolvedVersion(), started)
+	rep.Summary.Incomplete = append([]string{"no line of the log matches a known symptom"}, rep.Summary.Incomplete...)
+	logReport(rep, scans)
+	switch f.output {
+	case "json", "yaml":
+		if err := report.RenderWith(a.io.Out, rep, f.output, report.Options{}); err != nil {
+			return 0, usageError("%v", err)
+		}
+	default:
+		for _, s := range scans {
+			fmt.Fprintf(a.io.Out, "%s: none of its %s matches a known symptom.\n", s.Source, plural(s.Lines, "line"))
+		}
+		fmt.Fprintf(a.io.Out, "doctor why names no check and ran none (exit %d: nothing was proved). doctor run runs every check.\n", rep.Summary.ExitCode)
+	}
+	return rep.Summary.ExitCode, nil
+}
+
+// printMatches is what the logs said, before the report of a table,
+// wide or markdown output: each matched line with the checks it names
+// (doctor why: with their cause and fix), or one line per log for
+// doctor run --log.
+func (a *app) printMatches(f *runFlags, scans []*symptom.Scan, named []string) {
+	if len(scans) == 0 || f.output == "json" || f.output == "yaml" {
+		return
+	}
+	w := a.io.Out
+	md := f.output == "markdown" || f.output == "md"
+	byID := map[string]*checks.Check{}
+	for _, c := range all.Checks() {
+		byID[c.ID] = c
+	}
+	if !f.why {
+		for _, s := range scans {
+			if len(s.Checks) == 0 {
+				fmt.Fprintf(w, "%s: none of its %s matches a known symptom.\n", s.Source, plural(s.Lines, "line"))
+				continue
+			}
+			fmt.Fprintf(w, "%s: %s %s; their findings rank first.\n", s.Source,
+				plural(len(s.Matches)+s.Omitted, "line"), nameVerb(len(s.Matches)+s.Omitted)+" "+strings.Join(s.Checks, ", "))
+		}
+		fmt.Fprintln(w)
+		return
+	}
+	explained := map[string]bool{}
+	for _, s := range scans {
+		if md {
+			fmt.Fprintf(w, "## %s\n\n", s.Source)
+		}
+		fmt.Fprintf(w, "%s: %d of its %s name a check.\n\n", s.Source, len(s.Matches)+s.Omitted, plural(s.Lines, "line"))
+		for _, x := range s.Matches {
+			printMatch(w, md, x, byID, explained)
+		}
+		if s.Omitted > 0 {
+			fmt.Fprintf(w, "… and %s more that repeat these symptoms.\n\n", plural(s.Omitted, "line"))
+		}
+		if s.Truncated {
+			fmt.Fprintf(w, "Only the first %d MiB of %s were read.\n\n", symptom.MaxInput>>20, s.Source)
+		}
+	}
+	fmt.Fprintf(w, "Running %s, and what they require, on this host:\n\n", strings.Join(named, ", "))
+}
+
+func printMatch(w io.Writer, md bool, x symptom.Match, byID map[string]*checks.Check, explained map[string]bool) {
+	if md {
+		fmt.Fprintf(w, "- line %d: `%s`\n", x.Line, strings.ReplaceAll(x.Text, "`", "'"))
+	} else {
+		fmt.Fprintf(w, "%6d  %s\n", x.Line, x.Text)
+	}
+	for _, id := range x.Checks {
+		c := byID[id]
+		if md {
+			fmt.Fprintf(w, "  - [%s](%s): %s\n", id, checks.DocsAnchor(id), c.Title)
+		} else {
+			fmt.Fprintf(w, "        → %s: %s\n", id, c.Title)
+		}
+		if explained[id] {
+			continue
+		}
+		explained[id] = true
+		if md {
+			fmt.Fprintf(w, "    - Cause: %s\n    - Fix: %s\n", c.Doc.Cause, oneLine(c.Doc.Fix))
+		} else {
+			fmt.Fprintf(w, "          Cause: %s\n          Fix: %s\n", c.Doc.Cause, oneLine(c.Doc.Fix))
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+// oneLine keeps a multi-line fix (a heredoc) readable under its label.
+func oneLine(s string) string {
+	return strings.ReplaceAll(s, "\n", "\n            ")
+}
+
+// plural is "1 line", "2 lines".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func nameVerb(n int) string {
+	if n == 1 {
+		return "names"
+	}
+	return "name"
+}

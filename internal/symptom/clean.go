@@ -1,0 +1,53 @@
+package symptom
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/socialwebcomputer/doctor/checks"
+)
+
+// A job log downloaded from GitLab (or copied from the runner's trace)
+// carries the runner's colours and GitLab's collapsible-section markers:
+// `\x1b[0Ksection_start:1733040000:prepare_executor\r\x1b[0K` before a
+// heading, `section_end:…` after it (helpers/trace and
+// common/buildlogger, gitlab-runner v19.3.0). Neither is part of what the
+// runner said, and either would split a symptom in two.
+var (
+	sectionMarker = regexp.MustCompile(`section_(?:start|end):[0-9]+:[A-Za-z0-9_.\-]*(?:\[[^\]\r\n]*\])?\r?`)
+	// CSI (colour, erase line), OSC (titles, links) and two-byte escapes.
+	ansiEscape = regexp.MustCompile("\x1b(?:\\[[0-?]*[ -/]*[@-~]|\\][^\x07\x1b]*(?:\x07|\x1b\\\\)|[@-Z\\\\-_])")
+	// A log pasted from a browser may keep the codes without their ESC byte:
+	// "[0;m[31;1mERROR: …".
+	bareSGR = regexp.MustCompile(`\[[0-9]{1,3}(?:;[0-9]{0,3})*[mK]`)
+	// userinfo is the credential part of a URL, which git prints in
+	// `fatal: unable to access 'https://gitlab-ci-token:…@host/…'`.
+	userinfo = regexp.MustCompile(`(://)[^/@\s'"]+@`)
+)
+
+// Clean is a log line as the reader of the log sees it: without colours,
+// section markers or a trailing carriage return. Bytes that are not UTF-8
+// are kept: matching is byte for byte.
+func Clean(line string) string {
+	if strings.Contains(line, "section_") {
+		line = sectionMarker.ReplaceAllString(line, "")
+	}
+	if strings.IndexByte(line, 0x1b) >= 0 {
+		line = ansiEscape.ReplaceAllString(line, "")
+	}
+	if strings.IndexByte(line, '[') >= 0 {
+		line = bareSGR.ReplaceAllString(line, "")
+	}
+	line = strings.TrimRight(line, "\r")
+	// A carriage return inside a line is a progress display overwriting
+	// itself; matching across it as a space keeps words apart.
+	return strings.ReplaceAll(line, "\r", " ")
+}
+
+// Redact is a matched line as doctor prints it: checks.Redact's secrets
+// and URL credentials removed.
+func Redact(line string) string {
+	// URL credentials first: checks.Redact would take "token:…@host/…" for
+	// one assignment and swallow the host with it.
+	return checks.Redact(userinfo.ReplaceAllString(line, "${1}<redacted>@"))
+}

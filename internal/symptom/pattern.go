@@ -1,0 +1,57 @@
+// Package symptom finds the lines of a job log or a runner log that a
+// check documents as its symptom (checks.Doc.Patterns), for doctor why and
+// doctor run --log.
+package symptom
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/socialwebcomputer/doctor/checks"
+)
+
+// Pattern is one compiled Doc.Patterns entry: the fixed fragments between
+// its wildcards, in order.
+type Pattern struct {
+	Check string // the check whose symptom it is
+	Text  string // as written in the check's Doc
+	parts []string
+	// longest is the index of the longest part: a line without it cannot
+	// match, which rules most lines out with a single search.
+	longest int
+}
+
+// Compile splits a pattern at its wildcards (checks.PatternParts).
+func Compile(check, text string) (*Pattern, error) {
+	parts, err := checks.PatternParts(text)
+	if err != nil {
+		return nil, fmt.Errorf("check %q: %w", check, err)
+	}
+	p := &Pattern{Check: check, Text: text, parts: parts}
+	for i, part := range parts {
+		if len(part) > len(parts[p.longest]) {
+			p.longest = i
+		}
+	}
+	return p, nil
+}
+
+// Match says whether line contains the pattern: its fragments in order,
+// each found after the previous one. A pattern is implicitly surrounded by
+// wildcards, so taking each fragment at its leftmost place after the last
+// is a match whenever any placement is (the leftmost end leaves the most
+// room for what follows): no backtracking, one pass over the line.
+func (p *Pattern) Match(line string) bool {
+	if !strings.Contains(line, p.parts[p.longest]) {
+		return false
+	}
+	rest := line
+	for _, part := range p.parts {
+		i := strings.Index(rest, part)
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len(part):]
+	}
+	return true
+}

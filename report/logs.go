@@ -1,0 +1,63 @@
+package report
+
+// LogRead is one log doctor read for its symptoms (doctor why, doctor run
+// --log, --journal): where from, how much of it, and what was left out.
+type LogRead struct {
+	Source string `json:"source"` // the path, "-" for stdin, or "journal <unit>"
+	Lines  int    `json:"lines"`
+	// MatchedLines counts the lines that named a check; Omitted of them are
+	// not in matches (a symptom repeated past the first 100 lines).
+	MatchedLines int `json:"matchedLines"`
+	Omitted      int `json:"omitted"`
+	// LongLines were cut at 64 KiB; Truncated says the log went on past
+	// 64 MiB and the rest was not read.
+	LongLines int  `json:"longLines"`
+	Truncated bool `json:"truncated"`
+}
+
+// Match is one line of a log that names a check: one entry per check a
+// line names.
+type Match struct {
+	Source     string `json:"source"`
+	LineNumber int    `json:"lineNumber"` // from 1
+	Line       string `json:"line"`       // without colours and section markers, redacted
+	Check      string `json:"check"`
+}
+
+// RankFirst moves the findings of the given checks ahead of the others:
+// each root cause whose tree holds one of their findings, with that tree,
+// in the order the ranking gave them. The checks a log names are why the
+// operator asked, so their findings (or the causes they fold under) lead.
+func (r *Report) RankFirst(ids []string) {
+	if len(ids) == 0 {
+		return
+	}
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	// Findings are trees flattened in rank order: a tree starts at a root.
+	var trees [][]Finding
+	for _, f := range r.Findings {
+		if f.CausedBy == nil || len(trees) == 0 {
+			trees = append(trees, nil)
+		}
+		trees[len(trees)-1] = append(trees[len(trees)-1], f)
+	}
+	first, rest := []Finding{}, []Finding{}
+	for _, t := range trees {
+		named := false
+		for _, f := range t {
+			named = named || want[f.Check]
+		}
+		if named {
+			first = append(first, t...)
+		} else {
+			rest = append(rest, t...)
+		}
+	}
+	r.Findings = append(first, rest...)
+	for i := range r.Findings {
+		r.Findings[i].Rank = i + 1
+	}
+}
