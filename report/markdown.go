@@ -143,8 +143,12 @@ func FindingTitle(f Finding) string {
 		}
 	}
 	s = strings.TrimSuffix(s[:cut], ".")
-	if r := []rune(s); len(r) > 120 {
-		s = string(r[:119]) + "…"
+	if r := []rune(s); len(r) > 160 {
+		cut := string(r[:159])
+		if i := strings.LastIndex(cut, " "); i > 80 {
+			cut = cut[:i]
+		}
+		s = cut + "…"
 	}
 	if s != "" {
 		s = strings.ToUpper(s[:1]) + s[1:]
