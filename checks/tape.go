@@ -272,3 +272,35 @@ func StandInJSON(body []byte) []byte {
 	}
 	return out
 }
+
+// Elapsed is a measured duration a check shows (how long a read took
+// before it failed): on replay the one the live run measured, so the
+// evidence reads the same. key names the measurement within the run.
+func Elapsed(env *Env, key string, d time.Duration) time.Duration {
+	v, _ := Probe(env, "elapsed", key, func() (time.Duration, error) { return d, nil })
+	return v
+}
+
+// Snapshot copies the tape's records under its lock: the bundle writer
+// reads the copy while requests the run gave up on may still end.
+func (t *Tape) Snapshot() *Tape {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := NewTape()
+	c.Replay = t.Replay
+	for k, v := range t.Files {
+		r := *v
+		c.Files[k] = &r
+	}
+	for k, v := range t.Probes {
+		r := *v
+		c.Probes[k] = &r
+	}
+	for k, vs := range t.HTTP {
+		for _, v := range vs {
+			r := *v
+			c.HTTP[k] = append(c.HTTP[k], &r)
+		}
+	}
+	return c
+}

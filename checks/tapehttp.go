@@ -18,6 +18,14 @@ type HTTPRecord struct {
 	Body    string      `json:"body,omitempty"`    // JSON, as text a reader of the bundle can read
 	Err     *ErrRecord  `json:"err,omitempty"`     // the request failed: no answer
 	BodyErr *ErrRecord  `json:"bodyErr,omitempty"` // the body broke off after Body
+	// Pending is a request that had not been answered when the run ended
+	// (a server that never answers, past the check's deadline): replay
+	// waits for the request's own deadline, as the live run did.
+	Pending bool `json:"pending,omitempty"`
+	// Canceled is a request its caller gave up on (its context ended
+	// first): replay answers with Err only when the replayed caller's
+	// context ends too, so its deadline decides, as it did live.
+	Canceled bool `json:"canceled,omitempty"`
 }
 
 // keptHeaders are the response headers a check may read; the rest (cookies,
@@ -67,26 +75,36 @@ func (tt tapeTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if tt.t.Replay {
 		return tt.t.replayHTTP(r, key)
 	}
+	// Recorded before it is sent, so one that never returns is still on
+	// the tape, as pending.
+	rec := &HTTPRecord{Pending: true}
+	tt.t.mu.Lock()
+	tt.t.HTTP[key] = append(tt.t.HTTP[key], rec)
+	tt.t.mu.Unlock()
 	resp, err := tt.rt.RoundTrip(r)
-	rec := &HTTPRecord{Err: RecordErr(err)}
+	// A request that ended because its caller's deadline did (the
+	// context, or http.Client's Timeout, which cancels it as
+	// "request canceled") is replayed as waiting for that deadline.
+	canceled := err != nil && (r.Context().Err() != nil || IsTimeout(err) || strings.Contains(err.Error(), "request canceled"))
+	done := &HTTPRecord{Err: RecordErr(err), Canceled: canceled}
 	if err == nil {
-		rec.Status = resp.StatusCode
-		rec.Header = http.Header{}
+		done.Status = resp.StatusCode
+		done.Header = http.Header{}
 		for _, h := range keptHeaders {
 			if v := resp.Header.Values(h); len(v) > 0 {
-				rec.Header[h] = v
+				done.Header[h] = v
 			}
 		}
 		// Upgrades and watches stream: the bundle keeps their status only.
 		if resp.StatusCode != http.StatusSwitchingProtocols && !strings.Contains(r.URL.RawQuery, "watch=true") {
 			b, berr := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			rec.Body, rec.BodyErr = string(b), RecordErr(berr)
+			done.Body, done.BodyErr = string(b), RecordErr(berr)
 			resp.Body = &replayBody{bytes.NewReader(b), berr}
 		}
 	}
 	tt.t.mu.Lock()
-	tt.t.HTTP[key] = append(tt.t.HTTP[key], rec)
+	*rec = *done
 	tt.t.mu.Unlock()
 	return resp, err
 }
@@ -108,6 +126,13 @@ func (t *Tape) replayHTTP(r *http.Request, key string) (*http.Response, error) {
 		return nil, fmt.Errorf("%s %s: not recorded in the bundle", r.Method, r.URL.Redacted())
 	}
 	rec := recs[i]
+	if rec.Pending || rec.Canceled {
+		<-r.Context().Done()
+		if rec.Canceled {
+			return nil, rec.Err.Err()
+		}
+		return nil, r.Context().Err()
+	}
 	if rec.Err != nil {
 		return nil, rec.Err.Err()
 	}

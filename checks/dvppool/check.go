@@ -58,8 +58,12 @@ var Check = &checks.Check{
 			"under the user connector_config.username.",
 		Verify: "d8 k -n code-runner-dvp get virtualmachinepool code-runner -o yaml; d8 k -n code-runner-dvp get vm -l vmpool.virtualization.deckhouse.io/pool=code-runner",
 		Patterns: []string{
+			// executors/internal/autoscaler/executor.go, v19.3.0 ("unable to acquire instance within the
+			// configured timeout of %s: %w"), as common/build.go, v19.3.0, logs it between retries
+			// ("Preparation failed:") and when it fails the job ("Job failed (system failure): ").
 			"Preparation failed: unable to acquire instance within the configured timeout of *",
 			"Job failed (system failure): unable to acquire instance*",
+			// k8s.io/apimachinery pkg/api/errors/errors.go NewNotFound, v0.37.2 ("%s %q not found").
 			`virtualmachinepools.virtualization.deckhouse.io "*" not found`,
 		},
 	},

@@ -3,6 +3,7 @@ package dvppool
 import (
 	"bytes"
 	"fmt"
+	"github.com/socialwebcomputer/doctor/internal/sshkey"
 	"strings"
 
 	"golang.org/x/crypto/ssh"
@@ -76,6 +77,13 @@ func publicHalf(pemBytes []byte) (ssh.PublicKey, error) {
 	}
 	if pm, ok := err.(*ssh.PassphraseMissingError); ok && pm.PublicKey != nil {
 		return pm.PublicKey, nil
+	}
+	// A doctor bundle keeps an SSH key as its description, public half
+	// included (sshkey.Description): analyze compares that.
+	if k, derr := sshkey.Parse(pemBytes); derr == nil && k.Private && k.Authorized != "" {
+		if pub, _, _, _, perr := ssh.ParseAuthorizedKey([]byte(k.Authorized)); perr == nil {
+			return pub, nil
+		}
 	}
 	return nil, err
 }

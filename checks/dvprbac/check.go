@@ -29,6 +29,9 @@ var Check = &checks.Check{
 		Fix:     "Bind the plugin's identity to the guide's code-runner Role in the pool's namespace (virtualmachinepools: get, patch; virtualmachines: get, list, delete).",
 		Verify:  "d8 k auth can-i patch virtualmachinepools.virtualization.deckhouse.io -n code-runner-dvp --as system:serviceaccount:code-runner-dvp:code-runner",
 		Patterns: []string{
+			// k8s.io/apiserver pkg/endpoints/handlers/responsewriters/errors.go, v0.37.2:
+			// forbiddenMessage ("User %q cannot %s resource %q in API group %q …") in
+			// apierrors.NewForbidden (`%s %q is forbidden: %v`, or `%s is forbidden: %v` for a list).
 			`virtualmachinepools.virtualization.deckhouse.io "*" is forbidden: User "*" cannot * resource "virtualmachinepools" in API group "virtualization.deckhouse.io"*`,
 			`virtualmachines.virtualization.deckhouse.io* is forbidden: User "*" cannot * resource "virtualmachines" in API group "virtualization.deckhouse.io"*`,
 		},

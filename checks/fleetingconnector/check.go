@@ -41,9 +41,11 @@ var Check = &checks.Check{
 			// ssh/client.go "ssh: handshake failed: %w" around
 			// ssh/client_auth.go's refusal.
 			"ssh: handshake failed: ssh: unable to authenticate, attempted methods *, no supported methods remain",
-			// common/build.go, v19.3.0: executePrepareScripts; the status is
-			// x/crypto's ssh/session.go Waitmsg.
-			"prepare environment: *. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information",
+			// common/build.go, v19.3.0: executePrepareScripts ("prepare environment: %w. Check …");
+			// the status is x/crypto's ssh/session.go Waitmsg.String ("Process exited with status %v"),
+			// which only an SSH-connected executor returns: without it the pattern would name this
+			// check for every prepare failure of every executor (a namespace not found, a quota).
+			"prepare environment: Process exited with status *. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information",
 		},
 	},
 	Requires: []checks.Node{facts.ThisRunner, facts.RunAsFact, facts.RunnerEnviron},

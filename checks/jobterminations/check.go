@@ -46,7 +46,7 @@ var Check = &checks.Check{
 		Patterns: []string{
 			// executors/kubernetes/kubernetes.go, v19.3.0: "Error in container %s: exit code: %d, reason: '%s'"
 			"Error in container *: exit code: 137, reason: 'OOMKilled'",
-			// client-go remotecommand errorDecoderV4, quoted by executors/kubernetes/kubernetes_integration_test.go, v19.3.0
+			// executors/kubernetes/kubernetes.go, v19.3.0: commandTerminatedError ("command terminated with exit code %d")
 			"command terminated with exit code 137",
 			// executors/kubernetes/internal/watchers/pod.go, v19.3.0: "pod %q is disrupted: reason %q, message %q"
 			"pod \"*\" is disrupted: reason \"*\", message \"*\"",

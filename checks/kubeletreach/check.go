@@ -54,7 +54,9 @@ var Check = &checks.Check{
 			"kubelet has no serving certificate, see kubelet-serving.",
 		Verify: "kubectl logs -n <namespace> <pod on the node> --limit-bytes=1",
 		Patterns: []string{
-			// executors/kubernetes/kubernetes.go, v19.3.0: retryNetworkErrorsGroup.
+			// k8s.io/apimachinery pkg/util/proxy/upgradeaware.go, v0.37.2: the apiserver's
+			// "error dialing backend: %v" around Go's dial error for the kubelet's port; the
+			// runner retries it (executors/kubernetes/kubernetes.go, v19.3.0: retryNetworkErrorsGroup).
 			"error dialing backend: dial tcp *:10250: i/o timeout",
 			"error dialing backend: dial tcp *:10250: connect: connection refused",
 			"error dialing backend: dial tcp *:10250: connect: connection timed out",
@@ -147,7 +149,7 @@ func run(p *checks.Pass, in inputs) error {
 		wg.Go(func() {
 			t0 := time.Now()
 			pr.err = readOneByte(p.Context, in.client, pr.pod, in.timeout)
-			pr.took = time.Since(t0)
+			pr.took = checks.Elapsed(p.Env, "kubelet-reach "+in.label+" "+pr.pod.Namespace+"/"+pr.pod.Name, time.Since(t0))
 		})
 	}
 	wg.Wait()

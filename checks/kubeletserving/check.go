@@ -50,6 +50,7 @@ var Check = &checks.Check{
 		Patterns: []string{
 			// executors/kubernetes/kubernetes.go, v19.3.0 ("setting up trapping scripts on emptyDir: %w").
 			"setting up trapping scripts on emptyDir: error dialing backend: remote error: tls: internal error",
+			// k8s.io/apimachinery pkg/util/proxy/upgradeaware.go, v0.37.2 ("error dialing backend: %v"),
 			// the apiserver's proxy wording, wherever the runner wraps it.
 			"error dialing backend: remote error: tls: internal error",
 		},

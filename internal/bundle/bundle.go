@@ -167,6 +167,8 @@ each API answer; root/ holds the files' contents.
 
 // redactTape copies the tape with every content redacted.
 func redactTape(t *checks.Tape) (map[string]*checks.FileRecord, map[string]*checks.ProbeRecord, map[string][]*checks.HTTPRecord, []string) {
+	// A request past its check's deadline may still be filling its record.
+	t = t.Snapshot()
 	si := newStandIns()
 	for _, r := range t.Files {
 		if r.Read {
@@ -264,11 +266,27 @@ func redactFile(si *standIns, p string, b []byte) ([]byte, []string) {
 		})
 		what = append(what, "inline certificates and keys")
 	}
-	b, keys := redactText(b)
+	b, keys := redactOutsidePEM(b)
 	for _, k := range keys {
 		what = append(what, "the value of "+k)
 	}
 	return b, what
+}
+
+// redactOutsidePEM is redactText on everything but the PEM blocks, which
+// replace has made safe already (a key description's "Authorized:" header
+// is a public key, not an assignment of a secret).
+func redactOutsidePEM(b []byte) ([]byte, []string) {
+	var out []byte
+	var keys []string
+	last := 0
+	for _, loc := range pemBlock.FindAllIndex(b, -1) {
+		seg, k := redactText(b[last:loc[0]])
+		out, keys = append(append(out, seg...), b[loc[0]:loc[1]]...), append(keys, k...)
+		last = loc[1]
+	}
+	seg, k := redactText(b[last:])
+	return append(out, seg...), append(keys, k...)
 }
 
 // redactResponseBody redacts a GitLab answer's body, which the probe keeps

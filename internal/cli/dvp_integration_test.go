@@ -62,7 +62,10 @@ func TestDVPRunner(t *testing.T) {
 	env := testenv.Start(t)
 	env.Apply(readTestdata(t, "crds/virtualization.deckhouse.io.yaml"))
 	cases := []dvpCase{
-		{name: "healthy", want: Want{Absent: []string{"dvp-pool", "dvp-rbac"}}},
+		// The document's config.toml has no state_storage: fleeting-state's
+		// warning (a restart replaces every VM) is the one finding, and no
+		// error (exit 1).
+		{name: "healthy", want: Want{Exit: 1, Findings: []string{"fleeting-state"}, Absent: []string{"dvp-pool", "dvp-rbac", "fleeting-plugin", "fleeting-connector"}}},
 		{name: "pool-missing", noPool: true,
 			want: Want{Exit: 2, Top: "dvp-pool", Says: map[string][]string{"dvp-pool": {"does not exist", "no job gets a VM", "scaleDownPolicy: Explicit", "ssh-keygen -y -f /ssh/id_ed25519"}}}},
 		{name: "scale-down-newest-first", pool: func(s map[string]any) { s["scaleDownPolicy"] = "NewestFirst" },
@@ -143,7 +146,9 @@ func runDVPCase(t *testing.T, env *testenv.Env, ns string, tc dvpCase) {
 	}
 
 	root := testroot.New(t)
-	environ := map[string]string{"HOME": "/home/gitlab-runner"}
+	// The Deckhouse image's PATH and plugin (fleeting-plugin checks them).
+	environ := map[string]string{"HOME": "/home/gitlab-runner", "PATH": "/usr/local/bin:/usr/bin:/bin"}
+	root.Write("/usr/local/bin/fleeting-plugin-dvp", "\x7fELF fleeting-plugin-dvp stand-in, never run\n", 0o755)
 	if !tc.outside {
 		environ["KUBERNETES_SERVICE_HOST"], environ["KUBERNETES_SERVICE_PORT"] = "127.0.0.1", strconv.Itoa(env.Port)
 		token := tokenFor(t, env, ns, "code-runner")
@@ -158,6 +163,7 @@ func runDVPCase(t *testing.T, env *testenv.Env, ns string, tc dvpCase) {
 	root.Runner(77, 1001, environ, "gitlab-runner", "run", "--config", "/etc/gitlab-runner/config.toml")
 	root.Write("/etc/gitlab-runner/config.toml", config, 0o600)
 	root.Write("/ssh/id_ed25519", string(keyPEM), 0o440) // defaultMode: 0440, as the guide mounts it
+	root.Chown("/ssh/id_ed25519", 0, 1001)               // fsGroup: 1001
 	// The operator's identity reads the VirtualImage, which the guide's
 	// Role does not let the plugin read (nor need to).
 	adminCert, adminKey := env.AdminCertPEM()

@@ -227,8 +227,14 @@ func createDNSPod(t *testing.T, env *testenv.Env, name, nodeName string, status 
 
 // rentNode is a node as the provider joins it today: Ready, labelled for
 // node-local DNS, with its Ready DNS pod. kubeletPort 0 means no kubelet.
+// rentNode makes a Ready node with a node-local DNS pod on it. A
+// kubeletPort of 0 starts a fake kubelet for it: the apiserver reaches a
+// rented node's kubelet unless a scenario says otherwise (kubelet-reach).
 func rentNode(t *testing.T, env *testenv.Env, name, cpu, memory string, kubeletPort int) {
 	t.Helper()
+	if kubeletPort == 0 {
+		kubeletPort = env.StartFakeKubelet(t).Port
+	}
 	env.CreateNode(name, testenv.ReadyNodeStatus(cpu, memory, kubeletPort))
 	patch := []byte(`{"metadata":{"labels":{"` + nodelocaldns.NodeLabel + `":"true"}}}`)
 	if _, err := env.Clientset().CoreV1().Nodes().Patch(t.Context(), name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {

@@ -64,8 +64,13 @@ var captured = map[string][]string{
 		"Job failed (system failure): timed out waiting for pod to start",
 		// helpers/trace/buffer.go, v19.3.0.
 		"Job's log exceeded limit of 4194304 bytes.",
-		// commands/multi.go, v19.3.0.
+		// commands/multi.go checkConfigConcurrency, v19.3.0: the warning's lines for concurrent = 1
+		// and two runners with limit = 1 and request_concurrency = 1.
 		"WARNING: CONFIGURATION: Long polling issues detected.",
+		"  - Worker starvation bottleneck: 'concurrent' setting (1) is less than number of runners (2)",
+		"  - Build limit bottleneck: 2 runners have low 'limit' settings (≤2) with request_concurrency=1",
+		// commands/register.go, v19.3.0 (logrus.Warningf).
+		"WARNING: The specified runner request concurrency (4) is larger than the current global concurrent limit (2). The global concurrent limit will not be increased and takes precedence.",
 	},
 	"gitlab-reachability": {
 		// network/gitlab.go RequestJob / VerifyRunner, v19.3.0.
@@ -139,6 +144,132 @@ var captured = map[string][]string{
 	"exec-upgrade": {
 		// k8s.io/streaming pkg/httpstream/spdy/roundtripper.go, v0.37.2.
 		"unable to upgrade connection: unable to read error from server response",
+	},
+	"namespace-quota": {
+		// k8s.io/apiserver pkg/admission/plugin/resourcequota/controller.go, v0.37.2 ("exceeded
+		// quota: %s, requested: %s, used: %s, limited: %s", "failed quota: %s: %v"), in
+		// admission.NewForbidden's `pods "NAME" is forbidden: %v`, behind the runner's "setting
+		// up build pod: %w" (executors/kubernetes/kubernetes.go, v19.3.0).
+		`ERROR: Job failed (system failure): prepare environment: setting up build pod: pods "runner-zx8y1abc-project-5-concurrent-0-k3j9m2xq" is forbidden: exceeded quota: compute, requested: limits.memory=21Gi, used: limits.memory=0, limited: limits.memory=16Gi. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information`,
+		`ERROR: Job failed (system failure): prepare environment: setting up build pod: pods "runner-zx8y1abc-project-5-concurrent-0-k3j9m2xq" is forbidden: failed quota: compute: must specify limits.cpu for: build,helper,init-permissions. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information`,
+		// plugin/pkg/admission/limitranger/admission.go, kubernetes v1.37.2.
+		`ERROR: Job failed (system failure): prepare environment: setting up build pod: pods "runner-zx8y1abc-project-5-concurrent-0-k3j9m2xq" is forbidden: maximum memory usage per Container is 8Gi, but limit is 20Gi. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information`,
+		`ERROR: Job failed (system failure): prepare environment: setting up build pod: pods "runner-zx8y1abc-project-5-concurrent-0-k3j9m2xq" is forbidden: minimum cpu usage per Container is 100m, but request is 50m. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information`,
+		`ERROR: Job failed (system failure): prepare environment: setting up build pod: pods "runner-zx8y1abc-project-5-concurrent-0-k3j9m2xq" is forbidden: maximum memory usage per Pod is 16Gi, but limit is 24Gi. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information`,
+	},
+	"job-identity": {
+		// plugin/pkg/admission/serviceaccount/admission.go, kubernetes v1.37.2 ("error looking up
+		// service account %s/%s: %w" around the lister's NotFound), behind "setting up build pod: %w".
+		`ERROR: Job failed (system failure): prepare environment: setting up build pod: pods "runner-zx8y1abc-project-5-concurrent-0-k3j9m2xq" is forbidden: error looking up service account gitlab-runner/ci: serviceaccount "ci" not found. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information`,
+		// k8s.io/pod-security-admission admission/admission.go, v0.37.2 ("violates PodSecurity %q: %s").
+		`ERROR: Job failed (system failure): prepare environment: setting up build pod: pods "runner-zx8y1abc-project-5-concurrent-0-k3j9m2xq" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false (containers "init-permissions", "build", "helper" must set securityContext.allowPrivilegeEscalation=false). Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information`,
+		// executors/kubernetes/kubernetes.go resourceCheckError, v19.3.0 (resourceTypeServiceAccount,
+		// resourceTypePullSecret).
+		`ERROR: Job failed (system failure): prepare environment: setting up build pod: Timed out while waiting for ServiceAccount/ci to be present in the cluster. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information`,
+		`ERROR: Job failed (system failure): prepare environment: setting up build pod: Timed out while waiting for ImagePullSecret/registry-credentials to be present in the cluster. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information`,
+		// pkg/kubelet/kubelet.go, kubernetes v1.37.2 (FailedToRetrieveImagePullSecret), as
+		// "Event retrieved from the cluster: %s" (executors/kubernetes/kubernetes.go, v19.3.0).
+		`WARNING: Event retrieved from the cluster: Unable to retrieve some image pull secrets (registry-credentials); attempting to pull the image may not succeed.`,
+	},
+	"job-terminations": {
+		// executors/kubernetes/kubernetes.go podContainerError, v19.3.0.
+		"ERROR: Job failed: Error in container build: exit code: 137, reason: 'OOMKilled'",
+		// executors/kubernetes/kubernetes.go commandTerminatedError, v19.3.0.
+		"ERROR: Job failed: command terminated with exit code 137",
+		// executors/kubernetes/internal/watchers/pod.go checkTerminalPodErrors, v19.3.0.
+		`ERROR: Job failed (system failure): pod "gitlab-runner/runner-zx8y1abc-project-5-concurrent-0-k3j9m2xq" is disrupted: reason "TerminationByKubelet", message "The node was low on resource: memory. Threshold quantity: 100Mi, available: 81920Ki. "`,
+		// pkg/kubelet/eviction/helpers.go, kubernetes v1.37.2 (nodeLowMessageFmt + thresholdMetMessageFmt,
+		// containerEphemeralStorageMessageFmt, podEphemeralStorageMessageFmt), as
+		// "Event retrieved from the cluster: %s" (executors/kubernetes/kubernetes.go, v19.3.0).
+		"WARNING: Event retrieved from the cluster: The node was low on resource: ephemeral-storage. Threshold quantity: 1Gi, available: 512Mi. ",
+		`WARNING: Event retrieved from the cluster: Container build exceeded its local ephemeral storage limit "4Gi". `,
+		"WARNING: Event retrieved from the cluster: Pod ephemeral local storage usage exceeds the total limit of containers 6Gi. ",
+	},
+	"kubelet-serving": {
+		// k8s.io/apimachinery pkg/util/proxy/upgradeaware.go, v0.37.2 ("error dialing backend: %v"),
+		// with crypto/tls's alert from a kubelet without a serving certificate, behind
+		// "setting up trapping scripts on emptyDir: %w" (executors/kubernetes/kubernetes.go, v19.3.0).
+		"ERROR: Job failed (system failure): prepare environment: setting up trapping scripts on emptyDir: error dialing backend: remote error: tls: internal error. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information",
+	},
+	"kubelet-reach": {
+		// k8s.io/apimachinery pkg/util/proxy/upgradeaware.go, v0.37.2 ("error dialing backend: %v"),
+		// with Go's net.OpError for the kubelet's port.
+		"ERROR: Job failed (system failure): prepare environment: setting up trapping scripts on emptyDir: error dialing backend: dial tcp 127.0.0.1:10250: i/o timeout. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information",
+		"ERROR: Job failed (system failure): prepare environment: setting up trapping scripts on emptyDir: error dialing backend: dial tcp 127.0.0.1:10250: connect: connection refused. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information",
+		"error dialing backend: dial tcp 127.0.0.1:10250: connect: connection timed out",
+		"error dialing backend: dial tcp 127.0.0.1:10250: connect: no route to host",
+	},
+	"node-arch": {
+		// executors/kubernetes/internal/watchers/pod.go CheckTerminalContainerErrors + crashLoopMessage,
+		// v19.3.0, with the kubelet's waiting message (pkg/kubelet/kuberuntime/kuberuntime_manager.go,
+		// kubernetes v1.37.2) and the last termination's message, behind "waiting for pod running: %w".
+		`ERROR: Job failed: prepare environment: waiting for pod running: container "helper" is in CrashLoopBackOff: back-off 20s restarting failed container=helper pod=runner-zx8y1abc-project-5-concurrent-0-k3j9m2xq_gitlab-runner(6f1e2d3c-0a4b-4c5d-8e9f-a0b1c2d3e4f5): exec /usr/bin/dumb-init: exec format error. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information`,
+		// pkg/kubelet/kubelet_pods.go, kubernetes v1.37.2 ("container not found (%q)"), as client-go's
+		// "unable to upgrade connection: %s" (k8s.io/streaming pkg/httpstream/spdy/roundtripper.go, v0.37.2).
+		`ERROR: Job failed (system failure): prepare environment: setting up trapping scripts on emptyDir: unable to upgrade connection: container not found ("helper"). Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information`,
+	},
+	"clock-skew": {
+		// crypto/x509/verify.go (go1.26) CertificateInvalidError, in crypto/tls's "tls: failed to
+		// verify certificate: %w", as network/gitlab.go prints it (v19.3.0).
+		`WARNING: Checking for jobs... failed                runner=Zx8y1Abc status=couldn't execute POST against https://gitlab.example.invalid/api/v4/jobs/request: Post "https://gitlab.example.invalid/api/v4/jobs/request": tls: failed to verify certificate: x509: certificate has expired or is not yet valid: current time 2026-11-29T12:00:40Z is before 2026-11-29T12:01:00Z`,
+		// the same, from client-go behind "setting up credentials: %w" (executors/kubernetes/kubernetes.go, v19.3.0).
+		`ERROR: Job failed (system failure): prepare environment: setting up credentials: Post "https://127.0.0.1:6443/api/v1/namespaces/gitlab-runner/secrets": tls: failed to verify certificate: x509: certificate has expired or is not yet valid: current time 2026-11-29T12:02:10Z is after 2026-11-29T12:01:00Z. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information`,
+	},
+	"docker-socket": {
+		// github.com/moby/moby/client v0.5.1 request.go and errors.go, behind "getting docker info: %w"
+		// (executors/docker/docker.go connectDocker, v19.3.0) and "Preparation failed:" (common/build.go).
+		"ERROR: Preparation failed: getting docker info: permission denied while trying to connect to the docker API at unix:///var/run/docker.sock",
+		"ERROR: Preparation failed: getting docker info: failed to connect to the docker API at unix:///var/run/docker.sock; check if the path is correct and if the daemon is running: dial unix /var/run/docker.sock: connect: no such file or directory",
+		"ERROR: Preparation failed: getting docker info: Cannot connect to the Docker daemon at tcp://127.0.0.1:2375. Is the docker daemon running?",
+		`ERROR: Preparation failed: getting docker info: the server probably has client authentication (--tlsverify) enabled; check your TLS client certification settings: Get "https://127.0.0.1:2376/v1.55/info": remote error: tls: bad certificate`,
+	},
+	"helper-image": {
+		// executors/docker/docker.go getHelperImage, v19.3.0: BuildLogger.Println (fmt.Sprintln
+		// spaces every operand), helperimage.Info's String "%s:%s".
+		"Using helper image:  registry.example.invalid/ci/gitlab-runner-helper:x86_64-v19.3.0  (overridden, default would be  registry.gitlab.com/gitlab-org/gitlab-runner/gitlab-runner-helper:x86_64-v19.3.0 )",
+		// executors/kubernetes/kubernetes.go Prepare, v19.3.0: Debugln, so the runner's log at debug level.
+		"DEBUG: Using helper image: registry.example.invalid/ci/gitlab-runner-helper:x86_64-v19.3.0 (overridden, default would be registry.gitlab.com/gitlab-org/gitlab-runner/gitlab-runner-helper:x86_64-v19.3.0)  job=4242 project=5 runner=Zx8y1Abc",
+	},
+	"dvp-pool": {
+		// executors/internal/autoscaler/executor.go Prepare, v19.3.0, as common/build.go's
+		// retryCreateExecutor logs it ("Preparation failed:") and then fails the job
+		// ("Job failed (system failure): ").
+		"ERROR: Preparation failed: unable to acquire instance within the configured timeout of 15m0s: context deadline exceeded",
+		"ERROR: Job failed (system failure): unable to acquire instance within the configured timeout of 15m0s: context deadline exceeded",
+		// k8s.io/apimachinery pkg/api/errors NewNotFound, v0.37.2, as the apiserver answers the plugin
+		// (fleeting-plugin-dvp's own wrapping is not available to quote).
+		`virtualmachinepools.virtualization.deckhouse.io "code-runner" not found`,
+	},
+	"dvp-rbac": {
+		// k8s.io/apiserver pkg/endpoints/handlers/responsewriters/errors.go forbiddenMessage, v0.37.2,
+		// in apierrors.NewForbidden (fleeting-plugin-dvp's own wrapping is not available to quote).
+		`virtualmachinepools.virtualization.deckhouse.io "code-runner" is forbidden: User "system:serviceaccount:code-runner-dvp:code-runner" cannot patch resource "virtualmachinepools" in API group "virtualization.deckhouse.io" in the namespace "code-runner-dvp"`,
+		`virtualmachines.virtualization.deckhouse.io is forbidden: User "system:serviceaccount:code-runner-dvp:code-runner" cannot list resource "virtualmachines" in API group "virtualization.deckhouse.io" in the namespace "code-runner-dvp"`,
+	},
+	"fleeting-plugin": {
+		// executors/internal/autoscaler/provider.go init + Acquire, v19.3.0 ("loading fleeting plugin: %w"
+		// around fleeting-artifact pkg/installer's ErrPluginNotFound, "running autoscaler plugin: %w",
+		// "initializing taskscaler: %w"), in commands/multi.go's "failed to update executor: %w" and
+		// "Failed to process runner".
+		"WARNING: Failed to process runner                   builds=0 error=failed to update executor: initializing taskscaler: running autoscaler plugin: loading fleeting plugin: plugin not found: lstat /home/gitlab-runner/.config/fleeting/plugins/registry.gitlab.com/gitlab-org/fleeting/plugins/fleeting-plugin-dvp: no such file or directory executor=instance runner=Zx8y1Abc runner_name=dvp",
+		"WARNING: Failed to process runner                   builds=0 error=failed to update executor: initializing taskscaler: running autoscaler plugin: fork/exec /usr/local/bin/fleeting-plugin-dvp: permission denied executor=instance runner=Zx8y1Abc runner_name=dvp",
+		"WARNING: Failed to process runner                   builds=0 error=failed to update executor: initializing taskscaler: executor requires autoscaler config executor=instance runner=Zx8y1Abc runner_name=dvp",
+	},
+	"fleeting-connector": {
+		// executors/internal/autoscaler/provider.go init, v19.3.0.
+		"WARNING: Failed to process runner                   builds=0 error=failed to update executor: initializing taskscaler: reading instance group connector key: open /ssh/id_ed25519: permission denied executor=instance runner=Zx8y1Abc runner_name=dvp",
+		// golang.org/x/crypto v0.54.0 ssh/client.go and ssh/client_auth.go.
+		"ERROR: Job failed (system failure): ssh: handshake failed: ssh: unable to authenticate, attempted methods [none publickey], no supported methods remain",
+		// common/build.go executePrepareScripts, v19.3.0, with x/crypto ssh/session.go Waitmsg.String.
+		"ERROR: Job failed: prepare environment: Process exited with status 2. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information",
+	},
+	"fleeting-state": {
+		// executors/internal/autoscaler/provider.go instanceReadyUp, v19.3.0 (taskscaler's own log
+		// line around them is not available to quote).
+		"no data on pre-existing instance so removing for safety",
+		"pre-existing instance has acquisition so removing for safety",
+		// provider.go init, v19.3.0 ("creating state storage: %w").
+		"WARNING: Failed to process runner                   builds=0 error=failed to update executor: initializing taskscaler: creating state storage: mkdir /home/gitlab-runner/state: permission denied executor=instance runner=Zx8y1Abc runner_name=dvp",
 	},
 }
 

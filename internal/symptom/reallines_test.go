@@ -11,6 +11,18 @@ import (
 // (colours and section markers included), from `journalctl -u
 // gitlab-runner` (its prefix included), from the runner's docs. Each must
 // name its check, whatever else it names.
+//
+// A line listed twice, once with each check, names both on purpose: the
+// KUBERNETES_MASTER line (no kubeconfig in the service's environment, or
+// none readable: runner-service, runner-kubeconfig-env, kubeconfig-file),
+// "Service run failed" (the process stops because its config does not
+// decode: runner-process, config-decode), "timed out waiting for pod to
+// start" (no node, or a poll_timeout too short: pending-no-node,
+// config-lint), "is forbidden: User" (the runner's Role or the one who
+// grants it: runner-rbac, owner-rbac), "provide credentials" (a rejected
+// or expired certificate: api-auth, cert-expiry), "is unhealthy" (GitLab
+// unreachable or the token refused: gitlab-reachability, runner-token).
+// Lines that name more than their pairs say so beside them.
 var realLines = []struct{ line, check string }{
 	{"\x1b[31;1mERROR: Job failed: getting Kubernetes config: invalid configuration: no configuration has been provided, try setting KUBERNETES_MASTER environment variable\x1b[0;m", "runner-kubeconfig-env"},
 	{"\x1b[0Ksection_start:1764590400:prepare_executor\r\x1b[0K\x1b[31;1mERROR: Job failed: getting Kubernetes config: invalid configuration: no configuration has been provided, try setting KUBERNETES_MASTER environment variable\x1b[0;m", "runner-service"},
@@ -56,6 +68,46 @@ var realLines = []struct{ line, check string }{
 	{"fatal: unable to access 'https://gitlab.example.invalid:8443/group/project.git/': Failed to connect to gitlab.example.invalid port 8443 after 130 ms: Couldn't connect to server", "gitlab-reachability"},
 	{"Starting pause pod manager                          runner=Zx8y1Abc", "scale-to-zero"},
 	{"ERROR: Job failed (system failure): prepare environment: setting up trapping scripts on emptyDir: unable to upgrade connection: unable to read error from server response. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information", "exec-upgrade"},
+	{"\x1b[31;1mERROR: Job failed (system failure): prepare environment: setting up build pod: pods \"runner-zx8y1abc-project-5-concurrent-0-k3j9m2xq\" is forbidden: exceeded quota: compute, requested: limits.cpu=4, used: limits.cpu=14, limited: limits.cpu=16. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information\x1b[0;m", "namespace-quota"},
+	{`ERROR: Job failed (system failure): prepare environment: setting up build pod: pods "runner-zx8y1abc-project-5-concurrent-0-k3j9m2xq" is forbidden: maximum cpu usage per Container is 2, but limit is 4. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information`, "namespace-quota"},
+	{`ERROR: Job failed (system failure): prepare environment: setting up build pod: pods "runner-zx8y1abc-project-5-concurrent-0-k3j9m2xq" is forbidden: error looking up service account gitlab-runner/ci-builder: serviceaccount "ci-builder" not found. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information`, "job-identity"},
+	{`ERROR: Job failed (system failure): prepare environment: setting up build pod: pods "runner-zx8y1abc-project-5-concurrent-0-k3j9m2xq" is forbidden: violates PodSecurity "baseline:latest": privileged (container "build" must not set securityContext.privileged=true). Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information`, "job-identity"},
+	{"\x1b[0;33mWARNING: Event retrieved from the cluster: Unable to retrieve some image pull secrets (registry-credentials); attempting to pull the image may not succeed.\x1b[0;m", "job-identity"},
+	{"\x1b[31;1mERROR: Job failed: Error in container build: exit code: 137, reason: 'OOMKilled'\x1b[0;m", "job-terminations"},
+	{"ERROR: Job failed: command terminated with exit code 137", "job-terminations"},
+	{"\x1b[0;33mWARNING: Event retrieved from the cluster: The node was low on resource: memory. Threshold quantity: 100Mi, available: 81920Ki. Container build was using 7340032Ki, request is 2Gi, has larger consumption of memory. \x1b[0;m", "job-terminations"},
+	{"ERROR: Job failed (system failure): prepare environment: setting up trapping scripts on emptyDir: error dialing backend: remote error: tls: internal error. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information", "kubelet-serving"},
+	{"ERROR: Job failed (system failure): prepare environment: setting up trapping scripts on emptyDir: error dialing backend: dial tcp 127.0.0.1:10250: i/o timeout. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information", "kubelet-reach"},
+	{`ERROR: Job failed: prepare environment: waiting for pod running: container "build" is in CrashLoopBackOff: back-off 40s restarting failed container=build pod=runner-zx8y1abc-project-5-concurrent-0-k3j9m2xq_gitlab-runner(6f1e2d3c-0a4b-4c5d-8e9f-a0b1c2d3e4f5): exec /bin/sh: exec format error. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information`, "node-arch"},
+	// exec-upgrade names it too, rightly: the exec's upgrade is what failed, and
+	// exec-upgrade's probe tells a helper that is not running (node-arch) from a
+	// front that breaks upgrades.
+	{`ERROR: Job failed (system failure): prepare environment: setting up trapping scripts on emptyDir: unable to upgrade connection: container not found ("helper"). Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information`, "node-arch"},
+	{`ERROR: Job failed (system failure): prepare environment: setting up trapping scripts on emptyDir: unable to upgrade connection: container not found ("helper"). Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information`, "exec-upgrade"},
+	// A TLS failure names the connection's check and clock-skew: a certificate
+	// "not yet valid" on a certificate fine on disk is a clock's doing, but the
+	// same words come from a certificate that has really expired.
+	{"Dec 01 09:03:12 runner-host.example.invalid gitlab-runner[812]: WARNING: Checking for jobs... failed                runner=Zx8y1Abc status=couldn't execute POST against https://gitlab.example.invalid/api/v4/jobs/request: Post \"https://gitlab.example.invalid/api/v4/jobs/request\": tls: failed to verify certificate: x509: certificate has expired or is not yet valid: current time 2026-11-29T12:00:40Z is before 2026-11-29T12:01:00Z", "clock-skew"},
+	{"Dec 01 09:03:12 runner-host.example.invalid gitlab-runner[812]: WARNING: Checking for jobs... failed                runner=Zx8y1Abc status=couldn't execute POST against https://gitlab.example.invalid/api/v4/jobs/request: Post \"https://gitlab.example.invalid/api/v4/jobs/request\": tls: failed to verify certificate: x509: certificate has expired or is not yet valid: current time 2026-11-29T12:00:40Z is before 2026-11-29T12:01:00Z", "gitlab-reachability"},
+	{`ERROR: Job failed (system failure): prepare environment: setting up credentials: Post "https://127.0.0.1:6443/api/v1/namespaces/gitlab-runner/secrets": tls: failed to verify certificate: x509: certificate has expired or is not yet valid: current time 2026-11-29T12:02:10Z is after 2026-11-29T12:01:00Z. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information`, "clock-skew"},
+	{`ERROR: Job failed (system failure): prepare environment: setting up credentials: Post "https://127.0.0.1:6443/api/v1/namespaces/gitlab-runner/secrets": tls: failed to verify certificate: x509: certificate has expired or is not yet valid: current time 2026-11-29T12:02:10Z is after 2026-11-29T12:01:00Z. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information`, "api-auth"},
+	{"\x1b[31;1mERROR: Preparation failed: getting docker info: permission denied while trying to connect to the docker API at unix:///var/run/docker.sock\x1b[0;m", "docker-socket"},
+	{"ERROR: Preparation failed: getting docker info: Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?", "docker-socket"},
+	{"Using helper image:  registry.example.invalid/ci/gitlab-runner-helper:x86_64-v19.2.0  (overridden, default would be  registry.gitlab.com/gitlab-org/gitlab-runner/gitlab-runner-helper:x86_64-v19.3.0 )", "helper-image"},
+	{"\x1b[31;1mERROR: Preparation failed: unable to acquire instance within the configured timeout of 15m0s: context deadline exceeded\x1b[0;m", "dvp-pool"},
+	{"ERROR: Job failed (system failure): unable to acquire instance within the configured timeout of 15m0s: context deadline exceeded", "dvp-pool"},
+	// runner-rbac and owner-rbac name every apiserver Forbidden ("is forbidden:
+	// User \""); for a DVP refusal they are a false lead only on paper: both
+	// apply to the kubernetes executor alone and skip for the instance and
+	// docker-autoscaler runners fleeting-plugin-dvp serves.
+	{`virtualmachinepools.virtualization.deckhouse.io "code-runner" is forbidden: User "system:serviceaccount:code-runner-dvp:code-runner" cannot get resource "virtualmachinepools" in API group "virtualization.deckhouse.io" in the namespace "code-runner-dvp"`, "dvp-rbac"},
+	{"Dec 01 09:03:12 runner-host.example.invalid gitlab-runner[812]: WARNING: Failed to process runner                   builds=0 error=failed to update executor: initializing taskscaler: running autoscaler plugin: loading fleeting plugin: plugin not found: lstat /home/gitlab-runner/.config/fleeting/plugins/registry.gitlab.com/gitlab-org/fleeting/plugins/fleeting-plugin-dvp: no such file or directory executor=instance runner=Zx8y1Abc runner_name=dvp", "fleeting-plugin"},
+	{"Dec 01 09:03:12 runner-host.example.invalid gitlab-runner[812]: WARNING: Failed to process runner                   builds=0 error=failed to update executor: initializing taskscaler: reading instance group connector key: open /ssh/id_ed25519: permission denied executor=instance runner=Zx8y1Abc runner_name=dvp", "fleeting-connector"},
+	{"\x1b[31;1mERROR: Job failed: prepare environment: Process exited with status 2. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information\x1b[0;m", "fleeting-connector"},
+	{"Dec 01 09:03:12 runner-host.example.invalid gitlab-runner[812]: WARNING: Failed to process runner                   builds=0 error=failed to update executor: initializing taskscaler: creating state storage: mkdir /var/lib/gitlab-runner/state: permission denied executor=instance runner=Zx8y1Abc runner_name=dvp", "fleeting-state"},
+	{"Dec 01 09:00:07 runner-host.example.invalid gitlab-runner[812]: WARNING: CONFIGURATION: Long polling issues detected.", "config-lint"},
+	{"Dec 01 09:00:07 runner-host.example.invalid gitlab-runner[812]:   - Worker starvation bottleneck: 'concurrent' setting (1) is less than number of runners (3)", "config-lint"},
+	{"WARNING: The specified runner request concurrency (4) is larger than the current global concurrent limit (2). The global concurrent limit will not be increased and takes precedence.", "config-lint"},
 }
 
 func TestRealErrorLinesNameTheirCheck(t *testing.T) {
