@@ -262,7 +262,9 @@ func redactFile(si *standIns, p string, b []byte) ([]byte, []string) {
 	if dataLine.Match(b) {
 		b = dataLine.ReplaceAllFunc(b, func(m []byte) []byte {
 			sub := dataLine.FindSubmatch(m)
-			return []byte(string(sub[1]) + string(sub[2]) + si.replaceBase64(string(sub[3])) + string(sub[4]))
+			// The line keeps its place; a YAML comment says what stood there.
+			return []byte(string(sub[1]) + string(sub[2]) + si.replaceBase64(string(sub[3])) + string(sub[4]) +
+				" # doctor bundle: " + si.describeBase64(string(sub[3])))
 		})
 		what = append(what, "inline certificates and keys")
 	}

@@ -197,3 +197,53 @@ func reissue(c *x509.Certificate, key crypto.Signer) ([]byte, error) {
 	parent := &x509.Certificate{Subject: c.Issuer, SerialNumber: c.SerialNumber}
 	return x509.CreateCertificate(rand.Reader, tmpl, parent, key.Public(), key)
 }
+
+// describeBase64 says what a kubeconfig's *-data value held and what the
+// bundle keeps of it, never the value: the type, subject, issuer and
+// validity of a certificate, the type of a key.
+func (s *standIns) describeBase64(v string) string {
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v))
+	if err != nil {
+		return "not base64, not kept"
+	}
+	var parts []string
+	for _, m := range pemBlock.FindAll(raw, -1) {
+		blk, _ := pem.Decode(m)
+		if blk == nil {
+			continue
+		}
+		switch {
+		case blk.Type == "CERTIFICATE":
+			c, err := x509.ParseCertificate(blk.Bytes)
+			if err != nil {
+				parts = append(parts, "a certificate that does not parse")
+				continue
+			}
+			pub, _ := x509.MarshalPKIXPublicKey(c.PublicKey)
+			how := "kept: it is public"
+			if s.keys[string(pub)] != nil {
+				how = "re-issued for a stand-in key"
+			}
+			parts = append(parts, fmt.Sprintf("x509 certificate %s, issuer %s, valid %s to %s, %s", c.Subject, c.Issuer,
+				c.NotBefore.UTC().Format("2006-01-02T15:04Z"), c.NotAfter.UTC().Format("2006-01-02T15:04Z"), how))
+		case strings.Contains(blk.Type, "PRIVATE KEY"):
+			kind := blk.Type
+			if k, err := parseKey(blk); err == nil {
+				kind = fmt.Sprintf("%T", k.Public())
+				switch pk := k.Public().(type) {
+				case *rsa.PublicKey:
+					kind = fmt.Sprintf("RSA %d-bit", pk.N.BitLen())
+				case *ecdsa.PublicKey:
+					kind = "ECDSA " + pk.Curve.Params().Name
+				case ed25519.PublicKey:
+					kind = "Ed25519"
+				}
+			}
+			parts = append(parts, kind+" private key, not kept: a fresh key of the same type stands in")
+		}
+	}
+	if len(parts) == 0 {
+		return "no PEM block"
+	}
+	return strings.Join(parts, "; ")
+}

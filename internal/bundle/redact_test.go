@@ -1,0 +1,76 @@
+package bundle
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/socialwebcomputer/doctor/checks"
+)
+
+// Every planted secret is gone from what the bundle keeps, and what the
+// checks read of it stays: line numbers, key names, token kinds, paths,
+// booleans and numbers.
+func TestRedactKeepsShapeNotSecrets(t *testing.T) {
+	secrets := []string{"glrt-t0pS3cretRunnerTok3n", "hunter2hunter2", "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMIK7MDENGbPxRfiCY", "s3cr3tDbPass"}
+	toml := "concurrent = 4\n[[runners]]\n  name = \"a\"\n  url = \"https://gitlab.example.invalid\"\n  token = \"glrt-t0pS3cretRunnerTok3n\"\n" +
+		"  [runners.cache.s3]\n    AccessKey = \"AKIAIOSFODNN7EXAMPLE\"\n    SecretKey = \"wJalrXUtnFEMIK7MDENGbPxRfiCY\"\n" +
+		"  [runners.autoscaler.connector_config]\n    key_path = \"/ssh/id_ed25519\"\n    use_static_credentials = true\n" +
+		"  environment = [\"DATABASE_URL=postgres://app:s3cr3tDbPass@db.example.invalid/app\"]\n"
+	environ := []byte("HOME=/root\x00KUBECONFIG=/etc/gitlab-runner/kubeconfig.yaml\x00DB_PASSWORD=hunter2hunter2\x00HTTP_PROXY=http://u:hunter2hunter2@proxy.invalid:3128\x00")
+	unit := "[Service]\nEnvironment=\"RUNNER_TOKEN=glrt-t0pS3cretRunnerTok3n\" \"KUBECONFIG=/etc/k.yaml\"\n"
+	si := newStandIns()
+	out := map[string][]byte{}
+	out["/etc/gitlab-runner/config.toml"], _ = redactFile(si, "/etc/gitlab-runner/config.toml", []byte(toml))
+	out["/proc/1/environ"], _ = redactFile(si, "/proc/1/environ", environ)
+	out["/etc/systemd/system/gitlab-runner.service.d/env.conf"], _ = redactFile(si, "/etc/systemd/system/gitlab-runner.service.d/env.conf", []byte(unit))
+	out["/var/run/secrets/kubernetes.io/serviceaccount/token"], _ = redactFile(si, "/var/run/secrets/kubernetes.io/serviceaccount/token", []byte("eyJhbGciOiJSUzI1NiJ9.payload.sig"))
+	for p, b := range out {
+		for _, s := range secrets {
+			if bytes.Contains(b, []byte(s)) || bytes.Contains(b, []byte(s[:8])) && len(s) > 12 && bytes.Contains(b, []byte(s[len(s)-8:])) {
+				t.Errorf("%s keeps %q:\n%s", p, s, b)
+			}
+		}
+	}
+	cfg := string(out["/etc/gitlab-runner/config.toml"])
+	if strings.Count(cfg, "\n") != strings.Count(toml, "\n") {
+		t.Errorf("config.toml lines moved:\n%s", cfg)
+	}
+	for _, keep := range []string{`token = "glrt-REDACTED-`, `key_path = "/ssh/id_ed25519"`, "use_static_credentials = true", "concurrent = 4", "postgres://app:"} {
+		if !strings.Contains(cfg, keep) {
+			t.Errorf("config.toml lost %q:\n%s", keep, cfg)
+		}
+	}
+	env := string(out["/proc/1/environ"])
+	if !strings.Contains(env, "KUBECONFIG=/etc/gitlab-runner/kubeconfig.yaml\x00") || strings.Count(env, "\x00") != 4 {
+		t.Errorf("environ lost its shape: %q", env)
+	}
+	if got := string(out["/var/run/secrets/kubernetes.io/serviceaccount/token"]); !strings.Contains(got, "REDACTED-") {
+		t.Errorf("a token file is kept: %q", got)
+	}
+}
+
+// A stand-in is deterministic and idempotent: the key a request was
+// recorded under is found again when analyze builds it from the stand-in.
+func TestStandInIsIdempotent(t *testing.T) {
+	s := checks.StandIn("glrt-abcdefghijklmnop")
+	if !strings.HasPrefix(s, "glrt-REDACTED-") || checks.StandIn(s) != s || checks.StandIn("glrt-abcdefghijklmnop") != s {
+		t.Errorf("StandIn: %q, again %q", s, checks.StandIn(s))
+	}
+	if checks.StandIn("glrt-other") == s {
+		t.Error("two secrets, one stand-in")
+	}
+}
+
+// Garbage, huge and hostile JSON bodies are redacted without a panic, and
+// secrets under secret-looking keys and in secret env entries go.
+func TestRedactJSON(t *testing.T) {
+	body := `{"items":[{"spec":{"containers":[{"env":[{"name":"CI_JOB_TOKEN","value":"glcbt-64_abcdefghijklmnopqrst"},{"name":"PLAIN","value":"ok"}]}]}}],"token":"glrt-zzzzzzzzzzzzzzzz"}`
+	got := string(redactJSON([]byte(body)))
+	if strings.Contains(got, "abcdefghijklmnopqrst") || strings.Contains(got, "zzzzzzzzzzzz") || !strings.Contains(got, `"value":"ok"`) {
+		t.Errorf("redactJSON: %s", got)
+	}
+	for _, junk := range []string{"", "{", "[[[[", strings.Repeat("[", 10000), "\xff\xfe"} {
+		_ = redactJSON([]byte(junk))
+	}
+}
