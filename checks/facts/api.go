@@ -6,8 +6,10 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net/http"
+	"path"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -218,6 +220,9 @@ func inCluster(env *checks.Env, proc *Process, e *Environ) (*rest.Config, bool, 
 // lists, no client-side throttling (a run is a few dozen requests), every
 // dial through the Env, and a counter of requests.
 func NewAPI(env *checks.Env, cfg *rest.Config) (*API, error) {
+	if err := refuseCodeFromInput(cfg); err != nil {
+		return nil, err
+	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
@@ -266,6 +271,26 @@ func NewAPI(env *checks.Env, cfg *rest.Config) (*API, error) {
 		return nil, err
 	}
 	return &API{Config: cfg, Client: cs, Server: cfg.Host, Requests: n}, nil
+}
+
+// ErrRunsCode is why doctor builds no client for a kubeconfig user whose
+// credential comes from a program: client-go would run it, and nothing in
+// an input file is executed (a --root, a bundle, or a kubeconfig someone
+// else wrote). The plugin is described instead, and the API checks are
+// unknown with this reason.
+var ErrRunsCode = errors.New("doctor runs no code from its input")
+
+func refuseCodeFromInput(cfg *rest.Config) error {
+	switch {
+	case cfg.ExecProvider != nil:
+		e := cfg.ExecProvider
+		return fmt.Errorf("the kubeconfig's user gets its credential from the exec plugin %q (%d arguments, apiVersion %s), which client-go would run; %w: "+
+			"give doctor a kubeconfig with the credential itself (--kubeconfig), or run `kubectl auth whoami` as the runner's user",
+			path.Base(e.Command), len(e.Args), e.APIVersion, ErrRunsCode)
+	case cfg.AuthProvider != nil:
+		return fmt.Errorf("the kubeconfig's user gets its credential from the auth-provider %q, which client-go would run; %w", cfg.AuthProvider.Name, ErrRunsCode)
+	}
+	return nil
 }
 
 // tapeIdentity names cfg's credential for a bundle's request keys, in a

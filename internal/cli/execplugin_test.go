@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/socialwebcomputer/doctor/internal/testroot"
+)
+
+// A kubeconfig whose user gets its credential from an exec plugin: doctor
+// never runs it (a marker file the plugin would write stays absent), says
+// what the plugin is, and the API checks are unknown with that reason.
+func TestExecCredentialPluginIsNeverRun(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "plugin-ran")
+	plugin := filepath.Join(dir, "credential-plugin.sh")
+	noErr(t, os.WriteFile(plugin, []byte("#!/bin/sh\ntouch "+marker+"\necho '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{\"token\":\"x\"}}'\n"), 0o755))
+	kubeconfig := `apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster:
+    server: https://127.0.0.1:1/clusters/root:k3x9q2mf:tenant-ci:clusters
+contexts:
+- name: c
+  context: {cluster: c, user: u}
+current-context: c
+users:
+- name: u
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: ` + plugin + `
+      args: ["--cluster", "tenant-ci"]
+      env: [{name: AWS_SECRET_ACCESS_KEY, value: wJalrXUtnFEMIK7MDENGbPxRfiCYplanted}]
+      interactiveMode: Never
+`
+	root := testroot.New(t)
+	root.GuideRunner(testroot.GuideConfig, []byte(kubeconfig))
+	rep, out := runReport(t, "run", "--root", root.Dir, "-o", "json", "--now", "2026-11-29T12:00:00Z", "--timeout", "20s", "--skip", "gitlab-reachability")
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("doctor ran the kubeconfig's exec credential plugin")
+	}
+	var reason string
+	for _, c := range rep.Checks {
+		if c.ID == "api-auth" {
+			reason = c.Reason
+			if c.Status != "unknown" && c.Status != "skipped" {
+				t.Errorf("api-auth is %s, want unknown: %s", c.Status, c.Reason)
+			}
+		}
+	}
+	if !strings.Contains(reason, "credential-plugin.sh") || !strings.Contains(reason, "runs no code from its input") {
+		t.Errorf("api-auth's reason does not describe the plugin: %q", reason)
+	}
+	if strings.Contains(out, "wJalrXUtnFEMIK7MDENGbPxRfiCY") {
+		t.Error("the plugin's secret env reached the output")
+	}
+}
