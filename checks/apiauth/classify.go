@@ -58,7 +58,9 @@ func Classify(err error) Class {
 		c.Kind, c.Cause = UnknownAuthority, "TLS fails: the server's certificate is signed by an authority the kubeconfig does not trust."
 		c.Detail = "Its certificate-authority-data is not the CA that signed this server, or a proxy in between presents its own certificate."
 		c.Fix = "Download the kubeconfig again (it carries the right CA); if a TLS-inspecting proxy sits in between, bypass it for this host."
-	case errors.As(err, &hn) || strings.Contains(msg, "certificate is valid for"):
+	// The texts stand in for the types where only the message is left (a
+	// bundle replays an error as its text): x509.HostnameError's own words.
+	case errors.As(err, &hn) || strings.Contains(msg, "certificate is valid for") || strings.Contains(msg, "x509: cannot validate certificate for"):
 		c.Kind, c.Cause = HostnameMismatch, "TLS fails: the server's certificate does not name the host in the kubeconfig's server URL."
 		c.Detail = ""
 		c.Fix = "Use the server URL getKubeconfig returned; do not point it at an address or another name."
@@ -72,8 +74,11 @@ func Classify(err error) Class {
 	case checks.IsTimeout(err):
 		c.Kind, c.Cause, c.Detail = Timeout, "The API call timed out:", "the server's address does not answer within the deadline (a firewall dropping packets, or a host that is down)."
 		c.Fix = "Check the route from this host to the server (the guide's prerequisite: the runner host resolves and reaches the kcp front)."
-	case errors.As(err, &dns):
-		c.Kind, c.Cause, c.Detail = NoSuchHost, "The server's name does not resolve:", dns.Error()
+	case errors.As(err, &dns) || strings.Contains(msg, ": no such host"):
+		c.Kind, c.Cause, c.Detail = NoSuchHost, "The server's name does not resolve:", msg
+		if dns != nil {
+			c.Detail = dns.Error()
+		}
 		c.Fix = "Check DNS on this host for the kubeconfig's server name."
 	}
 	return c

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -98,7 +99,8 @@ func TestAPIAuthClassifiesEachFailure(t *testing.T) {
 			root.GuideRunner(testroot.GuideConfig, testpki.Kubeconfig("tenant-ci", tc.server, ca.CertPEM, cert, key))
 			var out, errb bytes.Buffer
 			start := time.Now()
-			code := Main([]string{"run", "--root", root.Dir, "-o", "json", "--only", "api-auth", "--timeout", "20s"},
+			bundle := filepath.Join(t.TempDir(), "b.tar.gz")
+			code := Main([]string{"run", "--root", root.Dir, "-o", "json", "--only", "api-auth", "--timeout", "20s", "--bundle", bundle},
 				IO{Out: &out, Err: &errb, Getenv: func(string) string { return "" }})
 			var rep report.Report
 			if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
@@ -115,6 +117,8 @@ func TestAPIAuthClassifiesEachFailure(t *testing.T) {
 			if took := time.Since(start); took > 15*time.Second {
 				t.Errorf("took %s: an unreachable endpoint must be a finding within its deadline", took)
 			}
+			// Each failure, replayed from the bundle, is classified the same.
+			assertAnalyzeEqualsLive(t, &rep, bundle, root.Dir)
 		})
 	}
 }

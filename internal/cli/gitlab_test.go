@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -30,11 +31,16 @@ func TestGitLabChecksThroughTheCLI(t *testing.T) {
 			root := gitlabtest.NewRoot(t, gitlabtest.Config(gitlabtest.Runner{Name: "kcp-tenant-kubernetes", URL: gl.URL(),
 				Token: c.token, CAFile: gitlabtest.CAPath}), gl.CA)
 			outputs := map[string]string{}
+			bundle := filepath.Join(t.TempDir(), "b.tar.gz")
 			for _, format := range []string{"json", "table", "markdown"} {
-				code, out, stderr := runDoctor("run", "--root", root.Dir, "-o", format,
+				args := []string{"run", "--root", root.Dir, "-o", format,
 					"--only", "gitlab-reachability,runner-token", "--timeout", "20s",
 					"--resolver", dns.Addr, "--public-dns", dns.Addr,
-					"--repository-url", "https://gitlab-ci-token:glcbt-64_jobtoken0123456789@"+gitlabtest.Host+":"+gl.Port+"/g/p.git")
+					"--repository-url", "https://gitlab-ci-token:glcbt-64_jobtoken0123456789@" + gitlabtest.Host + ":" + gl.Port + "/g/p.git"}
+				if format == "json" {
+					args = append(args, "--bundle", bundle)
+				}
+				code, out, stderr := runDoctor(args...)
 				if code != c.exit {
 					t.Errorf("-o %s: exit %d, want %d; stderr %s\n%s", format, code, c.exit, stderr, out)
 				}
@@ -48,6 +54,8 @@ func TestGitLabChecksThroughTheCLI(t *testing.T) {
 			want.Exit = c.exit
 			AssertWant(t, &rep, want)
 			AssertNoSecrets(t, outputs)
+			// The GitLab answers, replayed from the bundle, give the same findings.
+			assertAnalyzeEqualsLive(t, &rep, bundle, root.Dir)
 			for f, out := range outputs {
 				if strings.Contains(out, "jobtoken") {
 					t.Errorf("-o %s carries CI_REPOSITORY_URL's job token", f)
