@@ -1,6 +1,7 @@
 package facts
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"strconv"
@@ -125,6 +126,10 @@ type Version struct {
 	Err error // why it is unknown
 }
 
+// ErrNoRunnerBinary is the version's error where this host has neither a
+// runner process nor its unit: doctor runs apart from the runner.
+var ErrNoRunnerBinary = errors.New("no runner binary to read (no process and no unit)")
+
 // VersionFact reads the diagnosed runner's binary.
 var VersionFact = &checks.Fact[*Version]{
 	ID:       "runner-version",
@@ -133,7 +138,7 @@ var VersionFact = &checks.Fact[*Version]{
 	Compute: func(p *checks.Pass) (*Version, error) {
 		ra := RunAsFact.Get(p)
 		if ra.Binary == "" {
-			return &Version{Err: fmt.Errorf("no runner binary to read (no process and no unit)")}, nil
+			return &Version{Err: ErrNoRunnerBinary}, nil
 		}
 		// A bundle keeps the version read, not the binary.
 		v, err := checks.Probe(p.Env, "runner-version", ra.Binary, func() (runnerversion.Version, error) {
