@@ -62,7 +62,7 @@ func run(p *checks.Pass) error {
 	probe := func(proto Protocol) Probe {
 		ctx, cancel := context.WithTimeout(p.Context, probeTimeout)
 		defer cancel()
-		return Upgrade(ctx, p.Env, api.Config, u, proto)
+		return Upgrade(ctx, p.Env, api.Config, api.TapeKey, u, proto)
 	}
 	// The probe tests the path to the apiserver, the same for every runner
 	// of this target and namespace: sent once, in parallel.

@@ -91,9 +91,10 @@ func ExecURL(cfg *rest.Config, ns, pod string, command ...string) (*url.URL, err
 // does, over HTTP/1.1 (as client-go's SPDY transport makes it: an HTTP/2
 // hop makes the Upgrade header meaningless), with the kubeconfig's TLS
 // identity. It reads a bounded amount of the answer and closes.
-func Upgrade(ctx context.Context, env *checks.Env, cfg *rest.Config, u *url.URL, proto Protocol) Probe {
+// who names the credential on a bundle's tape (facts.API.TapeKey).
+func Upgrade(ctx context.Context, env *checks.Env, cfg *rest.Config, who string, u *url.URL, proto Protocol) Probe {
 	// A bundle keeps what the upgrade got back: analyze replays it.
-	p, _ := checks.Probe(env, "exec-upgrade", string(proto)+" "+u.Redacted(),
+	p, _ := checks.Probe(env, "exec-upgrade", string(proto)+" "+u.Redacted()+" as "+who,
 		func() (Probe, error) { return upgrade(ctx, env, cfg, u, proto), nil })
 	return p
 }

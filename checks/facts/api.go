@@ -35,6 +35,10 @@ type API struct {
 	Server string // the URL, for evidence
 	// Key identifies the target: the server and a hash of the credential.
 	Key string
+	// TapeKey identifies it too, in a form a bundle's redaction keeps (the
+	// certificate's subject and serial, a token's stand-in): for the keys
+	// of what a check records on the tape itself (checks.Elapsed).
+	TapeKey string
 	// Requests counts what this run sent, for the benchmark and the
 	// read-only promise.
 	Requests *atomic.Int64
@@ -233,7 +237,7 @@ func NewAPI(env *checks.Env, cfg *rest.Config) (*API, error) {
 	}
 	cfg.UserAgent = "gitlab-runner-doctor"
 	cfg.Dial = env.Dial
-	who := tapeIdentity(cfg)
+	who := TapeIdentity(cfg)
 	if t := env.Tape; t != nil {
 		// A bundle keeps the API objects as JSON, which it can redact
 		// (protobuf it could not); analyze answers from them, so nothing
@@ -270,7 +274,7 @@ func NewAPI(env *checks.Env, cfg *rest.Config) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &API{Config: cfg, Client: cs, Server: cfg.Host, Requests: n}, nil
+	return &API{Config: cfg, Client: cs, Server: cfg.Host, Requests: n, TapeKey: cfg.Host + " " + who}, nil
 }
 
 // ErrRunsCode is why doctor builds no client for a kubeconfig user whose
@@ -293,11 +297,11 @@ func refuseCodeFromInput(cfg *rest.Config) error {
 	return nil
 }
 
-// tapeIdentity names cfg's credential for a bundle's request keys, in a
+// TapeIdentity names cfg's credential for a bundle's request keys, in a
 // form that survives the bundle's redaction: a client certificate by its
 // subject and serial (the stand-in certificate keeps both), a token or
 // password by its stand-in, an exec plugin by its command.
-func tapeIdentity(cfg *rest.Config) string {
+func TapeIdentity(cfg *rest.Config) string {
 	var parts []string
 	if blk, _ := pem.Decode(cfg.CertData); blk != nil {
 		if c, err := x509.ParseCertificate(blk.Bytes); err == nil {
