@@ -22,6 +22,16 @@ func TestRedactRemovesSecrets(t *testing.T) {
 		{"password=hunter2hunter2", "hunter2hunter2"},
 		{"client-key-data: LS0tLS1CRUdJTiBFQyBQUklWQVRFIEtFWS0tLS0t", "LS0tLS1CRUdJTiBFQyBQUklWQVRFIEtFWS0tLS0t"},
 		{"blob " + strings.Repeat("QUJD", 20) + "==", strings.Repeat("QUJD", 20)},
+		// URL passwords, keys of any spelling, environment variables, arrays.
+		{"proxy http://alice:s3cretPassw0rd@proxy.example.invalid:3128", "s3cretPassw0rd"},
+		{"DATABASE_URL=postgres://app:pgS3cretValue@db.example.invalid/app", "pgS3cretValue"},
+		{`api_key = "ak_0123456789abcdef"`, "ak_0123456789abcdef"},
+		{`SecretKey = "wJalrXUtnFEMIK7MDENG"`, "wJalrXUtnFEMIK7MDENG"},
+		{`AccessKey: AKIAIOSFODNN7EXAMPLE`, "AKIAIOSFODNN7EXAMPLE"},
+		{`environment = ["AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMIK7MDENGbPx"]`, "wJalrXUtnFEMIK7MDENGbPx"},
+		{`credential = ["c0ffee-1234-5678"]`, "c0ffee-1234-5678"},
+		{`{"auth": "dXNlcjpwYXNzd29yZA"}`, "dXNlcjpwYXNzd29yZA"},
+		{`webhook = "https://hooks:xoxbTokenValue@chat.example.invalid/x"`, "xoxbTokenValue"},
 	} {
 		out := checks.Redact(tc.in)
 		if strings.Contains(out, tc.secret) {
@@ -40,6 +50,11 @@ func TestRedactKeepsOrdinaryText(t *testing.T) {
 		"pid 4242 (uid 999 gitlab-runner): /usr/bin/gitlab-runner run --config /etc/gitlab-runner/config.toml",
 		"token not set", // a word, not an assignment
 		"KUBECONFIG=/etc/gitlab-runner/tenant-ci/kubeconfig.yaml",
+		`key_path = "/ssh/id_ed25519"`,
+		"use_static_credentials = true",
+		"unhealthy_requests_limit = 3",
+		"https://gitlab.example.invalid/api/v4/runners/verify",
+		"tls-key-file = /etc/gitlab-runner/certs/client.key",
 	} {
 		if out := checks.Redact(s); out != s {
 			t.Errorf("Redact changed ordinary text:\n in: %q\nout: %q", s, out)
@@ -61,10 +76,16 @@ func FuzzRedact(f *testing.F) {
 		pemMid = "PEMSECRETaz1sx2dc3fv4"
 	)
 	pemHeader := regexp.MustCompile(`-----BEGIN [A-Z0-9 ]+-----`)
+	const (
+		urlPass = "urlSECRETpw9q8w7e6r"
+		keyVal  = "kvSECRETv1a2s3d4f5"
+		envVal  = "envSECRETx9c8v7b6n5"
+	)
 	f.Fuzz(func(t *testing.T, prefix, suffix string) {
-		in := prefix + " glrt-" + glrt + " Bearer " + bearer + " \n-----BEGIN CERTIFICATE-----\n" + pemMid + "\n-----END CERTIFICATE-----\n" + suffix
+		in := prefix + " glrt-" + glrt + " Bearer " + bearer + " \n-----BEGIN CERTIFICATE-----\n" + pemMid + "\n-----END CERTIFICATE-----\n" +
+			" https://u:" + urlPass + "@h.invalid/ " + "\napi_key = \"" + keyVal + "\"\n AWS_SECRET_ACCESS_KEY=" + envVal + "\n" + suffix
 		out := checks.Redact(in)
-		for _, s := range []string{glrt, bearer, pemMid} {
+		for _, s := range []string{glrt, bearer, pemMid, urlPass, keyVal, envVal} {
 			if strings.Contains(out, s) {
 				t.Fatalf("secret %q survived in %q", s, out)
 			}
