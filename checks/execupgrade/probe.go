@@ -155,13 +155,13 @@ func upgrade(ctx context.Context, env *checks.Env, cfg *rest.Config, u *url.URL,
 		pr.Took = time.Since(start)
 		return pr
 	}
-	pr.Status, pr.Server = resp.StatusCode, resp.Header.Get("Server")
+	// What a remote server says is cut and redacted before it is kept:
+	// the Server header names a proxy in a word or two, and a hostile one
+	// could put anything there.
+	pr.Status, pr.Server = resp.StatusCode, remoteText(resp.Header.Get("Server"), 80)
 	if resp.StatusCode != http.StatusSwitchingProtocols {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-		pr.Body = strings.TrimSpace(string(b))
-		if len(pr.Body) > 300 {
-			pr.Body = pr.Body[:300] + "…"
-		}
+		pr.Body = remoteText(string(b), 300)
 	}
 	resp.Body.Close()
 	pr.Took = time.Since(start)
@@ -242,4 +242,14 @@ func isStatusJSON(body string) bool {
 		Kind string `json:"kind"`
 	}
 	return json.Unmarshal([]byte(body), &st) == nil && st.Kind == "Status"
+}
+
+// remoteText is text a server sent, made fit to print: one line, valid
+// UTF-8, at most max runes, and redacted.
+func remoteText(s string, max int) string {
+	s = strings.ToValidUTF8(strings.Join(strings.Fields(s), " "), "?")
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max]) + "…"
+	}
+	return checks.Redact(s)
 }
