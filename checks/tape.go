@@ -247,9 +247,6 @@ func StandIn(v string) string {
 
 const standInMark = "REDACTED-"
 
-// tokenPrefixes are GitLab's token prefixes, longest first (doc/security/tokens).
-var tokenPrefixes = []string{"glrtr-", "glrt-", "glpat-", "glcbt-", "gldt-", "glptt-", "glft-", "glimt-", "glagent-", "GR1348941"}
-
 // StandInJSON is body with the string values of secret-looking keys
 // replaced by their stand-ins; a body that is not a JSON object is kept.
 func StandInJSON(body []byte) []byte {

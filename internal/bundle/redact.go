@@ -17,55 +17,39 @@ import (
 // and validity. The checks never print those values, so analyze on the
 // redacted bundle finds what the live run found.
 
-// assignment is one `key = "value"`, `key: value` or `KEY=value` on a line,
-// the forms of TOML, YAML, systemd units and environment files.
-var assignment = regexp.MustCompile(`(?m)(^|[\s"'{,])([A-Za-z_][A-Za-z0-9_.\-]*)(\s*[:=]\s*)("[^"\n]*"|'[^'\n]*'|[^\s"',}#]+)`)
-
-// plainScalar is an unquoted boolean or number: a setting, never a secret.
-var plainScalar = regexp.MustCompile(`^(true|false|[+-]?[0-9][0-9_.:eE+-]*[smhd]?)$`)
-
-// userinfo is the user:password@ of a URL anywhere in a text.
-var userinfo = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.\-]*://)([^/\s@"']+)@`)
-
-// tokenShape is a GitLab token wherever it appears.
-var tokenShape = regexp.MustCompile(`\b(?:glrtr|glrt|glpat|glcbt|gldt|glptt|glft|glimt|glagent)-[A-Za-z0-9_\-.]{8,}|\bGR1348941[A-Za-z0-9_\-]{8,}`)
-
 // redactText redacts a text file line by line, keeping every line where it
-// was (findings cite config.toml:9).
+// was (findings cite config.toml:9): checks' own finders, with stand-ins.
 func redactText(b []byte) ([]byte, []string) {
 	var what []string
-	s := assignment.ReplaceAllStringFunc(string(b), func(m string) string {
-		sub := assignment.FindStringSubmatch(m)
-		lead, key, sep, val := sub[1], sub[2], sub[3], sub[4]
-		if !checks.SecretKey(key) || strings.HasSuffix(key, "-data") {
-			return m
-		}
-		q := ""
-		if len(val) >= 2 && (val[0] == '"' || val[0] == '\'') {
-			q, val = val[:1], val[1:len(val)-1]
-		}
-		if val == "" || strings.HasPrefix(val, "/") || q == "" && (strings.HasPrefix(val, "[") || plainScalar.MatchString(val)) {
-			return m // a path, an empty value, a TOML array, a boolean or a number
-		}
+	s := checks.ReplaceSecretValues(string(b), func(key, val string) string {
 		what = append(what, key)
-		return lead + key + sep + q + checks.StandIn(val) + q
-	})
-	s = redactFreeText(s)
-	return []byte(s), what
+		return standInValue(val)
+	}, false)
+	return []byte(redactFreeText(s)), what
+}
+
+// quotedString is one string of a TOML array.
+var quotedString = regexp.MustCompile(`"[^"]*"|'[^']*'`)
+
+// standInValue is a value with its secret replaced and its syntax kept: a
+// quoted string stays a quoted string, an array an array of stand-ins.
+func standInValue(val string) string {
+	switch {
+	case val[0] == '[':
+		return quotedString.ReplaceAllStringFunc(val, func(q string) string {
+			return q[:1] + checks.StandIn(q[1:len(q)-1]) + q[:1]
+		})
+	case len(val) >= 2 && (val[0] == '"' || val[0] == '\''):
+		return val[:1] + checks.StandIn(val[1:len(val)-1]) + val[:1]
+	}
+	return checks.StandIn(val)
 }
 
 // redactFreeText strips what a secret looks like anywhere: URL passwords
 // and GitLab tokens.
 func redactFreeText(s string) string {
-	s = userinfo.ReplaceAllStringFunc(s, func(m string) string {
-		sub := userinfo.FindStringSubmatch(m)
-		user, _, hasPass := strings.Cut(sub[2], ":")
-		if !hasPass {
-			return m
-		}
-		return sub[1] + user + ":" + checks.StandIn(sub[2]) + "@"
-	})
-	return tokenShape.ReplaceAllStringFunc(s, checks.StandIn)
+	s = checks.ReplaceURLPasswords(s, checks.StandIn)
+	return checks.ReplaceTokens(s, func(_, token string) string { return checks.StandIn(token) })
 }
 
 // redactNulList redacts /proc environ (NAME=value\0...) and cmdline (an

@@ -74,3 +74,18 @@ func TestRedactJSON(t *testing.T) {
 		_ = redactJSON([]byte(junk))
 	}
 }
+
+// The forms the first text redactor missed: a TOML array under a secret
+// key and a JSON-style quoted key. Each value goes, the syntax stays.
+func TestRedactArraysAndQuotedKeys(t *testing.T) {
+	for in, keep := range map[string]string{
+		`credential = ["s3cretVal123", "s3cretVal456"]`: `credential = ["REDACTED-`,
+		`api_key = ['s3cretVal123']`:                    `api_key = ['REDACTED-`,
+		`"password": "s3cretVal123"`:                    `"password": "REDACTED-`,
+	} {
+		out, _ := redactText([]byte(in))
+		if strings.Contains(string(out), "s3cretVal") || !strings.HasPrefix(string(out), keep) {
+			t.Errorf("redactText(%q) = %q", in, out)
+		}
+	}
+}
