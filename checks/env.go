@@ -120,21 +120,11 @@ func (e *Env) readFile(p string, limit int64) ([]byte, error) {
 		}
 		b, err := e.readHostFile(p, limit)
 		t.recordOp(p, func(r *FileRecord) {
-			r.Read, r.Content, r.ReadErr = err == nil, b, RecordErr(unwrapFileError(err))
+			r.Read, r.Content, r.ReadErr = err == nil, b, RecordErr(FileCause(err))
 		})
 		return b, err
 	}
 	return e.readHostFile(p, limit)
-}
-
-// unwrapFileError is the error a FileError carries, which is what replay
-// wraps again in a FileError of the same path.
-func unwrapFileError(err error) error {
-	var fe *FileError
-	if errors.As(err, &fe) {
-		return fe.Err
-	}
-	return err
 }
 
 func (e *Env) readHostFile(p string, limit int64) ([]byte, error) {
@@ -143,12 +133,12 @@ func (e *Env) readHostFile(p string, limit int64) ([]byte, error) {
 	// On a regular file (and a /proc entry) the flag changes nothing.
 	f, err := os.OpenFile(e.Path(p), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, &FileError{p, unwrapPathError(err)}
+		return nil, &FileError{p, FileCause(err)}
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, &FileError{p, unwrapPathError(err)}
+		return nil, &FileError{p, FileCause(err)}
 	}
 	if st.IsDir() {
 		return nil, &FileError{p, errors.New("is a directory")}
@@ -163,7 +153,7 @@ func (e *Env) readHostFile(p string, limit int64) ([]byte, error) {
 	}
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
-		return nil, &FileError{p, unwrapPathError(err)}
+		return nil, &FileError{p, FileCause(err)}
 	}
 	if int64(len(b)) > limit {
 		return nil, &FileError{p, ErrTooLarge}
@@ -222,7 +212,7 @@ func (e *Env) stat(p string, link bool) (fs.FileInfo, error) {
 	}
 	st, err := statf(e.Path(p))
 	if err != nil {
-		err = unwrapPathError(err)
+		err = FileCause(err)
 	}
 	if t != nil {
 		t.recordOp(p, func(r *FileRecord) {
@@ -258,7 +248,7 @@ func (e *Env) Readlink(p string) (string, error) {
 	}
 	target, err := os.Readlink(e.Path(p))
 	if err != nil {
-		err = unwrapPathError(err)
+		err = FileCause(err)
 	}
 	if t != nil {
 		t.recordOp(p, func(r *FileRecord) { r.Linked, r.Link, r.LinkErr = err == nil, target, RecordErr(err) })
@@ -288,7 +278,7 @@ func (e *Env) ReadDir(p string) ([]fs.DirEntry, error) {
 	}
 	ents, err := os.ReadDir(e.Path(p))
 	if err != nil {
-		err = unwrapPathError(err)
+		err = FileCause(err)
 	}
 	if t != nil {
 		t.recordOp(p, func(r *FileRecord) {
@@ -304,9 +294,15 @@ func (e *Env) ReadDir(p string) ([]fs.DirEntry, error) {
 	return ents, nil
 }
 
-// unwrapPathError drops the *fs.PathError wrapper, whose path is the
-// root-prefixed one; FileError carries the host path instead.
-func unwrapPathError(err error) error {
+// FileCause is what went wrong with a file, without its path: the error
+// under a FileError (which names the host path itself, and which replay
+// wraps again) or under an *fs.PathError (whose path is the root-prefixed
+// one).
+func FileCause(err error) error {
+	var fe *FileError
+	if errors.As(err, &fe) {
+		return fe.Err
+	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err

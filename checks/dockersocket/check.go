@@ -107,7 +107,7 @@ func socketFindings(p *checks.Pass, e *facts.RunnerEntry, ra *facts.RunAs, d *Da
 	switch {
 	case s.Err != nil:
 		missing := errors.Is(s.Err, syscall.ENOENT)
-		cause := fmt.Sprintf("%s connects to %s, but %s cannot be read: %v.", e.Label(), host, s.Seen, unwrapFileErr(s.Err))
+		cause := fmt.Sprintf("%s connects to %s, but %s cannot be read: %v.", e.Label(), host, s.Seen, checks.FileCause(s.Err))
 		if missing {
 			// github.com/moby/moby/client v0.5.1, request.go: the words the job log carries.
 			cause = fmt.Sprintf("%s connects to %s, but no socket is there: every job fails with \"failed to connect to the docker API at %s; "+
@@ -115,7 +115,7 @@ func socketFindings(p *checks.Pass, e *facts.RunnerEntry, ra *facts.RunAs, d *Da
 		}
 		p.Report(checks.Finding{
 			Cause:    cause,
-			Evidence: append(ev, checks.Evidence{Source: s.Seen, Detail: unwrapFileErr(s.Err).Error()}),
+			Evidence: append(ev, checks.Evidence{Source: s.Seen, Detail: checks.FileCause(s.Err).Error()}),
 			Fix:      missingFix(container, s.Path),
 		})
 		return true, nil
@@ -253,7 +253,7 @@ func tlsFindings(p *checks.Pass, e *facts.RunnerEntry, d *Daemon, ev []checks.Ev
 	if d.TLSErr != nil {
 		p.Report(checks.Finding{
 			Severity: checks.Critical,
-			Cause:    fmt.Sprintf("%s cannot load its TLS settings for %s (%v): the runner fails creating its Docker client for every job.", e.Label(), a.Host, unwrapFileErr(d.TLSErr)),
+			Cause:    fmt.Sprintf("%s cannot load its TLS settings for %s (%v): the runner fails creating its Docker client for every job.", e.Label(), a.Host, checks.FileCause(d.TLSErr)),
 			Evidence: append(ev, checks.Evidence{Source: a.CertPath, Detail: d.TLSErr.Error()}),
 			Fix:      fmt.Sprintf("Put ca.pem, cert.pem and key.pem (the daemon's CA and a client certificate it trusts) into %s, readable by the runner's user.", a.CertPath),
 		})
@@ -358,14 +358,6 @@ func kind(s *Socket) string {
 		return "a regular file"
 	}
 	return checks.FileType(s.Mode)
-}
-
-func unwrapFileErr(err error) error {
-	var fe *checks.FileError
-	if errors.As(err, &fe) {
-		return fe.Err
-	}
-	return err
 }
 
 // versionLess compares dotted API versions ("1.39" < "1.40").

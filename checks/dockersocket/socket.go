@@ -59,7 +59,7 @@ func inRoot(env *checks.Env, p string) (string, error) {
 		}
 		target, err := env.Readlink(next)
 		if err != nil {
-			return "", &checks.FileError{Path: p, Err: unwrap(err)}
+			return "", &checks.FileError{Path: p, Err: checks.FileCause(err)}
 		}
 		if !path.IsAbs(target) {
 			target = path.Join(cur, target)
@@ -99,7 +99,7 @@ func statSocket(env *checks.Env, proc *facts.Process, sock string) *Socket {
 	s.Local = env.Path(resolved)
 	st, err := env.Stat(resolved)
 	if err != nil {
-		s.Err = &checks.FileError{Path: s.Seen, Err: unwrap(err)}
+		s.Err = &checks.FileError{Path: s.Seen, Err: checks.FileCause(err)}
 		return s
 	}
 	s.Mode = st.Mode()
@@ -131,16 +131,4 @@ func (s *Socket) access(env *checks.Env, ra *facts.RunAs) {
 			s.Denied = append(s.Denied, fmt.Sprintf("directory %s (%s, owner %d, group %d)", strings.TrimPrefix(dir, ns), st.Mode().Perm(), o, g))
 		}
 	}
-}
-
-func unwrap(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	var fe *checks.FileError
-	if errors.As(err, &fe) {
-		return fe.Err
-	}
-	return err
 }

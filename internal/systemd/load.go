@@ -337,7 +337,7 @@ func (lp *lookup) symlink(dir, rdir, name string, report bool, u *Unit) (idEntry
 	target, err := lp.env.Readlink(rdir + "/" + name)
 	if err != nil {
 		if report {
-			u.warn(Source{Path: linkPath}, fmt.Sprintf("cannot read the symlink (%v); systemd skips it", unwrapPathErr(err)))
+			u.warn(Source{Path: linkPath}, fmt.Sprintf("cannot read the symlink (%v); systemd skips it", checks.FileCause(err)))
 		}
 		return idEntry{}, false
 	}

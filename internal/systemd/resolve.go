@@ -74,18 +74,6 @@ func splitPath(p string) []string {
 	return out
 }
 
-func unwrapPathErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	var fe *checks.FileError
-	if errors.As(err, &fe) {
-		return fe.Err
-	}
-	return err
-}
-
 func dirOf(p string) string { return path.Dir(p) }
 
 // underDir reports whether host path p is dir or inside it.
