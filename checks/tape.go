@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -300,4 +301,58 @@ func (t *Tape) Snapshot() *Tape {
 		}
 	}
 	return c
+}
+
+// MarshalErrField encodes v, a struct with an `Err error` field, with that
+// field as the tape records errors (RecordErr): an error's own fields do
+// not survive encoding/json, and some do not encode at all. Give a probe's
+// result type a MarshalJSON that converts it to a method-less copy:
+//
+//	func (a Answer) MarshalJSON() ([]byte, error) { type plain Answer; return checks.MarshalErrField(plain(a)) }
+func MarshalErrField(v any) ([]byte, error) {
+	rv := reflect.ValueOf(v)
+	cp := reflect.New(rv.Type()).Elem()
+	cp.Set(rv)
+	f := cp.FieldByName("Err")
+	err, _ := f.Interface().(error)
+	f.Set(reflect.Zero(f.Type()))
+	b, jerr := json.Marshal(cp.Interface())
+	if jerr != nil {
+		return nil, jerr
+	}
+	var m map[string]json.RawMessage
+	if jerr := json.Unmarshal(b, &m); jerr != nil {
+		return nil, jerr
+	}
+	if m["Err"], jerr = json.Marshal(RecordErr(err)); jerr != nil {
+		return nil, jerr
+	}
+	return json.Marshal(m)
+}
+
+// UnmarshalErrField decodes what MarshalErrField wrote into v, a pointer
+// to the method-less copy, and sets its Err to the replayed error.
+func UnmarshalErrField(b []byte, v any) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	var rec *ErrRecord
+	if raw, ok := m["Err"]; ok {
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			return err
+		}
+		delete(m, "Err")
+	}
+	rest, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(rest, v); err != nil {
+		return err
+	}
+	if e := rec.Err(); e != nil {
+		reflect.ValueOf(v).Elem().FieldByName("Err").Set(reflect.ValueOf(e))
+	}
+	return nil
 }

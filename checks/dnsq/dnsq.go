@@ -6,7 +6,6 @@ package dnsq
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -74,24 +73,12 @@ func Query(ctx context.Context, env *checks.Env, server, name, netw string, qtyp
 // MarshalJSON keeps the error as the tape records errors.
 func (a Answer) MarshalJSON() ([]byte, error) {
 	type plain Answer
-	return json.Marshal(struct {
-		plain
-		Err *checks.ErrRecord
-	}{plain(a), checks.RecordErr(a.Err)})
+	return checks.MarshalErrField(plain(a))
 }
 
 func (a *Answer) UnmarshalJSON(b []byte) error {
 	type plain Answer
-	var v struct {
-		plain
-		Err *checks.ErrRecord
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*a = Answer(v.plain)
-	a.Err = v.Err.Err()
-	return nil
+	return checks.UnmarshalErrField(b, (*plain)(a))
 }
 
 func query(ctx context.Context, env *checks.Env, server, name, netw string, qtype uint16) Answer {

@@ -102,24 +102,12 @@ func Upgrade(ctx context.Context, env *checks.Env, cfg *rest.Config, who string,
 // MarshalJSON keeps the error as the tape records errors.
 func (p Probe) MarshalJSON() ([]byte, error) {
 	type plain Probe
-	return json.Marshal(struct {
-		plain
-		Err *checks.ErrRecord
-	}{plain(p), checks.RecordErr(p.Err)})
+	return checks.MarshalErrField(plain(p))
 }
 
 func (p *Probe) UnmarshalJSON(b []byte) error {
 	type plain Probe
-	var v struct {
-		plain
-		Err *checks.ErrRecord
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*p = Probe(v.plain)
-	p.Err = v.Err.Err()
-	return nil
+	return checks.UnmarshalErrField(b, (*plain)(p))
 }
 
 func upgrade(ctx context.Context, env *checks.Env, cfg *rest.Config, u *url.URL, proto Protocol) Probe {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -32,24 +31,12 @@ func (f *Failure) Error() string { return fmt.Sprintf("%s %s: %v", f.Stage, f.Ad
 // MarshalJSON keeps the error as the tape records errors.
 func (f Failure) MarshalJSON() ([]byte, error) {
 	type plain Failure
-	return json.Marshal(struct {
-		plain
-		Err *checks.ErrRecord
-	}{plain(f), checks.RecordErr(f.Err)})
+	return checks.MarshalErrField(plain(f))
 }
 
 func (f *Failure) UnmarshalJSON(b []byte) error {
 	type plain Failure
-	var v struct {
-		plain
-		Err *checks.ErrRecord
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*f = Failure(v.plain)
-	f.Err = v.Err.Err()
-	return nil
+	return checks.UnmarshalErrField(b, (*plain)(f))
 }
 
 // Conn is an open connection to GitLab, after TLS when the scheme is https.
