@@ -73,7 +73,7 @@ var Check = &checks.Check{
 		}
 		api := facts.APIClient.Get(p)
 		e := facts.ThisRunner.Get(p)
-		in := inputs{label: e.Label(), target: api.Key, tapeTarget: api.TapeKey, nodes: l.Nodes, client: api.Client, wait: kubeletserving.WaitsForReachable(e), timeout: readTimeout(p)}
+		in := inputs{label: e.Label(), target: api.TapeKey, nodes: l.Nodes, client: api.Client, wait: kubeletserving.WaitsForReachable(e), timeout: readTimeout(p)}
 		if len(in.nodes) == 0 {
 			return checks.Skip("the cluster has no node: nothing to reach until one is rented")
 		}
@@ -119,16 +119,16 @@ func listRunning(ctx context.Context, c kubernetes.Interface, ns string, timeout
 
 // inputs are what run reads from the facts, so a test gives them directly.
 type inputs struct {
-	label  string
-	target string // the API target's key: reads are shared by it
-	// tapeTarget names the target on a bundle's tape (facts.API.TapeKey).
-	tapeTarget string
-	nodes      []corev1.Node
-	pods       []corev1.Pod // candidates, any namespace
-	sysErr     error        // listing kube-system's pods failed (403 for a namespaced identity)
-	client     kubernetes.Interface
-	wait       kubeletserving.Waiting
-	timeout    time.Duration
+	label string
+	// target names the API target as a bundle keeps it (facts.API.TapeKey):
+	// reads are shared by it, and their durations recorded under it.
+	target  string
+	nodes   []corev1.Node
+	pods    []corev1.Pod // candidates, any namespace
+	sysErr  error        // listing kube-system's pods failed (403 for a namespaced identity)
+	client  kubernetes.Interface
+	wait    kubeletserving.Waiting
+	timeout time.Duration
 }
 
 // read is what one log read got, shared by the runners of a target.
@@ -159,10 +159,11 @@ func run(p *checks.Pass, in inputs) error {
 			// One read per pod and target, whichever runners ask: N runners
 			// on one cluster read each kubelet once.
 			pod := " " + pr.pod.Namespace + "/" + pr.pod.Name
-			r, _ := checks.Shared(p, "kubelet-reach "+in.target+pod, func() (read, error) {
+			key := "kubelet-reach " + in.target + pod
+			r, _ := checks.Shared(p, key, func() (read, error) {
 				t0 := time.Now()
 				err := readOneByte(p.Context, in.client, pr.pod, in.timeout)
-				return read{err, checks.Elapsed(p.Env, "kubelet-reach "+in.tapeTarget+pod, time.Since(t0))}, nil
+				return read{err, checks.Elapsed(p.Env, key, time.Since(t0))}, nil
 			})
 			pr.err, pr.took = r.err, r.took
 		})

@@ -119,7 +119,7 @@ func (lp *liveProgress) finish() {
 	close(lp.stop)
 	lp.update()
 	lp.tracker.MarkAsDone()
-	time.Sleep(150 * time.Millisecond) // one last frame
-	lp.pw.Stop()
+	lp.pw.Stop() // the writer draws the last state before it returns
+
 	<-lp.done
 }
