@@ -129,7 +129,8 @@ var plainValue = regexp.MustCompile(`^(true|false|null|[+-]?[0-9][0-9_.:eE+-]*[s
 // word, not a secret (topology_key), are not.
 func SecretKey(name string) bool {
 	n := strings.ToLower(name)
-	for _, suffix := range []string{"path", "file", "dir", "_name", "type", "topology_key", "kubeconfig"} {
+	// image_pull_secrets lists Secrets by name: names, not secrets.
+	for _, suffix := range []string{"path", "file", "dir", "_name", "type", "topology_key", "kubeconfig", "pull_secrets"} {
 		if strings.HasSuffix(n, suffix) {
 			return false
 		}

@@ -55,6 +55,7 @@ func TestRedactKeepsOrdinaryText(t *testing.T) {
 		"unhealthy_requests_limit = 3",
 		"https://gitlab.example.invalid/api/v4/runners/verify",
 		"tls-key-file = /etc/gitlab-runner/certs/client.key",
+		`image_pull_secrets = ["regcred"]`,
 	} {
 		if out := checks.Redact(s); out != s {
 			t.Errorf("Redact changed ordinary text:\n in: %q\nout: %q", s, out)

@@ -268,9 +268,16 @@ type noAnswer struct {
 	err   error
 }
 
+// Error names the deadline only: which of doctor's two equal deadlines
+// (the read's context, client-go's Timeout) ended the read first is a race,
+// and its words ("context deadline exceeded", "Client.Timeout exceeded
+// while awaiting headers") would make the same finding read two ways. The
+// evidence's source names the request.
 func (e *noAnswer) Error() string {
-	return fmt.Sprintf("no answer within %s (%v)", e.after, e.err)
+	return fmt.Sprintf("no answer within %s", e.after)
 }
+
+func (e *noAnswer) Unwrap() error { return e.err }
 
 // Sample picks at most max nodes: Ready ones first, the newest first, then
 // by name for a stable output.
