@@ -44,6 +44,9 @@ type bench struct {
 	runbook string // runbook.sh, absolute
 	dns     string // loopback DNS server, host:port
 	cmdEnv  []string
+	// The owner's client certificate, for kubeconfigs that name another
+	// server (the latency proxy, the Caddy front).
+	cert, key []byte
 }
 
 // doctorArgs is the measured command. Every DNS setting names the loopback

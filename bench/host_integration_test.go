@@ -39,6 +39,7 @@ func setup(t *testing.T) *bench {
 	// The runner host: the guide's config.toml and the owner's kubeconfig
 	// at the guide's path, named by the runner process's KUBECONFIG.
 	cert, key := b.env.OwnerCert(ownerDID, time.Now().Add(12*time.Hour))
+	b.cert, b.key = cert, key
 	root := testroot.New(t)
 	root.GuideRunner(testroot.GuideConfig, testpki.Kubeconfig("tenant-ci", b.env.URL, b.env.CAPEM, cert, key))
 	b.root = root.Dir

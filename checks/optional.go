@@ -11,10 +11,14 @@ type optional struct{ n Node }
 func (o optional) NodeID() string       { return o.n.NodeID() }
 func (o optional) requirements() []Node { return o.n.requirements() }
 
-// unwrap returns the node behind an Optional, and whether it was one.
+// unwrap returns the node behind an Optional or a Gate, and whether it was
+// an Optional.
 func unwrap(n Node) (Node, bool) {
-	if o, ok := n.(optional); ok {
+	switch o := n.(type) {
+	case optional:
 		return o.n, true
+	case gate:
+		return o.n, false
 	}
 	return n, false
 }

@@ -461,7 +461,12 @@ func perRunnerNodes(cs []*Check) (map[Node]bool, Node) {
 func execute(x *run, s *scope, n Node, r *nodeResult) {
 	ctx, env := x.ctx, x.env
 	values := map[Node]any{}
+	var gates []Node
 	for _, req := range n.requirements() {
+		if isGate(req) {
+			gates = append(gates, req)
+			continue
+		}
 		req, opt := unwrap(req)
 		rr := s.lookup(req)
 		<-rr.done
@@ -469,6 +474,11 @@ func execute(x *run, s *scope, n Node, r *nodeResult) {
 			if opt {
 				values[req] = nil // declared, absent: Get gives the zero value
 				continue
+			}
+			// A gate listed before it gives the reason, as it would have
+			// had the node waited for it: the skip names the root cause.
+			if gr, gblocked := waitGates(s, gates); gblocked {
+				reason = gr
 			}
 			r.status, r.reason, r.err = StatusSkipped, reason, errors.New(reason)
 			return
@@ -529,6 +539,13 @@ func execute(x *run, s *scope, n Node, r *nodeResult) {
 	}
 	r.findings, r.observed = p.close()
 	r.value, r.err = o.value, o.err
+	if reason, blocked := waitGates(s, gates); blocked {
+		// What the node found stands on a gate that failed: it is dropped,
+		// and the node is skipped as if it had waited.
+		r.findings, r.observed, r.value = nil, nil, nil
+		r.status, r.reason, r.err = StatusSkipped, reason, errors.New(reason)
+		return
+	}
 	for _, f := range r.findings {
 		if f.Severity > r.worst {
 			r.worst = f.Severity
@@ -550,6 +567,19 @@ func execute(x *run, s *scope, n Node, r *nodeResult) {
 	default:
 		r.status = StatusPass
 	}
+}
+
+// waitGates waits for a node's gates, and says whether one blocks it.
+func waitGates(s *scope, gates []Node) (string, bool) {
+	for _, g := range gates {
+		g, _ = unwrap(g)
+		rr := s.lookup(g)
+		<-rr.done
+		if reason, blocked := blockedBy(g, rr, s.runner); blocked {
+			return reason, true
+		}
+	}
+	return "", false
 }
 
 // blockedBy says whether a finished requirement stops its dependent, and why.

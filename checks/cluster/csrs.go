@@ -29,7 +29,7 @@ type CSRs struct {
 var CSRsFact = &checks.Fact[*CSRs]{
 	ID:       "cluster-csrs",
 	Doc:      "the CertificateSigningRequests for kubelet serving certificates (signer kubernetes.io/kubelet-serving), listed once per target",
-	Requires: []checks.Node{apiauth.Check, facts.APIClient},
+	Requires: []checks.Node{checks.Gate(apiauth.Check), facts.APIClient},
 	Network:  true,
 	Compute: func(p *checks.Pass) (*CSRs, error) {
 		api := facts.APIClient.Get(p)

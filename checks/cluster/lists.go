@@ -48,7 +48,7 @@ type Lists struct {
 var ListsFact = &checks.Fact[*Lists]{
 	ID:       "cluster-lists",
 	Doc:      "runner-namespace pods, Pending pods, nodes, their events and priority classes, listed once per target and namespace",
-	Requires: []checks.Node{apiauth.Check, facts.APIClient, facts.ThisRunner, facts.Config},
+	Requires: []checks.Node{checks.Gate(apiauth.Check), facts.APIClient, facts.ThisRunner, facts.Config},
 	Network:  true,
 	Compute: func(p *checks.Pass) (*Lists, error) {
 		api, ns := facts.APIClient.Get(p), facts.ThisRunner.Get(p).Namespace()

@@ -252,7 +252,7 @@ func NewAPI(env *checks.Env, cfg *rest.Config) (*API, error) {
 	}
 	n := &atomic.Int64{}
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		bounded := boundBodies(rt)
+		bounded := boundBodies(oneConnection(rt))
 		if env.Tape != nil && !env.Tape.Replay {
 			// Outside the bound: what the tape reads is bounded too.
 			bounded = env.RoundTripper(bounded, who)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/apiauth"
+	"github.com/socialwebcomputer/doctor/checks/cluster"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/jobpod"
 )
@@ -56,7 +57,7 @@ var Check = &checks.Check{
 			"Unable to retrieve some image pull secrets (*); attempting to pull the image may not succeed.",
 		},
 	},
-	Requires:  []checks.Node{apiauth.Check, facts.APIClient, facts.ThisRunner},
+	Requires:  []checks.Node{checks.Gate(apiauth.Check), facts.APIClient, facts.ThisRunner, facts.Config},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run:       run,
@@ -85,7 +86,7 @@ func run(p *checks.Pass) error {
 	api := facts.APIClient.Get(p)
 	ctx, cancel := context.WithTimeout(p.Context, p.Env.APITimeout())
 	defer cancel()
-	o := fetch(ctx, api, ns, k.ServiceAccount, k.ImagePullSecrets)
+	o := fetch(p, ctx, api, ns, k.ServiceAccount, k.ImagePullSecrets)
 	var unknown []string
 
 	if k.ServiceAccount != "" {
@@ -142,12 +143,15 @@ func rbac(err error, verb, resource, ns string) string {
 	return fmt.Sprintf("%s %s in %s: %v", verb, resource, ns, err)
 }
 
-func fetch(ctx context.Context, api *facts.API, ns, sa string, secrets []string) *objects {
+func fetch(p *checks.Pass, ctx context.Context, api *facts.API, ns, sa string, secrets []string) *objects {
 	o := &objects{secrets: map[string]lookup{}}
 	core := api.Client.CoreV1()
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	wg.Go(func() { o.namespace, o.nsErr = core.Namespaces().Get(ctx, ns, metav1.GetOptions{}) })
+	// The namespace check reads the same Namespace: one request for both.
+	wg.Go(func() {
+		o.namespace, _, o.nsErr = cluster.NamespaceObject(p, ctx, api, ns, cluster.AcrossNamespaces(p))
+	})
 	if sa != "" {
 		wg.Go(func() {
 			_, err := core.ServiceAccounts(ns).Get(ctx, sa, metav1.GetOptions{})

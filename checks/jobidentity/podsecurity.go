@@ -2,6 +2,7 @@ package jobidentity
 
 import (
 	"fmt"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	psaapi "k8s.io/pod-security-admission/api"
@@ -18,13 +19,16 @@ type Verdict struct {
 	Problem string // an invalid label, evaluated as restricted
 }
 
-var evaluator = func() policy.Evaluator {
+// evaluator is built on first use, not at start-up: it costs tens of
+// milliseconds, every run would pay them before its first request, and
+// only a namespace that enforces a level needs it.
+var evaluator = sync.OnceValue(func() policy.Evaluator {
 	e, err := policy.NewEvaluator(policy.DefaultChecks(), nil)
 	if err != nil {
 		panic(fmt.Sprintf("pod-security-admission evaluator: %v", err))
 	}
 	return e
-}()
+})
 
 // Evaluate reads the enforce labels as the admission does
 // (api.PolicyToEvaluate, with the apiserver's default of privileged where
@@ -40,7 +44,7 @@ func Evaluate(nsLabels map[string]string, pod *corev1.Pod) Verdict {
 		v.Allowed = true
 		return v
 	}
-	res := policy.AggregateCheckResults(evaluator.EvaluatePod(pol.Enforce, &pod.ObjectMeta, &pod.Spec))
+	res := policy.AggregateCheckResults(evaluator().EvaluatePod(pol.Enforce, &pod.ObjectMeta, &pod.Spec))
 	v.Allowed, v.Detail = res.Allowed, res.ForbiddenDetail()
 	return v
 }

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/cluster"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/kubeletserving"
@@ -63,7 +64,7 @@ var Check = &checks.Check{
 			"error dialing backend: dial tcp *:10250: connect: no route to host",
 		},
 	},
-	Requires:  []checks.Node{cluster.ListsFact, facts.APIClient, facts.ThisRunner},
+	Requires:  []checks.Node{SystemPodsFact, cluster.ListsFact, facts.APIClient, facts.ThisRunner},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run: func(p *checks.Pass) error {
@@ -79,10 +80,7 @@ var Check = &checks.Check{
 		}
 		// The pods to read from: the cluster's own in kube-system, listed once
 		// per target, and the runner namespace's, already listed.
-		sys, _ := checks.Shared(p, "kube-system running pods "+api.Key, func() (*podList, error) {
-			return listRunning(p.Context, api.Client, nodelocaldns.Namespace, p.Env.APITimeout()), nil
-		})
-		if sys != nil {
+		if sys := SystemPodsFact.Get(p); sys != nil {
 			in.pods, in.sysErr = sys.pods, sys.err
 		}
 		in.pods = append(in.pods, l.RunnerPods...)
@@ -377,4 +375,22 @@ func portOf(addr string) string {
 		return addr[i+1:]
 	}
 	return "10250"
+}
+
+// SystemPodsFact lists kube-system's running pods once per target, the pods
+// whose logs prove the apiserver reaches each node's kubelet. Gated on
+// api-auth, not behind the cluster lists, the list leaves with the
+// self-review: the log reads, which need its answer, are then the run's
+// only second round trip.
+var SystemPodsFact = &checks.Fact[*podList]{
+	ID:       "kube-system-running-pods",
+	Doc:      "kube-system's Running pods, listed once per target: one per node is read from to reach its kubelet",
+	Requires: []checks.Node{checks.Gate(apiauth.Check), facts.APIClient},
+	Network:  true,
+	Compute: func(p *checks.Pass) (*podList, error) {
+		api := facts.APIClient.Get(p)
+		return checks.Shared(p, "kube-system running pods "+api.Key, func() (*podList, error) {
+			return listRunning(p.Context, api.Client, nodelocaldns.Namespace, p.Env.APITimeout()), nil
+		})
+	},
 }

@@ -7,10 +7,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/apiauth"
+	"github.com/socialwebcomputer/doctor/checks/cluster"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 )
 
@@ -32,7 +32,7 @@ var Check = &checks.Check{
 			"namespaces \"*\" not found",
 		},
 	},
-	Requires:  []checks.Node{apiauth.Check, facts.APIClient, facts.ThisRunner},
+	Requires:  []checks.Node{checks.Gate(apiauth.Check), facts.APIClient, facts.ThisRunner, facts.Config},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run:       run,
@@ -46,17 +46,7 @@ func run(p *checks.Pass) error {
 	ns := r.Namespace()
 	ctx, cancel := context.WithTimeout(p.Context, p.Env.APITimeout())
 	defer cancel()
-	api := facts.APIClient.Get(p)
-	type got struct {
-		obj *corev1.Namespace
-		err error
-	}
-	g, _ := checks.Shared(p, "namespace "+api.Key+" "+ns, func() (got, error) {
-		obj, err := api.Client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-		return got{obj, err}, nil
-	})
-	obj, err := g.obj, g.err
-	src := fmt.Sprintf("GET /api/v1/namespaces/%s", ns)
+	obj, src, err := cluster.NamespaceObject(p, ctx, facts.APIClient.Get(p), ns, cluster.AcrossNamespaces(p))
 	switch {
 	case apierrors.IsNotFound(err):
 		p.Report(checks.Finding{

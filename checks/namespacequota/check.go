@@ -7,6 +7,7 @@ package namespacequota
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/cluster"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/jobpod"
@@ -56,7 +58,7 @@ var Check = &checks.Check{
 			"is forbidden: maximum * usage per Pod is *, but limit is *",
 		},
 	},
-	Requires:  []checks.Node{cluster.ListsFact, facts.APIClient, facts.ThisRunner},
+	Requires:  []checks.Node{ObjectsFact, cluster.ListsFact, facts.APIClient, facts.ThisRunner},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run:       run,
@@ -80,10 +82,7 @@ func run(p *checks.Pass) error {
 		return checks.Skip("namespace_per_job is set: each job's namespace is created for it, with no quota of its own")
 	}
 	ns := e.Namespace()
-	api := facts.APIClient.Get(p)
-	ctx, cancel := context.WithTimeout(p.Context, p.Env.APITimeout())
-	defer cancel()
-	o, _ := checks.Shared(p, "quota "+api.Key+" ns "+ns, func() (*namespaceObjects, error) { return list(ctx, api, ns), nil })
+	o := ObjectsFact.Get(p)
 	if err := forbidden(o.quotaErr, "resourcequotas", ns); err != nil {
 		return err
 	}
@@ -167,6 +166,12 @@ func forbidden(err error, resource, ns string) error {
 }
 
 func list(ctx context.Context, api *facts.API, ns string) *namespaceObjects {
+	return withCounted(ctx, api, ns, listQuotas(ctx, api, ns))
+}
+
+// listQuotas lists the ResourceQuotas and LimitRanges of ns, or of every
+// namespace when ns is "".
+func listQuotas(ctx context.Context, api *facts.API, ns string) *namespaceObjects {
 	o := &namespaceObjects{}
 	core := api.Client.CoreV1()
 	var wg sync.WaitGroup
@@ -183,6 +188,28 @@ func list(ctx context.Context, api *facts.API, ns string) *namespaceObjects {
 		}
 	})
 	wg.Wait()
+	return o
+}
+
+// inNamespace is ns's part of a cluster-wide listQuotas.
+func (all *namespaceObjects) inNamespace(ns string) *namespaceObjects {
+	o := &namespaceObjects{}
+	for _, q := range all.quotas {
+		if q.Namespace == ns {
+			o.quotas = append(o.quotas, q)
+		}
+	}
+	for _, r := range all.ranges {
+		if r.Namespace == ns {
+			o.ranges = append(o.ranges, r)
+		}
+	}
+	return o
+}
+
+// withCounted adds to o the objects a quota of ns counts, when one does.
+func withCounted(ctx context.Context, api *facts.API, ns string, o *namespaceObjects) *namespaceObjects {
+	var wg sync.WaitGroup
 	// Secrets and ConfigMaps are listed only where a quota counts them,
 	// names and owners only: a metadata list never carries a Secret's data.
 	if _, _, name := quotaOn(o.quotas, "secrets"); name != "" {
@@ -283,4 +310,38 @@ func IsLeaked(o metav1.PartialObjectMetadata, pods map[string]bool, now time.Tim
 		}
 	}
 	return true
+}
+
+// ObjectsFact lists the runner namespace's ResourceQuotas and LimitRanges
+// once per target and namespace. It is a fact of its own, gated on api-auth
+// rather than behind the cluster lists the check also reads, so its
+// requests leave with the self-review, in the same round trip.
+var ObjectsFact = &checks.Fact[*namespaceObjects]{
+	ID:       "namespace-quota-objects",
+	Doc:      "the runner namespace's ResourceQuotas and LimitRanges, listed once per target and namespace",
+	Requires: []checks.Node{checks.Gate(apiauth.Check), facts.APIClient, facts.ThisRunner, facts.Config},
+	Network:  true,
+	Compute: func(p *checks.Pass) (*namespaceObjects, error) {
+		e := facts.ThisRunner.Get(p)
+		if e.Kube().NamespacePerJob {
+			return nil, nil // the check skips; nothing to list
+		}
+		api, ns := facts.APIClient.Get(p), e.Namespace()
+		ctx, cancel := context.WithTimeout(p.Context, p.Env.APITimeout())
+		defer cancel()
+		if cluster.AcrossNamespaces(p) {
+			// Runners in several namespaces: two lists for the cluster, not
+			// two per namespace, unless the identity may not list them.
+			all, _ := checks.Shared(p, "quota "+api.Key+" all", func() (*namespaceObjects, error) { return listQuotas(ctx, api, ""), nil })
+			if !apierrors.IsForbidden(all.quotaErr) && !apierrors.IsForbidden(all.lrErr) {
+				if err := errors.Join(all.quotaErr, all.lrErr); err != nil {
+					return &namespaceObjects{quotaErr: all.quotaErr, lrErr: all.lrErr}, nil
+				}
+				return checks.Shared(p, "quota "+api.Key+" ns "+ns, func() (*namespaceObjects, error) {
+					return withCounted(ctx, api, ns, all.inNamespace(ns)), nil
+				})
+			}
+		}
+		return checks.Shared(p, "quota "+api.Key+" ns "+ns, func() (*namespaceObjects, error) { return list(ctx, api, ns), nil })
+	},
 }

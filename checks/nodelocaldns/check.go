@@ -52,7 +52,7 @@ var Check = &checks.Check{
 	},
 	// The cluster side needs the API; the direct probe does not, and in a job
 	// pod with no kubeconfig it is the whole check. So the API is optional.
-	Requires:  []checks.Node{checks.Optional(apiauth.Check), checks.Optional(cluster.ListsFact), checks.Optional(facts.APIClient), facts.ThisRunner},
+	Requires:  []checks.Node{checks.Optional(apiauth.Check), checks.Optional(cluster.ListsFact), checks.Optional(AddonFact), checks.Optional(facts.APIClient), facts.ThisRunner},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	// Two UDP+TCP timeouts of the probe and the two lists fit well inside.
@@ -63,6 +63,7 @@ var Check = &checks.Check{
 			in.api, in.nodes, in.nodesErr = true, l.Nodes, l.Err("nodes")
 			api := facts.APIClient.Get(p)
 			in.client, in.target = api.Client, api.Key
+			in.addon = AddonFact.Get(p)
 		}
 		return run(p, in)
 	},
@@ -76,6 +77,7 @@ type inputs struct {
 	client   kubernetes.Interface
 	target   string               // the API target's key: runners of one cluster share its view
 	runner   *runnerconfig.Runner // the runner whose GitLab URL a job clones from
+	addon    *fetched             // the add-on as AddonFact listed it; nil: fetch it
 }
 
 // run looks at the cluster and, when doctor is where a job resolves (or was
@@ -108,7 +110,12 @@ func run(p *checks.Pass, in inputs) error {
 		err = nil // the probe alone: the cluster side could not be looked at
 	} else if err == nil {
 		var v *view
-		if v, err = in.fetch(p, ctx); err == nil {
+		if in.addon != nil {
+			v, err = in.addon.v, in.addon.err
+		} else {
+			v, err = in.fetch(p, ctx)
+		}
+		if err == nil {
 			found, noneWorks = judge(in.nodes, v)
 		}
 	}
@@ -154,4 +161,27 @@ func budget(ctx context.Context) (context.Context, context.CancelFunc) {
 		return context.WithTimeout(ctx, 15*time.Second)
 	}
 	return context.WithDeadline(ctx, dl.Add(-time.Until(dl)/10))
+}
+
+// fetched is the add-on's view as listed, or why it could not be.
+type fetched struct {
+	v   *view
+	err error
+}
+
+// AddonFact lists the node-local DNS add-on (its DaemonSet and pods) once
+// per target. Gated on api-auth instead of waiting behind it and the
+// cluster lists, its requests leave with the self-review.
+var AddonFact = &checks.Fact[*fetched]{
+	ID:       "node-dns-addon",
+	Doc:      "the node-local DNS add-on's DaemonSet and pods in kube-system, listed once per target",
+	Requires: []checks.Node{checks.Gate(apiauth.Check), facts.APIClient},
+	Network:  true,
+	Compute: func(p *checks.Pass) (*fetched, error) {
+		api := facts.APIClient.Get(p)
+		ctx, cancel := budget(p.Context)
+		defer cancel()
+		v, err := inputs{client: api.Client, target: api.Key}.fetch(p, ctx)
+		return &fetched{v, err}, nil
+	},
 }

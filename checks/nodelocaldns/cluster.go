@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -40,33 +41,42 @@ func fetch(ctx context.Context, c kubernetes.Interface) (*view, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	v := &view{}
-	err := pages(func(o metav1.ListOptions) (string, error) {
-		r, err := c.AppsV1().DaemonSets(Namespace).List(ctx, o)
-		if err != nil {
-			return "", err
-		}
-		for _, ds := range r.Items {
-			if ds.Spec.Template.Labels[PodLabel] == PodName {
-				v.daemonSets = append(v.daemonSets, ds)
-			} else {
-				v.others = append(v.others, ds.Name)
+	// The pods are listed by the add-on's own label, not the DaemonSet's
+	// selector: neither list waits for the other's answer.
+	var dsErr, podsErr error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		dsErr = pages(func(o metav1.ListOptions) (string, error) {
+			r, err := c.AppsV1().DaemonSets(Namespace).List(ctx, o)
+			if err != nil {
+				return "", err
 			}
-		}
-		return r.Continue, nil
-	}, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", dsSource, err)
+			for _, ds := range r.Items {
+				if ds.Spec.Template.Labels[PodLabel] == PodName {
+					v.daemonSets = append(v.daemonSets, ds)
+				} else {
+					v.others = append(v.others, ds.Name)
+				}
+			}
+			return r.Continue, nil
+		}, metav1.ListOptions{})
+	})
+	wg.Go(func() {
+		podsErr = pages(func(o metav1.ListOptions) (string, error) {
+			r, err := c.CoreV1().Pods(Namespace).List(ctx, o)
+			if err != nil {
+				return "", err
+			}
+			v.pods = append(v.pods, r.Items...)
+			return r.Continue, nil
+		}, metav1.ListOptions{LabelSelector: PodLabel + "=" + PodName})
+	})
+	wg.Wait()
+	if dsErr != nil {
+		return nil, fmt.Errorf("%s: %w", dsSource, dsErr)
 	}
-	err = pages(func(o metav1.ListOptions) (string, error) {
-		r, err := c.CoreV1().Pods(Namespace).List(ctx, o)
-		if err != nil {
-			return "", err
-		}
-		v.pods = append(v.pods, r.Items...)
-		return r.Continue, nil
-	}, metav1.ListOptions{LabelSelector: PodLabel + "=" + PodName})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", podsSource, err)
+	if podsErr != nil {
+		return nil, fmt.Errorf("%s: %w", podsSource, podsErr)
 	}
 	return v, nil
 }

@@ -31,7 +31,7 @@ var Check = &checks.Check{
 			"is forbidden: User \"",
 		},
 	},
-	Requires:  []checks.Node{apiauth.Check, facts.APIClient, facts.Whoami},
+	Requires:  []checks.Node{apiauth.Check, ReviewFact, facts.APIClient, facts.Whoami},
 	Executors: []string{checks.Kubernetes},
 	Explains:  []string{"runner-rbac"},
 	Network:   true,
@@ -45,10 +45,14 @@ func run(p *checks.Pass) error {
 		// is scoped by design, and runner-rbac checks what the runner needs.
 		return checks.Skip("%s is not a gateway owner (no group %s); cluster-admin is not expected", id.User, certexpiry.OwnersGroup)
 	}
-	ctx, cancel := context.WithTimeout(p.Context, p.Env.APITimeout())
-	defer cancel()
-	all := facts.Access{Verb: "*", Group: "*", Resource: "*"}
-	ok, err := facts.Allowed(p, ctx, api, []facts.Access{all})
+	rev := ReviewFact.Get(p)
+	ok, err := rev.answer, rev.err
+	if ok == nil && err == nil {
+		// The certificate did not say owner, the server did: ask now.
+		ctx, cancel := context.WithTimeout(p.Context, p.Env.APITimeout())
+		defer cancel()
+		ok, err = facts.Allowed(p, ctx, api, []facts.Access{all})
+	}
 	if err != nil {
 		return fmt.Errorf("access review: %w", err)
 	}
@@ -64,4 +68,41 @@ func run(p *checks.Pass) error {
 		},
 	})
 	return nil
+}
+
+// all is cluster-admin's access: every verb on every resource.
+var all = facts.Access{Verb: "*", Group: "*", Resource: "*"}
+
+// review is the access review for all, when it was asked ahead.
+type review struct {
+	answer map[facts.Access]bool
+	err    error
+}
+
+// AllowsEverything says whether the review was asked ahead and allowed
+// every verb on every resource: then every namespace grants whatever a
+// runner needs, and runner-rbac need not ask each one.
+func (r *review) AllowsEverything() bool { return r != nil && r.err == nil && r.answer[all] }
+
+// ReviewFact asks the access review ahead of the self-review when the
+// client certificate already says what the self-review will: an x509
+// identity's groups are its certificate's organizations, and an owner's
+// include the owners group. Gated on api-auth, not behind it, the review
+// leaves with the self-review, in the same round trip. Other credentials
+// are asked by the check, once the self-review has named their groups.
+var ReviewFact = &checks.Fact[*review]{
+	ID:       "owner-access-review",
+	Doc:      "the access review for verb * on resource *, asked ahead when the client certificate names the owners group",
+	Requires: []checks.Node{checks.Gate(apiauth.Check), facts.APIClient, checks.Optional(facts.ClientCertFact)},
+	Network:  true,
+	Compute: func(p *checks.Pass) (*review, error) {
+		c := facts.ClientCertFact.Get(p)
+		if c == nil || c.Cert == nil || !slices.Contains(c.Cert.Subject.Organization, certexpiry.OwnersGroup) {
+			return &review{}, nil
+		}
+		ctx, cancel := context.WithTimeout(p.Context, p.Env.APITimeout())
+		defer cancel()
+		ok, err := facts.Allowed(p, ctx, facts.APIClient.Get(p), []facts.Access{all})
+		return &review{answer: ok, err: err}, nil
+	},
 }

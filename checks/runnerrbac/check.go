@@ -11,6 +11,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/ownerrbac"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
@@ -36,21 +37,18 @@ var Check = &checks.Check{
 			"cannot * resource \"*\" in API group \"",
 		},
 	},
-	Requires:  []checks.Node{apiauth.Check, facts.APIClient, facts.Whoami, facts.ThisRunner},
+	Requires:  []checks.Node{apiauth.Check, ReviewFact, facts.Whoami, facts.ThisRunner},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run:       run,
 }
 
 func run(p *checks.Pass) error {
-	api, id, r := facts.APIClient.Get(p), facts.Whoami.Get(p), facts.ThisRunner.Get(p)
+	id, r, rev := facts.Whoami.Get(p), facts.ThisRunner.Get(p), ReviewFact.Get(p)
 	ns := r.Namespace()
-	want := NeededFor(withNamespace(r.Runner, ns))
-	ctx, cancel := context.WithTimeout(p.Context, 15*time.Second)
-	defer cancel()
-	allowed, err := facts.Allowed(p, ctx, api, want)
-	if err != nil {
-		return fmt.Errorf("access review: %w", err)
+	want, allowed := rev.want, rev.allowed
+	if rev.err != nil {
+		return fmt.Errorf("access review: %w", rev.err)
 	}
 	var ev []checks.Evidence
 	var missing []string
@@ -110,4 +108,39 @@ func withNamespace(r *runnerconfig.Runner, ns string) *runnerconfig.Runner {
 	k.Namespace = ns
 	rr.Kubernetes = &k
 	return &rr
+}
+
+// review is what the runner namespace's access reviews answered.
+type review struct {
+	want    []facts.Access
+	allowed map[facts.Access]bool
+	err     error
+}
+
+// ReviewFact asks the access reviews of what the runner needs: it needs no
+// answer of the self-review (the identity only words the finding), so,
+// gated on api-auth rather than behind it, its rules review leaves with the
+// self-review, in the same round trip.
+var ReviewFact = &checks.Fact[*review]{
+	ID:       "runner-access-review",
+	Doc:      "the access reviews of the verbs a runner's jobs need in its namespace, asked once per target and namespace",
+	Requires: []checks.Node{checks.Gate(apiauth.Check), facts.APIClient, facts.ThisRunner, checks.Optional(ownerrbac.ReviewFact)},
+	Network:  true,
+	Compute: func(p *checks.Pass) (*review, error) {
+		api, r := facts.APIClient.Get(p), facts.ThisRunner.Get(p)
+		rev := &review{want: NeededFor(withNamespace(r.Runner, r.Namespace()))}
+		if ownerrbac.ReviewFact.Get(p).AllowsEverything() {
+			// Cluster-admin, as the owner's review already answered: every
+			// namespace allows it all, and no namespace is asked again.
+			rev.allowed = map[facts.Access]bool{}
+			for _, a := range rev.want {
+				rev.allowed[a] = true
+			}
+			return rev, nil
+		}
+		ctx, cancel := context.WithTimeout(p.Context, 15*time.Second)
+		defer cancel()
+		rev.allowed, rev.err = facts.Allowed(p, ctx, api, rev.want)
+		return rev, nil
+	},
 }

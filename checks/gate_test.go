@@ -1,0 +1,43 @@
+package checks_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/socialwebcomputer/doctor/checks"
+)
+
+// A gated check starts while its gate is still running (its I/O goes out
+// in the same round trip), and its result counts only once the gate has
+// passed: when the gate fails it is skipped, as if it had waited, and what
+// it found is dropped.
+func TestGateStartsEarlyAndPublishesAfter(t *testing.T) {
+	for _, gateFails := range []bool{false, true} {
+		started := make(chan struct{})
+		gate := mk("gate", func(p *checks.Pass) error {
+			select {
+			case <-started: // the gated check is already running
+			case <-time.After(5 * time.Second):
+				t.Error("the gated check did not start while its gate ran")
+			}
+			if gateFails {
+				p.Report(checks.Finding{Severity: checks.Error, Cause: "refused"})
+			}
+			return nil
+		})
+		gated := mk("gated", func(p *checks.Pass) error {
+			close(started)
+			p.Report(checks.Finding{Severity: checks.Error, Cause: "found while the gate ran"})
+			return nil
+		}, checks.Gate(gate))
+		got := run(t, []*checks.Check{gate, gated}, checks.Options{})
+		if gateFails {
+			wantStatus(t, got, "gated", checks.StatusSkipped, "needs gate")
+			if n := len(got["gated"].Findings); n != 0 {
+				t.Errorf("a gated check behind a failed gate kept %d findings", n)
+			}
+		} else {
+			wantStatus(t, got, "gated", checks.StatusFail, "")
+		}
+	}
+}
