@@ -99,7 +99,11 @@ func restConfig(p *checks.Pass) (*rest.Config, string, error) {
 		}
 		return nil, "", fmt.Errorf("the kubeconfig does not load (see kubeconfig-file)")
 	}
-	cc := clientcmd.NewNonInteractiveClientConfig(*kc.Merged, k.ContextName, &clientcmd.ConfigOverrides{}, nil)
+	merged, err := InlineKubeconfigFiles(p.Env, kc.Merged, k.ContextName)
+	if err != nil {
+		return nil, "", err
+	}
+	cc := clientcmd.NewNonInteractiveClientConfig(*merged, k.ContextName, &clientcmd.ConfigOverrides{}, nil)
 	cfg, err := cc.ClientConfig()
 	if err != nil {
 		return nil, "", fmt.Errorf("client config: %w", err)

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
@@ -74,5 +76,71 @@ func TestAPIRequestsAreLoggedRedacted(t *testing.T) {
 	}
 	if strings.Contains(all, "sekret-bearer-token") || !strings.Contains(all, "Authorization: <") {
 		t.Errorf("the credential is logged, or its header is not described:\n%s", all)
+	}
+}
+
+// A 401 with a body without end is still a 401: the error body is cut at
+// MaxErrorBodyBytes without an error, so client-go reports the status (and
+// api-auth classifies it) instead of a failed read.
+func TestHugeErrorBodyKeepsItsStatus(t *testing.T) {
+	chunk := []byte(strings.Repeat("A", 64<<10))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(`{"kind":"Status","message":"`))
+		for r.Context().Err() == nil {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	api, err := NewAPI(&checks.Env{Root: t.TempDir()}, &rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = api.Client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if !apierrors.IsUnauthorized(err) {
+		t.Fatalf("err %v, want a 401", err)
+	}
+}
+
+// A header block past MaxHeaderBytes is an error, not 10 MB of header.
+func TestHugeHeaderIsRefused(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Server", strings.Repeat("A", 1<<20))
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"kind":"NodeList","apiVersion":"v1","items":[]}`))
+	}))
+	defer srv.Close()
+	api, err := NewAPI(&checks.Env{Root: t.TempDir()}, &rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = api.Client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err == nil || !strings.Contains(err.Error(), "headers exceeded") {
+		t.Fatalf("err %v, want the header bound's", err)
+	}
+}
+
+// Bodies read at once are bounded together: two open bodies that hold
+// MaxInFlightBytes between them stop the next read; closing gives it back.
+func TestInFlightBound(t *testing.T) {
+	body := func() *boundedBody {
+		return &boundedBody{rc: io.NopCloser(strings.NewReader(strings.Repeat("x", MaxInFlightBytes/2+1))), url: "u"}
+	}
+	a, b := body(), body()
+	if _, err := io.ReadAll(a); err != nil {
+		t.Fatal(err)
+	}
+	_, err := io.ReadAll(b)
+	var tooLarge *ErrBodyTooLarge
+	if !errors.As(err, &tooLarge) || !tooLarge.InFlight {
+		t.Fatalf("second body: %v, want the in-flight bound", err)
+	}
+	a.Close()
+	b.Close()
+	if _, err := io.ReadAll(body()); err != nil {
+		t.Errorf("after both closed: %v", err)
 	}
 }

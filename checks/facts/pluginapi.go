@@ -94,6 +94,11 @@ func pluginRestConfig(p *checks.Pass, pc PluginConfig, out *PluginAPI) (*rest.Co
 			out.None, out.NoneSource = fmt.Sprintf("plugin_config kubeconfig_path %s is not a kubeconfig: %v", kp, err), src
 			return nil, nil
 		}
+		kc, err = InlineKubeconfigFiles(p.Env, kc, kc.CurrentContext)
+		if err != nil {
+			out.None, out.NoneSource = fmt.Sprintf("plugin_config kubeconfig_path %s: %v", kp, err), src
+			return nil, nil
+		}
 		cfg, err := clientcmd.NewNonInteractiveClientConfig(*kc, kc.CurrentContext, &clientcmd.ConfigOverrides{}, nil).ClientConfig()
 		if err != nil {
 			out.None, out.NoneSource = fmt.Sprintf("plugin_config kubeconfig_path %s gives no client: %v", kp, err), src

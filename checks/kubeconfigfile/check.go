@@ -208,6 +208,24 @@ func examineContext(p *checks.Pass, k *facts.KubeTarget, runner *checks.RunnerRe
 			Fix:      "None if this cluster is meant; otherwise use the kubeconfig getKubeconfig returned.",
 		})
 	}
+	examineNamedFiles(p, k, report, src)
+}
+
+// examineNamedFiles reports a file the context names (certificate-authority,
+// client-certificate, client-key, tokenFile) that cannot be read as client-go
+// reads it: missing, unreadable, too large, or not a regular file (a FIFO
+// blocks client-go's open, /dev/zero its read of tokenFile without end).
+func examineNamedFiles(p *checks.Pass, k *facts.KubeTarget, report func(checks.Finding), src checks.Evidence) {
+	_, err := facts.InlineKubeconfigFiles(p.Env, k.Kubeconfig.Merged, k.ContextName)
+	if err == nil {
+		return
+	}
+	report(checks.Finding{
+		Cause: fmt.Sprintf("The context %q names a file client-go cannot use: %v. The runner's client-go reads it when it builds its client, "+
+			"and fails, or blocks on a FIFO, or reads a device without end.", k.ContextName, err),
+		Evidence: []checks.Evidence{src, {Source: "contexts." + k.ContextName, Detail: err.Error()}},
+		Fix:      "Point the key at a regular file the runner's user can read, or embed it as <key>-data: download the kubeconfig again from getKubeconfig.",
+	})
 }
 
 // installFix installs a kubeconfig where the runner looks, for its user.

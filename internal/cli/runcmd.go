@@ -228,7 +228,7 @@ func (a *app) run(cmd *cobra.Command, f *runFlags) (int, error) {
 		startBundle(env)
 	}
 	started := env.Now()
-	opt := checks.Options{Only: f.only, Skip: f.skip, Runner: f.runner, Timeout: f.timeout}
+	opt := checks.Options{Only: f.only, Skip: f.skip, Runner: f.runner, Timeout: checksDeadline(f.timeout)}
 	// The logs first: doctor why runs only the checks their lines name.
 	var scans []*symptom.Scan
 	if f.why || f.log != "" || f.journal {
@@ -396,4 +396,15 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// checksDeadline is --timeout less a reserve for what comes after the
+// checks (the report, the bundle, the exit): --timeout is the deadline of
+// the whole run, and against a server that never answers the checks use
+// all of theirs (internal/cli TestHostileServersAreBoundedInTimeAndMemory).
+func checksDeadline(timeout time.Duration) time.Duration {
+	if timeout <= 0 {
+		return timeout
+	}
+	return timeout - min(timeout/20, 500*time.Millisecond)
 }

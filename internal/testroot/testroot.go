@@ -22,7 +22,13 @@ type Root struct {
 // New makes an empty root with an /etc/passwd holding root and
 // gitlab-runner (uid 999).
 func New(t testing.TB) *Root {
-	r := &Root{Dir: t.TempDir(), t: t}
+	return NewAt(t, t.TempDir())
+}
+
+// NewAt is New in a directory the caller made: a short one, when a unix
+// socket under the root must fit the 108 bytes of sun_path.
+func NewAt(t testing.TB, dir string) *Root {
+	r := &Root{Dir: dir, t: t}
 	r.Write("/etc/passwd", "root:x:0:0:root:/root:/bin/bash\ngitlab-runner:x:999:999:GitLab Runner:/home/gitlab-runner:/bin/bash\n", 0o644)
 	return r
 }
