@@ -92,9 +92,6 @@ func query(ctx context.Context, env *checks.Env, server, name, netw string, qtyp
 		ctx, cancel = context.WithTimeout(ctx, 3*time.Second)
 		defer cancel()
 	}
-	m := new(dns.Msg)
-	m.SetQuestion(a.Name, qtype)
-	m.RecursionDesired = true
 	start := time.Now()
 	conn, err := env.Dial(ctx, netw, server)
 	if err != nil {
@@ -104,6 +101,16 @@ func query(ctx context.Context, env *checks.Env, server, name, netw string, qtyp
 	if dl, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(dl)
 	}
+	return exchange(a, conn, qtype, start)
+}
+
+// exchange asks a's question on an open connection and classifies the
+// reply. It is everything a server's bytes reach, so the fuzz test drives
+// it over a pipe with arbitrary replies.
+func exchange(a Answer, conn net.Conn, qtype uint16, start time.Time) Answer {
+	m := new(dns.Msg)
+	m.SetQuestion(a.Name, qtype)
+	m.RecursionDesired = true
 	co := &dns.Conn{Conn: conn, UDPSize: dns.DefaultMsgSize}
 	if err := co.WriteMsg(m); err != nil {
 		return classifyErr(a, err)
