@@ -62,7 +62,12 @@ func FuzzReadProcess(f *testing.F) {
 		if n > len(cmdline) || len(proc.Groups) > len(status) || len(proc.Comm) > len(comm) {
 			t.Fatalf("process larger than its /proc entry: %+v", proc)
 		}
-		_ = proc.Label()
+		// The uid is read as the kernel writes it, or unknown: never a
+		// guess such as -1 that a fix would print (`chown -1`).
+		label := proc.Label()
+		if proc.UIDKnown && proc.UID < 0 || !proc.UIDKnown && !strings.Contains(label, "uid unknown") || strings.Contains(label, "uid -") {
+			t.Fatalf("uid %d (known %v) labelled %q", proc.UID, proc.UIDKnown, label)
+		}
 	})
 }
 
