@@ -229,9 +229,17 @@ func SystemServers(env *checks.Env, override string) ([]string, error) {
 	if len(cc.Servers) == 0 {
 		return nil, &checks.FileError{Path: "/etc/resolv.conf", Err: errors.New("no nameserver line")}
 	}
-	out := make([]string, len(cc.Servers))
-	for i, s := range cc.Servers {
-		out[i] = net.JoinHostPort(s, cc.Port)
+	// glibc's resolver takes a nameserver only when it is an IP address
+	// (inet_pton; a scoped IPv6 address keeps its zone) and ignores the
+	// line otherwise: so does doctor, rather than dial "[[::1]:53]:53".
+	var out []string
+	for _, s := range cc.Servers {
+		if _, err := netip.ParseAddr(s); err == nil {
+			out = append(out, net.JoinHostPort(s, cc.Port))
+		}
+	}
+	if len(out) == 0 {
+		return nil, &checks.FileError{Path: "/etc/resolv.conf", Err: fmt.Errorf("no nameserver line with an IP address (%d ignored, as the resolver ignores them)", len(cc.Servers))}
 	}
 	return out, nil
 }

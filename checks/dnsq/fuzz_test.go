@@ -1,13 +1,19 @@
 package dnsq
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"net"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/socialwebcomputer/doctor/checks"
 )
 
 // FuzzExchange answers doctor's question with arbitrary bytes, over a real
@@ -185,4 +191,38 @@ func TestExchangeHarness(t *testing.T) {
 			t.Errorf("udp=%v framed=%v: %s, want %s", tc.udp, tc.framed, got, tc.want)
 		}
 	}
+}
+
+// FuzzSystemServers reads an arbitrary /etc/resolv.conf under the root:
+// no panic; the servers are host:port pairs, no more than the file has
+// lines; a file without one is an error naming the file.
+func FuzzSystemServers(f *testing.F) {
+	f.Add([]byte("nameserver 169.254.20.10\nsearch gitlab-runner.svc.cluster.local svc.cluster.local\noptions ndots:5\n"))
+	f.Add([]byte("nameserver fe80::1%eth0\nnameserver 127.0.0.53\noptions edns0 trust-ad\n"))
+	f.Add([]byte("# only a comment\ndomain x.invalid\n"))
+	f.Add([]byte("nameserver\nnameserver 1.2.3.4 5.6.7.8\noptions port:99999 ndots:-1 timeout:x\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		root := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(root, "etc"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "etc", "resolv.conf"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		servers, err := SystemServers(&checks.Env{Root: root}, "")
+		if err != nil {
+			if !strings.Contains(err.Error(), "/etc/resolv.conf") {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		if len(servers) == 0 || len(servers) > bytes.Count(b, []byte("\n"))+1 {
+			t.Fatalf("%d servers from %d lines", len(servers), bytes.Count(b, []byte("\n"))+1)
+		}
+		for _, s := range servers {
+			if _, _, err := net.SplitHostPort(s); err != nil {
+				t.Fatalf("server %q: %v", s, err)
+			}
+		}
+	})
 }
