@@ -92,9 +92,6 @@ func query(ctx context.Context, env *checks.Env, server, name, netw string, qtyp
 		ctx, cancel = context.WithTimeout(ctx, 3*time.Second)
 		defer cancel()
 	}
-	m := new(dns.Msg)
-	m.SetQuestion(a.Name, qtype)
-	m.RecursionDesired = true
 	start := time.Now()
 	conn, err := env.Dial(ctx, netw, server)
 	if err != nil {
@@ -104,6 +101,16 @@ func query(ctx context.Context, env *checks.Env, server, name, netw string, qtyp
 	if dl, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(dl)
 	}
+	return exchange(a, conn, qtype, start)
+}
+
+// exchange asks a's question on an open connection and classifies the
+// reply. It is everything a server's bytes reach, so the fuzz test drives
+// it over a pipe with arbitrary replies.
+func exchange(a Answer, conn net.Conn, qtype uint16, start time.Time) Answer {
+	m := new(dns.Msg)
+	m.SetQuestion(a.Name, qtype)
+	m.RecursionDesired = true
 	co := &dns.Conn{Conn: conn, UDPSize: dns.DefaultMsgSize}
 	if err := co.WriteMsg(m); err != nil {
 		return classifyErr(a, err)
@@ -222,9 +229,17 @@ func SystemServers(env *checks.Env, override string) ([]string, error) {
 	if len(cc.Servers) == 0 {
 		return nil, &checks.FileError{Path: "/etc/resolv.conf", Err: errors.New("no nameserver line")}
 	}
-	out := make([]string, len(cc.Servers))
-	for i, s := range cc.Servers {
-		out[i] = net.JoinHostPort(s, cc.Port)
+	// glibc's resolver takes a nameserver only when it is an IP address
+	// (inet_pton; a scoped IPv6 address keeps its zone) and ignores the
+	// line otherwise: so does doctor, rather than dial "[[::1]:53]:53".
+	var out []string
+	for _, s := range cc.Servers {
+		if _, err := netip.ParseAddr(s); err == nil {
+			out = append(out, net.JoinHostPort(s, cc.Port))
+		}
+	}
+	if len(out) == 0 {
+		return nil, &checks.FileError{Path: "/etc/resolv.conf", Err: fmt.Errorf("no nameserver line with an IP address (%d ignored, as the resolver ignores them)", len(cc.Servers))}
 	}
 	return out, nil
 }

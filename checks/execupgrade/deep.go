@@ -5,7 +5,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -45,6 +47,10 @@ func deep(p *checks.Pass, api *facts.API, ns string) error {
 		return fmt.Errorf("--deep: creating probe pod %s/%s: %w", ns, name, err)
 	}
 	if err := waitRunning(p.Context, api, ns, name); err != nil {
+		var ended *podEnded
+		if errors.As(err, &ended) {
+			return fmt.Errorf("--deep: probe pod %s/%s: %w", ns, name, err)
+		}
 		return fmt.Errorf("--deep: probe pod %s/%s: %w (a cluster at zero nodes must rent one first; see pending-no-node)", ns, name, err)
 	}
 	u, err := ExecURL(api.Config, ns, name, "true")
@@ -89,14 +95,20 @@ func probePod(name, image string) *corev1.Pod {
 	}
 }
 
-// waitRunning polls the pod until Running, or the context ends.
+// waitRunning polls the pod until Running, or the context ends. A pod
+// that has ended (Failed: its image would not run, its node evicted it;
+// Succeeded: it exited) can never be Running: that is said at once, not
+// after waiting out the deadline, and the cleanup deletes it.
 func waitRunning(ctx context.Context, api *facts.API, ns, name string) error {
 	var last string
 	for {
 		pod, err := api.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		if err == nil {
-			if pod.Status.Phase == corev1.PodRunning {
+			switch pod.Status.Phase {
+			case corev1.PodRunning:
 				return nil
+			case corev1.PodFailed, corev1.PodSucceeded:
+				return &podEnded{phase: pod.Status.Phase, why: endedWhy(pod)}
 			}
 			last = string(pod.Status.Phase)
 			for _, cs := range pod.Status.ContainerStatuses {
@@ -114,6 +126,33 @@ func waitRunning(ctx context.Context, api *facts.API, ns, name string) error {
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// podEnded is a probe pod that ended before it ran: waiting longer, or
+// renting a node, would not help.
+type podEnded struct {
+	phase corev1.PodPhase
+	why   string
+}
+
+func (e *podEnded) Error() string { return fmt.Sprintf("ended %s before it ran%s", e.phase, e.why) }
+
+// endedWhy is what the pod's status says of its end: the reason and
+// message of the pod, and of each container that terminated.
+func endedWhy(pod *corev1.Pod) string {
+	var why []string
+	if pod.Status.Reason != "" || pod.Status.Message != "" {
+		why = append(why, strings.TrimSpace(pod.Status.Reason+" "+pod.Status.Message))
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if t := cs.State.Terminated; t != nil {
+			why = append(why, fmt.Sprintf("container %s exited %d (%s)", cs.Name, t.ExitCode, t.Reason))
+		}
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return ": " + checks.Redact(strings.Join(why, "; "))
 }
 
 func suffix() string {

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
 
 	"k8s.io/client-go/rest"
 
@@ -134,13 +135,31 @@ func upgrade(ctx context.Context, env *checks.Env, cfg *rest.Config, u *url.URL,
 		pr.Took = time.Since(start)
 		return pr
 	}
-	resp, err := http.ReadResponse(bufio.NewReader(io.LimitReader(conn, 1<<20)), req)
-	if err != nil {
+	pr = readAnswer(pr, conn, req)
+	pr.Took = time.Since(start)
+	return pr
+}
+
+// maxAnswer bounds what one upgrade answer may cost: the status line and
+// headers, and the first bytes of the body.
+const maxAnswer = 1 << 20
+
+// readAnswer reads the answer to req from r, a bounded amount of it, and
+// keeps what evidence needs. Every byte a proxy or apiserver sends passes
+// through here, so the fuzz test drives it with arbitrary answers.
+func readAnswer(pr Probe, r io.Reader, req *http.Request) Probe {
+	resp, err := http.ReadResponse(bufio.NewReader(io.LimitReader(r, maxAnswer)), req)
+	switch {
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		pr.Err = fmt.Errorf("the connection closed with no response (empty server response)")
+		return pr
+	case err != nil && checks.IsTimeout(err):
 		pr.Err = fmt.Errorf("reading the response: %w", err)
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			pr.Err = fmt.Errorf("the connection closed with no response (empty server response)")
-		}
-		pr.Took = time.Since(start)
+		return pr
+	case err != nil:
+		// net/http quotes the line it could not parse ("malformed HTTP
+		// response %q"): the server's bytes, cut and redacted like the rest.
+		pr.Err = fmt.Errorf("reading the response: %s", remoteText(err.Error(), 300))
 		return pr
 	}
 	// What a remote server says is cut and redacted before it is kept:
@@ -152,7 +171,6 @@ func upgrade(ctx context.Context, env *checks.Env, cfg *rest.Config, u *url.URL,
 		pr.Body = remoteText(string(b), 300)
 	}
 	resp.Body.Close()
-	pr.Took = time.Since(start)
 	return pr
 }
 
@@ -232,12 +250,21 @@ func isStatusJSON(body string) bool {
 	return json.Unmarshal([]byte(body), &st) == nil && st.Kind == "Status"
 }
 
-// remoteText is text a server sent, made fit to print: one line, valid
-// UTF-8, at most max runes, and redacted.
+// remoteText is text a server sent, made fit to print: one line without
+// control characters (a terminal would obey an escape sequence), valid
+// UTF-8, redacted, and at most max runes. Redacted before it is cut, so a
+// cut never leaves a secret's prefix too short for the redactor to know;
+// s is at most maxAnswer bytes, all that was read.
 func remoteText(s string, max int) string {
-	s = strings.ToValidUTF8(strings.Join(strings.Fields(s), " "), "?")
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, strings.ToValidUTF8(s, "?"))
+	s = checks.Redact(strings.Join(strings.Fields(s), " "))
 	if r := []rune(s); len(r) > max {
 		s = string(r[:max]) + "…"
 	}
-	return checks.Redact(s)
+	return s
 }

@@ -62,7 +62,12 @@ func FuzzReadProcess(f *testing.F) {
 		if n > len(cmdline) || len(proc.Groups) > len(status) || len(proc.Comm) > len(comm) {
 			t.Fatalf("process larger than its /proc entry: %+v", proc)
 		}
-		_ = proc.Label()
+		// The uid is read as the kernel writes it, or unknown: never a
+		// guess such as -1 that a fix would print (`chown -1`).
+		label := proc.Label()
+		if proc.UIDKnown && proc.UID < 0 || !proc.UIDKnown && !strings.Contains(label, "uid unknown") || strings.Contains(label, "uid -") {
+			t.Fatalf("uid %d (known %v) labelled %q", proc.UID, proc.UIDKnown, label)
+		}
 	})
 }
 
@@ -159,6 +164,39 @@ func FuzzKubeconfig(f *testing.F) {
 		}
 		if k == nil || len(k.Files) != 1 || cc == nil {
 			t.Fatalf("facts missing: %+v %+v", k, cc)
+		}
+	})
+}
+
+// FuzzStartTime reads a process's start from arbitrary /proc/stat and
+// /proc/<pid>/stat: comm may hold spaces and parentheses, so fields are
+// counted after its last ")". No panic; the start is unknown (zero) or at
+// or after boot.
+func FuzzStartTime(f *testing.F) {
+	f.Add([]byte("cpu 1 2 3\nbtime 1764590400\nprocesses 99\n"),
+		[]byte("4242 (gitlab-runner) S 1 4242 4242 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 12 0 123456 1000000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n"))
+	f.Add([]byte("btime -1\n"), []byte("7 (a) b) (c) S"+strings.Repeat(" 9", 30)))
+	f.Add([]byte("btime 99999999999999999999\n"), []byte("7 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 -5\n"))
+	f.Add([]byte("btime 1\n"), []byte(")"))
+	f.Fuzz(func(t *testing.T, stat, pidStat []byte) {
+		root := t.TempDir()
+		for name, b := range map[string][]byte{"stat": stat, "7/stat": pidStat} {
+			p := filepath.Join(root, "proc", name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		env := &checks.Env{Root: root}
+		boot := bootTime(env)
+		if !boot.IsZero() && boot.Unix() <= 0 {
+			t.Fatalf("boot time %v from %q", boot, stat)
+		}
+		started := startTime(env, 7, boot)
+		if !started.IsZero() && started.Before(boot) {
+			t.Fatalf("started %v before boot %v", started, boot)
 		}
 	})
 }

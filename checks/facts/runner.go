@@ -141,6 +141,9 @@ func readProcess(env *checks.Env, pid int, passwd map[int]PasswdEntry) (*Process
 // USER_HZ, include/asm-generic/param.h).
 const clockTicks = 100
 
+// maxUptime bounds a start time's seconds since boot (100 years).
+const maxUptime = 100 * 365 * 24 * 3600
+
 // bootTime is btime of /proc/stat, zero when unknown.
 func bootTime(env *checks.Env) time.Time {
 	b, err := env.ReadProc("/proc/stat")
@@ -178,10 +181,12 @@ func startTime(env *checks.Env, pid int, boot time.Time) time.Time {
 		return time.Time{}
 	}
 	ticks, err := strconv.ParseInt(f[22-3], 10, 64)
-	if err != nil || ticks < 0 {
+	// A start more than a century after boot is no kernel's: garbage, and
+	// its ticks in nanoseconds would overflow into a start before boot.
+	if err != nil || ticks < 0 || ticks/clockTicks > maxUptime {
 		return time.Time{}
 	}
-	return boot.Add(time.Duration(ticks) * time.Second / clockTicks)
+	return boot.Add(time.Duration(ticks/clockTicks)*time.Second + time.Duration(ticks%clockTicks)*time.Second/clockTicks)
 }
 
 // IsRunnerRun tells a runner's service process from other gitlab-runner

@@ -160,6 +160,16 @@ const checksCleanupSlack = 5 * time.Second
 // actAsScheduler binds every new probe pod to node and reports it Running,
 // as the scheduler and the kubelet would.
 func actAsScheduler(t *testing.T, env *testenv.Env, ns, node string) func() {
+	st := testenv.PodRunning()
+	if len(st.ContainerStatuses) > 0 {
+		st.ContainerStatuses[0].Name = "probe"
+	}
+	return actAsSchedulerWith(t, env, ns, node, st)
+}
+
+// actAsSchedulerWith binds every new probe pod to node and gives it the
+// status st, as the scheduler and the kubelet would.
+func actAsSchedulerWith(t *testing.T, env *testenv.Env, ns, node string, st corev1.PodStatus) func() {
 	done := make(chan struct{})
 	cs := env.Clientset()
 	go func() {
@@ -183,10 +193,6 @@ func actAsScheduler(t *testing.T, env *testenv.Env, ns, node string) func() {
 				}, metav1.CreateOptions{})
 				if err != nil {
 					continue
-				}
-				st := testenv.PodRunning()
-				if len(st.ContainerStatuses) > 0 {
-					st.ContainerStatuses[0].Name = "probe"
 				}
 				env.WithT(t).SetPodStatus(ns, p.Name, st)
 			}

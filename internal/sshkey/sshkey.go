@@ -52,6 +52,9 @@ func (k Key) String() string {
 		kind = "private key"
 	}
 	t := k.Type
+	if t == "" {
+		t = "unknown-type" // a description block without its Type header
+	}
 	if k.Bits > 0 {
 		t = fmt.Sprintf("%s %d-bit", t, k.Bits)
 	}
@@ -66,7 +69,7 @@ func (k Key) String() string {
 }
 
 func article(word string) string {
-	if strings.ContainsRune("AEIOU", rune(word[0])) {
+	if word != "" && strings.ContainsRune("AEIOUaeiou", rune(word[0])) {
 		return "an"
 	}
 	return "a"
