@@ -14,6 +14,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/cluster"
+	"github.com/socialwebcomputer/doctor/checks/facts"
 )
 
 // The names the provider's node network add-ons use.
@@ -55,7 +56,7 @@ func fetch(ctx context.Context, c kubernetes.Interface) (*view, error) {
 		return r.Continue, nil
 	}, metav1.ListOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", dsSource, err)
+		return nil, fmt.Errorf("%s: %w", dsSource, facts.LacksRBAC(facts.Access{Verb: "list", Group: "apps", Resource: "daemonsets", Namespace: Namespace}, err))
 	}
 	err = pages(func(o metav1.ListOptions) (string, error) {
 		r, err := c.CoreV1().Pods(Namespace).List(ctx, o)
@@ -66,7 +67,7 @@ func fetch(ctx context.Context, c kubernetes.Interface) (*view, error) {
 		return r.Continue, nil
 	}, metav1.ListOptions{LabelSelector: PodLabel + "=" + PodName})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", podsSource, err)
+		return nil, fmt.Errorf("%s: %w", podsSource, facts.LacksRBAC(facts.Access{Verb: "list", Resource: "pods", Namespace: Namespace}, err))
 	}
 	return v, nil
 }
