@@ -471,6 +471,10 @@ func execute(x *run, s *scope, n Node, r *nodeResult) {
 				continue
 			}
 			r.status, r.reason, r.err = StatusSkipped, reason, errors.New(reason)
+			if rr.err != nil && errors.Is(rr.err, ErrCouldNotCheck) {
+				// Unknown, and so are its own dependents (the mark is kept).
+				r.status, r.err = StatusUnknown, CouldNotCheck(r.err)
+			}
 			return
 		}
 		values[req] = rr.value
