@@ -97,15 +97,6 @@ func runLive(t *testing.T, pid int, extra ...string) (*report.Report, string, ti
 	return &rep, out + stderr, took
 }
 
-func checkOf(rep *report.Report, id string) (status, reason string) {
-	for _, c := range rep.Checks {
-		if c.ID == id {
-			return string(c.Status), c.Reason
-		}
-	}
-	return "", ""
-}
-
 // TestExecCredentialPluginOnALiveHost: with --exec-credential-plugins on
 // a live host, doctor runs the kubeconfig's exec plugin as the runner's
 // uid, and the ExecCredential it returns (a real apiserver identity, the
@@ -130,7 +121,7 @@ cat `+credFile+"\n")
 	if _, err := os.Stat(h.marker); err == nil {
 		t.Fatal("without --exec-credential-plugins doctor ran the plugin")
 	}
-	if st, why := checkOf(rep, "api-auth"); st != "unknown" || !strings.Contains(why, "runs no code from its input") || !strings.Contains(why, "--exec-credential-plugins") {
+	if st, why := checkStatus(rep, "api-auth"); st != "unknown" || !strings.Contains(why, "runs no code from its input") || !strings.Contains(why, "--exec-credential-plugins") {
 		t.Errorf("api-auth without the flag: %s %q; want unknown, naming the flag", st, why)
 	}
 
@@ -142,7 +133,7 @@ cat `+credFile+"\n")
 	if got := strings.TrimSpace(string(ran)); got != strconv.Itoa(pluginUID) {
 		t.Errorf("the plugin ran as uid %s, want the runner's uid %d", got, pluginUID)
 	}
-	if st, why := checkOf(rep, "api-auth"); st != "pass" {
+	if st, why := checkStatus(rep, "api-auth"); st != "pass" {
 		t.Errorf("api-auth with the plugin's credential: %s %q; want pass", st, why)
 	}
 }
@@ -160,7 +151,7 @@ sleep 300
 	if took > 8*time.Second {
 		t.Errorf("doctor took %s with a 2s request timeout", took)
 	}
-	st, why := checkOf(rep, "api-auth")
+	st, why := checkStatus(rep, "api-auth")
 	if st != "unknown" || !strings.Contains(why, "did not answer within 2s") {
 		t.Errorf("api-auth: %s %q; want unknown, the plugin killed at the deadline", st, why)
 	}
@@ -192,7 +183,7 @@ exit 3
 	if _, err := os.Stat(h.marker); err != nil {
 		t.Fatal("the plugin did not run")
 	}
-	st, why := checkOf(rep, "api-auth")
+	st, why := checkStatus(rep, "api-auth")
 	if st != "unknown" || !strings.Contains(why, "failed as uid 1001: exit status 3") {
 		t.Errorf("api-auth: %s %q; want unknown, the plugin's failure", st, why)
 	}
