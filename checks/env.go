@@ -28,6 +28,10 @@ type Env struct {
 	// Deep allows the one mutating probe (a pod in the runner namespace,
 	// always deleted). Nothing else in doctor writes to a cluster.
 	Deep bool
+	// ExecCredentialPlugins is --exec-credential-plugins: on a live host
+	// (Root "/") a kubeconfig's exec plugin is run, as the runner's user.
+	// Without it, or under another root, nothing from an input is run.
+	ExecCredentialPlugins bool
 
 	RunnerPID      int    // --runner-pid; 0 means discover
 	ConfigPath     string // --config; "" means locate as the runner does

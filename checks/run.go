@@ -475,12 +475,12 @@ func execute(x *run, s *scope, n Node, r *nodeResult) {
 				values[req] = nil // declared, absent: Get gives the zero value
 				continue
 			}
-			// A gate listed before it gives the reason, as it would have
-			// had the node waited for it: the skip names the root cause.
-			if gr, gblocked := waitGates(s, gates); gblocked {
-				reason = gr
+			// A gate listed before it blocks in its place, as it would have
+			// had the node waited for it: the result names the root cause.
+			if gr, grr, gblocked := waitGates(s, gates); gblocked {
+				reason, rr = gr, grr
 			}
-			r.status, r.reason, r.err = StatusSkipped, reason, errors.New(reason)
+			block(r, reason, rr)
 			return
 		}
 		values[req] = rr.value
@@ -539,11 +539,11 @@ func execute(x *run, s *scope, n Node, r *nodeResult) {
 	}
 	r.findings, r.observed = p.close()
 	r.value, r.err = o.value, o.err
-	if reason, blocked := waitGates(s, gates); blocked {
+	if reason, grr, blocked := waitGates(s, gates); blocked {
 		// What the node found stands on a gate that failed: it is dropped,
-		// and the node is skipped as if it had waited.
+		// and the node is blocked as if it had waited.
 		r.findings, r.observed, r.value = nil, nil, nil
-		r.status, r.reason, r.err = StatusSkipped, reason, errors.New(reason)
+		block(r, reason, grr)
 		return
 	}
 	for _, f := range r.findings {
@@ -570,16 +570,26 @@ func execute(x *run, s *scope, n Node, r *nodeResult) {
 }
 
 // waitGates waits for a node's gates, and says whether one blocks it.
-func waitGates(s *scope, gates []Node) (string, bool) {
+func waitGates(s *scope, gates []Node) (string, *nodeResult, bool) {
 	for _, g := range gates {
 		g, _ = unwrap(g)
 		rr := s.lookup(g)
 		<-rr.done
 		if reason, blocked := blockedBy(g, rr, s.runner); blocked {
-			return reason, true
+			return reason, rr, true
 		}
 	}
-	return "", false
+	return "", nil, false
+}
+
+// block marks r as stopped by the requirement whose result is rr: skipped,
+// or unknown when that requirement could not check (and so are r's own
+// dependents: the mark is kept).
+func block(r *nodeResult, reason string, rr *nodeResult) {
+	r.status, r.reason, r.err = StatusSkipped, reason, errors.New(reason)
+	if rr.err != nil && errors.Is(rr.err, ErrCouldNotCheck) {
+		r.status, r.err = StatusUnknown, CouldNotCheck(r.err)
+	}
 }
 
 // blockedBy says whether a finished requirement stops its dependent, and why.

@@ -434,10 +434,12 @@ func TestCronJobRunsDoctor(t *testing.T) {
 		}
 	}
 
-	t.Run("healthy runner: exit 0", func(t *testing.T) {
+	t.Run("healthy runner, Role only: no finding, exit 1 for what it could not check", func(t *testing.T) {
 		rep := run(t, layout(t, healthyConfig))
-		if rep.Summary.ExitCode != 0 {
-			t.Errorf("exit %d, want 0: the CronJob must read a healthy runner as healthy (incomplete %v, findings %v)",
+		// The cluster-wide checks could not check (unknown), so the run
+		// proves less than a healthy runner: exit 1, never 0.
+		if rep.Summary.ExitCode != 1 || len(rep.Findings) != 0 || len(rep.Summary.Incomplete) == 0 {
+			t.Errorf("exit %d, want 1 with no finding and the run marked incomplete (incomplete %v, findings %v)",
 				rep.Summary.ExitCode, rep.Summary.Incomplete, rep.Findings)
 		}
 		// What the read-only Role must be enough for.
@@ -451,11 +453,11 @@ func TestCronJobRunsDoctor(t *testing.T) {
 				t.Errorf("%s: %s (%s), want skipped by --skip", id, st, why)
 			}
 		}
-		// Without doctor-cluster-read.yaml, the cluster-wide checks say why
-		// they did not run.
+		// Without doctor-cluster-read.yaml, the cluster-wide checks are
+		// unknown, naming the RBAC the Role lacks.
 		for _, id := range []string{"pending-no-node", "scale-to-zero"} {
-			if st, why := rep.status(id); st != "skipped" || !strings.Contains(why, "may not list") {
-				t.Errorf("%s: %s (%s), want skipped: the identity may not list", id, st, why)
+			if st, why := rep.status(id); st != "unknown" || !strings.Contains(why, `at the cluster scope; its RBAC lacks verb "list" on resource "`) {
+				t.Errorf("%s: %s (%s), want unknown naming the cluster-wide list it lacks", id, st, why)
 			}
 		}
 	})

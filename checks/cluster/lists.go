@@ -5,6 +5,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -201,7 +202,7 @@ func join(ns string, wide *clusterLists, local *namespaceLists, events *eventLis
 	for name, err := range map[string]error{"runner pods": local.pods, "events": events.err,
 		"pending pods": wide.pending, "nodes": wide.nodes, "priorityclasses": wide.priority} {
 		if err != nil {
-			l.Errs[name] = err
+			l.Errs[name] = facts.LacksRBAC(listAccess(name, ns), err)
 		}
 	}
 	pending := map[string]bool{}
@@ -241,20 +242,39 @@ func pages(ctx context.Context, list func(metav1.ListOptions) (string, error), o
 	return fmt.Errorf("more than %d pages", 1000)
 }
 
-// Err returns the error of a named list, for a check that needs it. A list
-// the identity may not read (a Role-scoped service account cannot list
-// nodes) makes the check skipped with that reason: the runner's credential
-// is scoped by design, and nothing here failed.
+// Err returns the error of a named list, for a check that needs it: the
+// check is unknown. A list the identity may not read (the view ClusterRole
+// lists no nodes, a Role-scoped service account nothing cluster-wide) says
+// the RBAC it lacks (facts.RBACError): the credential may be scoped by
+// design, but the check proved nothing, so it is not skipped.
 func (l *Lists) Err(names ...string) error {
 	for _, n := range names {
 		if err := l.Errs[n]; err != nil {
-			if apierrors.IsForbidden(err) {
-				return checks.Skip("the identity may not list %s (%v)", n, err)
+			var denied *facts.RBACError
+			if errors.As(err, &denied) {
+				return err
 			}
 			return fmt.Errorf("listing %s: %w", n, err)
 		}
 	}
 	return nil
+}
+
+// listAccess is the access each shared list needs. The events are the
+// runner namespace's: a cluster-wide list that is refused falls back to
+// them (ListsFact).
+func listAccess(name, ns string) facts.Access {
+	switch name {
+	case "runner pods":
+		return facts.Access{Verb: "list", Resource: "pods", Namespace: ns}
+	case "events":
+		return facts.Access{Verb: "list", Resource: "events", Namespace: ns}
+	case "pending pods":
+		return facts.Access{Verb: "list", Resource: "pods"}
+	case "priorityclasses":
+		return facts.Access{Verb: "list", Group: "scheduling.k8s.io", Resource: "priorityclasses"}
+	}
+	return facts.Access{Verb: "list", Resource: name}
 }
 
 // Nodes are the nodes of api's target, from the same shared list ListsFact
@@ -272,7 +292,7 @@ func Nodes(p *checks.Pass, api *facts.API) ([]corev1.Node, error) {
 		return nil, err
 	}
 	if wide.nodes != nil {
-		return nil, fmt.Errorf("listing nodes: %w", wide.nodes)
+		return nil, fmt.Errorf("listing nodes: %w", facts.LacksRBAC(listAccess("nodes", ""), wide.nodes))
 	}
 	return wide.Nodes, nil
 }

@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"net/http"
 	"path"
@@ -57,7 +56,7 @@ type API struct {
 var APIClient = &checks.Fact[*API]{
 	ID:       "api-client",
 	Doc:      "a client-go client for a runner's cluster, chosen as the executor chooses: host, in-cluster config, then the kubeconfig and context",
-	Requires: []checks.Node{KubeContext, ThisRunner, Runner, RunnerEnviron},
+	Requires: []checks.Node{KubeContext, ThisRunner, Runner, RunnerEnviron, RunAsFact},
 	Network:  true,
 	Compute: func(p *checks.Pass) (*API, error) {
 		cfg, source, err := restConfig(p)
@@ -66,7 +65,13 @@ var APIClient = &checks.Fact[*API]{
 		}
 		key := TargetKey(cfg)
 		return checks.Shared(p, "api "+key, func() (*API, error) {
-			api, err := NewAPI(p.Env, cfg)
+			// An exec plugin runs only when the operator asks, on a live
+			// host, as the runner (execplugin.go); else it is refused.
+			cred, err := pluginCredentialFor(p, cfg)
+			if err != nil {
+				return nil, checks.CouldNotCheck(err)
+			}
+			api, err := newAPI(p.Env, cfg, cred)
 			if api != nil {
 				api.Source, api.Key = source, key
 			}
@@ -227,9 +232,15 @@ func inCluster(env *checks.Env, proc *Process, e *Environ) (*rest.Config, bool, 
 // NewAPI wraps a rest.Config the way doctor needs it: protobuf for the large
 // lists, no client-side throttling (a run is a few dozen requests), every
 // dial through the Env, and a counter of requests.
-func NewAPI(env *checks.Env, cfg *rest.Config) (*API, error) {
-	if err := refuseCodeFromInput(cfg); err != nil {
-		return nil, err
+func NewAPI(env *checks.Env, cfg *rest.Config) (*API, error) { return newAPI(env, cfg, nil) }
+
+// newAPI is NewAPI with the credential an exec plugin gave (nil: none ran,
+// and a plugin in cfg is refused).
+func newAPI(env *checks.Env, cfg *rest.Config, cred *pluginCredential) (*API, error) {
+	if cred == nil {
+		if err := refuseCodeFromInput(cfg); err != nil {
+			return nil, err
+		}
 	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
@@ -241,7 +252,10 @@ func NewAPI(env *checks.Env, cfg *rest.Config) (*API, error) {
 	}
 	cfg.UserAgent = "gitlab-runner-doctor"
 	cfg.Dial = env.Dial
-	who := TapeIdentity(cfg)
+	who := TapeIdentity(cfg) // of the plugin, not its answer: the same on replay
+	if cred != nil {
+		cred.apply(cfg)
+	}
 	if t := env.Tape; t != nil {
 		// A bundle keeps the API objects as JSON, which it can redact
 		// (protobuf it could not); analyze answers from them, so nothing
@@ -286,7 +300,13 @@ func NewAPI(env *checks.Env, cfg *rest.Config) (*API, error) {
 // an input file is executed (a --root, a bundle, or a kubeconfig someone
 // else wrote). The plugin is described instead, and the API checks are
 // unknown with this reason.
-var ErrRunsCode = errors.New("doctor runs no code from its input")
+var ErrRunsCode error = runsCode{}
+
+// runsCode is ErrRunsCode: what needs the client is unknown, not skipped.
+type runsCode struct{}
+
+func (runsCode) Error() string        { return "doctor runs no code from its input" }
+func (runsCode) Is(target error) bool { return target == checks.ErrCouldNotCheck }
 
 func refuseCodeFromInput(cfg *rest.Config) error {
 	switch {

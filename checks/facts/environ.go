@@ -2,8 +2,10 @@ package facts
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 
@@ -24,7 +26,13 @@ type Environ struct {
 	// Err is set when the environment is unknown: another user's process,
 	// or no process and no unit. It is then unknown, not empty.
 	Err error
+	// Hint says what to do about Err, "" when nothing doctor can change
+	// would help; it starts with ": " to follow Err.
+	Hint string
 }
+
+// AccessHint is what to do about Err (see Hint).
+func (e *Environ) AccessHint() string { return e.Hint }
 
 // Lookup returns a variable and whether it is set.
 func (e *Environ) Lookup(k string) (string, bool) {
@@ -60,6 +68,11 @@ var RunnerEnviron = &checks.Fact[*Environ]{
 		b, err := p.Env.ReadProc(src)
 		if err != nil {
 			e.Err = err
+			// Who doctor runs as is this host's: a bundle keeps the hint, so
+			// doctor analyze elsewhere says what the live run said.
+			e.Hint, _ = checks.Probe(p.Env, "environ-access", src, func() (string, error) {
+				return environHint(p.Env, err, r.Selected, src), nil
+			})
 			return e, nil
 		}
 		e.Vars = ParseEnviron(b)
@@ -133,11 +146,27 @@ func (e *Environ) InCluster() (hostPort string, ok bool) {
 	return net.JoinHostPort(h, p), true
 }
 
-// AccessHint is what to do about an unreadable /proc entry: only a
-// permission error is cured by running as another user.
-func AccessHint(err error) string {
-	if errors.Is(err, fs.ErrPermission) {
+// environHint is what to do about an unreadable environ: only a permission
+// error is cured by running as another user. The kernel lets the process's
+// own uid and root (CAP_SYS_PTRACE) read it (proc(5), /proc/pid/environ:
+// "ptrace access mode PTRACE_MODE_READ_FSCREDS"), so on a live host the
+// hint names doctor's uid, the runner's, and the command to run instead.
+func environHint(env *checks.Env, err error, proc *Process, src string) string {
+	if !errors.Is(err, fs.ErrPermission) {
+		return ""
+	}
+	if env.Root != "" && env.Root != "/" {
 		return ": run as root or as the runner's user"
 	}
-	return ""
+	self := os.Geteuid()
+	if self == 0 {
+		return fmt.Sprintf(": doctor runs as root and the kernel still refuses %s (a container without CAP_SYS_PTRACE, or a process of another PID namespace): run doctor on the runner's host, beside it", src)
+	}
+	runner := "the runner's uid"
+	as := "sudo -u <the runner's user> doctor run"
+	if proc != nil && proc.UIDKnown {
+		runner = "the runner's uid " + strconv.Itoa(proc.UID)
+		as = fmt.Sprintf("sudo -u '#%d' doctor run", proc.UID)
+	}
+	return fmt.Sprintf(": doctor runs as uid %d, and only root or %s may read %s; run `sudo doctor run` with the same flags instead (or as the runner's user: `%s`)", self, runner, src, as)
 }

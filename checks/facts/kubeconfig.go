@@ -148,7 +148,7 @@ func kubeconfigPaths(env *checks.Env, ra *RunAs, e *Environ, k *Kubeconfig) []st
 	}
 	if e.Err != nil {
 		k.EnvUnknown = true
-		k.None = "the runner's environment is unknown (" + e.Err.Error() + ")" + AccessHint(e.Err) + "; give --kubeconfig"
+		k.None = "the runner's environment is unknown (" + e.Err.Error() + ")" + e.AccessHint() + "; give --kubeconfig"
 		return nil
 	}
 	if v, ok := e.Lookup("KUBECONFIG"); ok && v != "" {

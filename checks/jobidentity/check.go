@@ -138,7 +138,7 @@ func run(p *checks.Pass) error {
 // rbac words a refused read as what the identity lacks.
 func rbac(err error, verb, resource, ns string) string {
 	if apierrors.IsForbidden(err) {
-		return fmt.Sprintf("the identity may not %s %s in %s (it needs RBAC verb %s on %s): %v", verb, resource, ns, verb, resource, err)
+		return facts.LacksRBAC(facts.Access{Verb: verb, Resource: resource, Namespace: ns}, err).Error()
 	}
 	return fmt.Sprintf("%s %s in %s: %v", verb, resource, ns, err)
 }

@@ -142,9 +142,9 @@ func judge(p *checks.Pass, label string, nodes []corev1.Node, csrs *cluster.CSRs
 	}
 	if csrs.Err != nil {
 		if apierrors.IsForbidden(csrs.Err) {
-			return fmt.Errorf("the identity may not list certificatesigningrequests.certificates.k8s.io at the cluster scope, "+
-				"so doctor cannot see whether a kubelet serving CSR is Pending (grant list on certificatesigningrequests, "+
-				"or run doctor with the cluster owner's kubeconfig): %v", csrs.Err)
+			// Without the list doctor cannot see whether a kubelet serving
+			// CSR is Pending.
+			return facts.LacksRBAC(facts.Access{Verb: "list", Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}, csrs.Err)
 		}
 		return fmt.Errorf("listing certificatesigningrequests: %w", csrs.Err)
 	}

@@ -160,7 +160,7 @@ func forbidden(err error, resource, ns string) error {
 	case err == nil:
 		return nil
 	case apierrors.IsForbidden(err):
-		return fmt.Errorf("the identity may not list %s in %s (it needs RBAC verb list on %s): %v", resource, ns, resource, err)
+		return facts.LacksRBAC(facts.Access{Verb: "list", Resource: resource, Namespace: ns}, err)
 	}
 	return fmt.Errorf("listing %s in %s: %w", resource, ns, err)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/cluster"
+	"github.com/socialwebcomputer/doctor/checks/facts"
 )
 
 // The names the provider's node network add-ons use.
@@ -73,10 +74,10 @@ func fetch(ctx context.Context, c kubernetes.Interface) (*view, error) {
 	})
 	wg.Wait()
 	if dsErr != nil {
-		return nil, fmt.Errorf("%s: %w", dsSource, dsErr)
+		return nil, fmt.Errorf("%s: %w", dsSource, facts.LacksRBAC(facts.Access{Verb: "list", Group: "apps", Resource: "daemonsets", Namespace: Namespace}, dsErr))
 	}
 	if podsErr != nil {
-		return nil, fmt.Errorf("%s: %w", podsSource, podsErr)
+		return nil, fmt.Errorf("%s: %w", podsSource, facts.LacksRBAC(facts.Access{Verb: "list", Resource: "pods", Namespace: Namespace}, podsErr))
 	}
 	return v, nil
 }

@@ -46,7 +46,7 @@ func run(p *checks.Pass) error {
 	}
 	env, ra := facts.RunnerEnviron.Get(p), facts.RunAsFact.Get(p)
 	if env.Err != nil {
-		return fmt.Errorf("the runner's environment is unknown: %v%s", env.Err, facts.AccessHint(env.Err))
+		return fmt.Errorf("the runner's environment is unknown: %v%s", env.Err, env.AccessHint())
 	}
 	if v, ok := env.Lookup("KUBECONFIG"); ok && v != "" {
 		return nil // kubeconfig-file examines what it names

@@ -39,23 +39,34 @@ users:
 `
 	root := testroot.New(t)
 	root.GuideRunner(testroot.GuideConfig, []byte(kubeconfig))
-	rep, out := runReport(t, "run", "--root", root.Dir, "-o", "json", "--now", "2026-11-29T12:00:00Z", "--timeout", "20s", "--skip", "gitlab-reachability")
-	if _, err := os.Stat(marker); err == nil {
-		t.Fatal("doctor ran the kubeconfig's exec credential plugin")
-	}
-	var reason string
-	for _, c := range rep.Checks {
-		if c.ID == "api-auth" {
-			reason = c.Reason
-			if c.Status != "unknown" && c.Status != "skipped" {
-				t.Errorf("api-auth is %s, want unknown: %s", c.Status, c.Reason)
+	// Without --exec-credential-plugins; and with it, under a --root that
+	// is not /: the kubeconfig is a copy from elsewhere, never run.
+	for _, flags := range [][]string{nil, {"--exec-credential-plugins"}} {
+		args := append([]string{"run", "--root", root.Dir, "-o", "json", "--now", "2026-11-29T12:00:00Z", "--timeout", "20s", "--skip", "gitlab-reachability"}, flags...)
+		rep, out := runReport(t, args...)
+		if _, err := os.Stat(marker); err == nil {
+			t.Fatalf("doctor %v ran the kubeconfig's exec credential plugin", flags)
+		}
+		var reason string
+		for _, c := range rep.Checks {
+			if c.ID == "api-auth" {
+				reason = c.Reason
+				if c.Status != "unknown" {
+					t.Errorf("%v: api-auth is %s, want unknown: %s", flags, c.Status, c.Reason)
+				}
 			}
 		}
-	}
-	if !strings.Contains(reason, "credential-plugin.sh") || !strings.Contains(reason, "runs no code from its input") {
-		t.Errorf("api-auth's reason does not describe the plugin: %q", reason)
-	}
-	if strings.Contains(out, "wJalrXUtnFEMIK7MDENGbPxRfiCY") {
-		t.Error("the plugin's secret env reached the output")
+		if !strings.Contains(reason, "credential-plugin.sh") || !strings.Contains(reason, "runs no code from its input") {
+			t.Errorf("%v: api-auth's reason does not describe the plugin: %q", flags, reason)
+		}
+		if flags != nil && !strings.Contains(reason, "runs one only on a live host: under --root "+root.Dir) {
+			t.Errorf("%v: api-auth's reason does not say the flag needs a live host: %q", flags, reason)
+		}
+		if strings.Contains(out, "wJalrXUtnFEMIK7MDENGbPxRfiCY") {
+			t.Errorf("%v: the plugin's secret env reached the output", flags)
+		}
+		if rep.Summary.ExitCode == 0 {
+			t.Errorf("%v: exit 0 with the API checks unknown", flags)
+		}
 	}
 }

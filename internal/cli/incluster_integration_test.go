@@ -45,12 +45,15 @@ func TestInClusterRunner(t *testing.T) {
 	}{
 		{"guide-role", []string{"pods", "pods/exec", "pods/attach", "pods/log", "secrets", "configmaps", "services", "events"},
 			// The guide's config.toml leaves output_limit at 4096 KB: the one
-			// warning. Cluster-scoped lists the Role does not grant make
-			// their checks skipped, not failed.
+			// warning. What the Role does not grant (the namespace object,
+			// cluster-scoped lists) makes those checks unknown, naming the
+			// RBAC they lack: not failed, and not skipped either.
 			Want{Exit: 1, Findings: []string{"config-lint"}, Absent: []string{"runner-rbac", "api-auth", "owner-rbac", "node-local-dns"},
 				Says: map[string][]string{"config-lint": {"output_limit"}},
-				Status: map[string]string{"api-auth": "pass", "runner-rbac": "pass", "owner-rbac": "skipped", "namespace": "skipped",
-					"kubeconfig-file": "skipped", "pending-no-node": "skipped", "exec-upgrade": "pass"}}},
+				Status: map[string]string{"api-auth": "pass", "runner-rbac": "pass", "owner-rbac": "skipped", "namespace": "unknown",
+					"kubeconfig-file": "skipped", "pending-no-node": "unknown", "exec-upgrade": "pass"},
+				Reason: map[string]string{"namespace": `its RBAC lacks verb "get" on resource "namespaces" in API group ""`,
+					"pending-no-node": `its RBAC lacks verb "list" on resource "nodes" in API group ""`}}},
 		{"role-without-exec", []string{"pods", "pods/attach", "pods/log", "secrets", "configmaps", "services", "events"},
 			Want{Exit: 2, Top: "runner-rbac", Says: map[string][]string{"runner-rbac": {"create pods/exec", "system:serviceaccount:code-runner:code-runner"}}}},
 	}
@@ -128,7 +131,7 @@ func TestInClusterDeployment(t *testing.T) {
 		{name: "role-without-create", verbs: []string{"get", "list", "watch", "update", "patch", "delete"},
 			want: Want{Exit: 2, Top: "runner-rbac", Says: map[string][]string{"runner-rbac": {"create pods", "create secrets", "system:serviceaccount:code-runner-1:code-runner"}}}},
 		{name: "jobs-namespace-missing", jobsNamespace: "code-runner-jobs",
-			want: Want{Exit: 2, Top: "runner-rbac", Status: map[string]string{"namespace": "skipped"}, Reason: map[string]string{"namespace": "may not read namespace code-runner-jobs"},
+			want: Want{Exit: 2, Top: "runner-rbac", Status: map[string]string{"namespace": "unknown"}, Reason: map[string]string{"namespace": `may not get namespaces in the namespace "code-runner-jobs"; its RBAC lacks verb "get" on resource "namespaces"`},
 				Says: map[string][]string{"runner-rbac": {`in namespace "code-runner-jobs"`, `belongs to namespace "code-runner-2"`, "missing or misspelt"}}}},
 	}
 	for i, tc := range cases {

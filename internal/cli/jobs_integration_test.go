@@ -232,8 +232,8 @@ func TestJobChecksUnknownWithoutRBAC(t *testing.T) {
 	cert, key := env.MintClient(user, nil, now.Add(-time.Hour), now.Add(12*time.Hour))
 	rep := runOne(t, config, testpki.Kubeconfig("tenant-ci", env.URL, env.CAPEM, cert, key))
 	for id, want := range map[string]string{
-		"namespace-quota": "needs RBAC verb list on resourcequotas",
-		"job-identity":    "needs RBAC verb get on namespaces",
+		"namespace-quota": `its RBAC lacks verb "list" on resource "resourcequotas" in API group ""`,
+		"job-identity":    `its RBAC lacks verb "get" on resource "namespaces" in API group ""`,
 	} {
 		var found bool
 		for _, c := range rep.Checks {

@@ -28,6 +28,7 @@ type runFlags struct {
 	kubeContext, namespace, output, dotCfg string
 	pid, verbosity                         int
 	offline, verbose, deep, debug          bool
+	execPlugins                            bool // --exec-credential-plugins
 	only, skip, ignores                    []string
 	timeout                                time.Duration
 	requestTimeout                         requestTimeout
@@ -143,6 +144,7 @@ func registerRunFlags(cmd *cobra.Command, f *runFlags) {
 	fs.StringVar(&f.dotCfg, "config-file", "", "read ignores from this `PATH` (default: .doctor.yaml in the working directory, when there is one)")
 	fs.BoolVar(&f.verbose, "verbose", false, "list every check's status under the findings")
 	fs.BoolVar(&f.deep, "deep", false, "also create a probe pod in the runner namespace and exec true through the full path (the only mutating mode; the pod is always deleted)")
+	fs.BoolVar(&f.execPlugins, "exec-credential-plugins", false, "on a live host (--root /), run the kubeconfig's exec credential plugin as the runner's user, under the deadline; without it no plugin from an input is run")
 	fs.IntVarP(&f.verbosity, "v", "v", 0, "log to stderr at level `N`, redacted: 2 every dial, 6 every API request, 8 with headers")
 	fs.BoolVar(&f.debug, "debug", false, "log everything -v can (--v=8)")
 	if run {
@@ -326,7 +328,7 @@ func changeFindings(changes []state.Transition) []report.Finding {
 
 // buildEnv is the checks' door to the outside, from the flags.
 func (a *app) buildEnv(f *runFlags, absRoot string) (*checks.Env, error) {
-	env := &checks.Env{Root: absRoot, Offline: f.offline, Deep: f.deep, RunnerPID: f.pid,
+	env := &checks.Env{Root: absRoot, Offline: f.offline, Deep: f.deep, ExecCredentialPlugins: f.execPlugins, RunnerPID: f.pid,
 		ConfigPath: f.config, KubeconfigPath: f.kubeconfig, Settings: f.settings(),
 		ContextOverride: f.kubeContext, NamespaceOverride: f.namespace,
 		RequestTimeout: time.Duration(f.requestTimeout)}
