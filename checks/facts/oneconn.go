@@ -43,3 +43,7 @@ func (f *firstConn) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	return f.rt.RoundTrip(r)
 }
+
+// WrappedRoundTripper is the transport underneath, as client-go's wrappers
+// expose theirs: boundBodies finds the *http.Transport through it.
+func (f *firstConn) WrappedRoundTripper() http.RoundTripper { return f.rt }
