@@ -32,6 +32,11 @@ func DoctorCannotRead(env *checks.Env, file string, err error, ra *RunAs) error 
 			verdict = runner + " can, by its mode and owner"
 		}
 	}
-	return fmt.Errorf("doctor runs as uid %d and may not read %s (permission denied); %s: run doctor as root "+
-		"(sudo doctor run) or as the runner's user", os.Geteuid(), file, verdict)
+	who := "doctor"
+	// A bundle keeps the uid doctor ran as, so analyze says the same.
+	if uid, err := checks.Probe(env, "doctor-uid", "euid", func() (int, error) { return os.Geteuid(), nil }); err == nil {
+		who = fmt.Sprintf("doctor runs as uid %d and", uid)
+	}
+	return fmt.Errorf("%s may not read %s (permission denied); %s: run doctor as root "+
+		"(sudo doctor run) or as the runner's user", who, file, verdict)
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -207,8 +208,12 @@ func TestBadInputMatrix(t *testing.T) {
 			t.Run(path.Base(file)+"/"+mode, func(t *testing.T) {
 				root := healthyRoot(t)
 				spoilers[mode](t, filepath.Join(root, file))
-				res := runMatrixCase(t, bin, root, mode == "no permission")
+				bundle := filepath.Join(nobodysDir(t), "bundle.tar.gz")
+				res := runMatrixCase(t, bin, root, mode == "no permission", "--bundle", bundle)
 				res.assertBounded(t)
+				// The bundle is the same input to the same checks; analyze
+				// runs as a child too, so this process stays small.
+				assertChildAnalyzeEqualsLive(t, bin, res.rep, bundle)
 				if res.code == report.ExitOK && !want.healthy {
 					t.Errorf("exit 0 on a spoiled %s", file)
 				}
@@ -257,10 +262,10 @@ type matrixResult struct {
 
 // runMatrixCase runs the binary on root; asNobody runs it as uid 65534,
 // owner of the whole root, so only the spoiled file's mode stops it.
-func runMatrixCase(t *testing.T, bin, root string, asNobody bool) *matrixResult {
+func runMatrixCase(t *testing.T, bin, root string, asNobody bool, extra ...string) *matrixResult {
 	t.Helper()
-	cmd := exec.Command(bin, "run", "--root", root, "--now", "2026-11-29T12:00:00Z", "--offline", "-o", "json",
-		"--timeout", matrixTimeout.String())
+	args := []string{"run", "--root", root, "--now", "2026-11-29T12:00:00Z", "--offline", "-o", "json", "--timeout", matrixTimeout.String()}
+	cmd := exec.Command(bin, append(args, extra...)...)
 	cmd.Env = []string{checks.LoopbackOnlyVar + "=1", "PATH=/usr/bin:/bin", "HOME=/nonexistent"}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -360,6 +365,36 @@ func giveToNobody(t *testing.T, root string) {
 		return os.Lchown(p, nobody, nobody)
 	}))
 	passable(t, filepath.Dir(root))
+}
+
+func assertChildAnalyzeEqualsLive(t *testing.T, bin string, live *report.Report, bundle string) {
+	t.Helper()
+	cmd := exec.Command(bin, "analyze", bundle, "-o", "json")
+	cmd.Env = []string{checks.LoopbackOnlyVar + "=1", "PATH=/usr/bin:/bin", "HOME=/nonexistent"}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	_ = cmd.Run()
+	var got report.Report
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("analyze: exit %d, %s: %v", cmd.ProcessState.ExitCode(), errb.String(), err)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != live.Summary.ExitCode {
+		t.Errorf("analyze exit %d, the live run's %d", code, live.Summary.ExitCode)
+	}
+	if want, have := comparable(live), comparable(&got); !reflect.DeepEqual(want, have) {
+		wj, _ := json.MarshalIndent(want, "", " ")
+		hj, _ := json.MarshalIndent(have, "", " ")
+		t.Errorf("analyze differs from the live run:\n%s", firstDifference(string(wj), string(hj)))
+	}
+}
+
+// nobodysDir is a directory nobody may write, for the bundle.
+func nobodysDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	passable(t, dir)
+	noErr(t, os.Chown(dir, nobody, nobody))
+	return dir
 }
 
 // passable lets every user through dir and the directories above it.
