@@ -47,7 +47,7 @@ var Check = &checks.Check{
 			"Failed to load config",
 		},
 	},
-	Requires: []checks.Node{facts.Config},
+	Requires: []checks.Node{facts.Config, facts.RunAsFact},
 	// A config the runner refuses is why its process is gone.
 	Explains: []string{"runner-process"},
 	Run:      run,
@@ -56,6 +56,9 @@ var Check = &checks.Check{
 func run(p *checks.Pass) error {
 	c := facts.Config.Get(p)
 	if c.Path == "" {
+		if c.Unknown {
+			return errors.New(c.Unlocated)
+		}
 		return checks.Skip("%s", c.Unlocated)
 	}
 	located := checks.Evidence{Source: c.Path, Detail: "located by " + c.How}
@@ -81,6 +84,9 @@ func run(p *checks.Pass) error {
 			Fix:      "Point the runner at its real config.toml (--config or CONFIG_FILE), or restore the file, then restart it.",
 		})
 		return nil
+	}
+	if err := facts.DoctorCannotRead(p.Env, c.ReadPath(), c.ReadErr, facts.RunAsFact.Get(p)); err != nil {
+		return err
 	}
 	if c.ReadErr != nil {
 		p.Report(checks.Finding{

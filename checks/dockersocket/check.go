@@ -129,7 +129,7 @@ func socketFindings(p *checks.Pass, e *facts.RunnerEntry, ra *facts.RunAs, d *Da
 		return true, nil
 	}
 	if !ra.UIDKnown {
-		return false, fmt.Errorf("the runner's uid is unknown (%s), so whether it may use %s is", ra.Label(), s.Path)
+		return false, fmt.Errorf("cannot tell whether %s may use %s: %s", ra.Label(), s.Path, ra.UIDProblem())
 	}
 	s.access(p.Env, ra)
 	if len(s.Denied) == 0 {

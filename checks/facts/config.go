@@ -20,6 +20,10 @@ type ConfigFile struct {
 	How  string // how it was located, for evidence
 	// Unlocated says why no path could be found (no runner and no --config).
 	Unlocated string
+	// Unknown says Unlocated is for want of a fact (the runner's uid, its
+	// command line), not for want of a runner: config-decode is then
+	// unknown, not skipped.
+	Unknown bool
 	// ReadFrom is where doctor read it when that is not Path: through
 	// /proc/<pid>/root, the runner's container seen from beside it.
 	ReadFrom  string
@@ -32,6 +36,9 @@ type ConfigFile struct {
 	// once here for the decode and for config-unknown-keys.
 	Duplicates []runnerconfig.Duplicate
 }
+
+// ReadPath is where doctor reads the file: ReadFrom, else Path.
+func (c *ConfigFile) ReadPath() string { return orPath(c.ReadFrom, c.Path) }
 
 // Decoded reports whether the runner would start with this file.
 func (c *ConfigFile) Decoded() bool { return c.Config != nil && c.ReadErr == nil && c.DecodeErr == nil }
@@ -52,7 +59,7 @@ var Config = &checks.Fact[*ConfigFile]{
 			c.ReadFrom = at
 			c.How += "; read through " + at + podMount(p.Env, ra.Process, c.Path)
 		}
-		c.Data, c.ReadErr = p.Env.ReadFile(orPath(c.ReadFrom, c.Path))
+		c.Data, c.ReadErr = p.Env.ReadFile(c.ReadPath())
 		if c.ReadErr != nil {
 			return c, nil
 		}
@@ -79,6 +86,11 @@ func locateConfig(env *checks.Env, ra *RunAs, e *Environ) *ConfigFile {
 	var flag func(names ...string) (string, bool)
 	where := ""
 	switch {
+	case ra.Process != nil && ra.Process.CmdlineErr != nil:
+		// --config outranks CONFIG_FILE and the default: with the command
+		// line unknown, any of them would be a guess.
+		return &ConfigFile{Unknown: true, Unlocated: fmt.Sprintf("pid %d is gitlab-runner by its comm, but its command line "+
+			"cannot be read (%v), so its --config is unknown; give --config", ra.Process.PID, ra.Process.CmdlineErr)}
 	case ra.Process != nil:
 		flag = func(names ...string) (string, bool) { return FlagValue(ra.Process.Cmdline, names...) }
 		where = "the runner's command line"
@@ -103,7 +115,7 @@ func locateConfig(env *checks.Env, ra *RunAs, e *Environ) *ConfigFile {
 		}
 	}
 	if !ra.UIDKnown {
-		return &ConfigFile{Unlocated: "the runner's uid is unknown (" + ra.Label() + "), so its default config.toml cannot be told; give --config"}
+		return &ConfigFile{Unknown: true, Unlocated: ra.Label() + ": " + ra.UIDProblem() + ", so its default config.toml cannot be told; give --config"}
 	}
 	if ra.UID == 0 {
 		return &ConfigFile{Path: DefaultRootConfig, How: "the default for a runner running as root"}
@@ -144,7 +156,11 @@ func FlagValue(args []string, names ...string) (string, bool) {
 // the diagnosed one), for comparing several; "" when it cannot be located.
 func LocateConfigFor(env *checks.Env, proc *Process) string {
 	e := &Environ{Vars: map[string]string{}, Source: "/proc/" + strconv.Itoa(proc.PID) + "/environ"}
-	if b, err := env.ReadProc(e.Source); err == nil {
+	b, err := env.ReadProc(e.Source)
+	if err == nil {
+		err = CheckEnviron(b)
+	}
+	if err == nil {
 		e.Vars = ParseEnviron(b)
 	} else {
 		e.Err = err

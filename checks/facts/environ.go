@@ -75,6 +75,10 @@ var RunnerEnviron = &checks.Fact[*Environ]{
 			})
 			return e, nil
 		}
+		if err := CheckEnviron(b); err != nil {
+			e.Err = &checks.FileError{Path: src, Err: err}
+			return e, nil
+		}
 		e.Vars = ParseEnviron(b)
 		return e, nil
 	},

@@ -54,6 +54,14 @@ func (r *RunAs) Label() string {
 	return "the runner (no process and no unit)"
 }
 
+// UIDProblem says why the uid is unknown, for a check that needs it.
+func (r *RunAs) UIDProblem() string {
+	if r.Process != nil {
+		return r.Process.UIDProblem()
+	}
+	return "its uid is unknown"
+}
+
 // KubeHome is client-go's RecommendedHomeFile for this runner: $HOME/.kube/config,
 // or with HOME unset the relative .kube/config, which the runner opens from
 // its working directory (client-go tools/clientcmd/loader.go and

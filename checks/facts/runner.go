@@ -4,8 +4,10 @@ package facts
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"path"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,10 +24,15 @@ type Process struct {
 	UID     int // effective; -1 unless UIDKnown
 	GID     int
 	// UIDKnown is false when /proc/<pid>/status could not be read or
-	// parsed: the uid is then unknown, never guessed.
-	UIDKnown bool
-	Groups   []int  // supplementary
-	User     string // from /etc/passwd; "" when the uid has no entry
+	// parsed: the uid is then unknown, never guessed. StatusErr says why.
+	UIDKnown  bool
+	StatusErr error
+	// CmdlineErr is set when /proc/<pid>/cmdline could not be read or is
+	// not an argv: the process is a runner by its comm alone, and its
+	// subcommand and flags (--config, --working-directory) are unknown.
+	CmdlineErr error
+	Groups     []int  // supplementary
+	User       string // from /etc/passwd; "" when the uid has no entry
 	// Started is when the process started: field 22 of /proc/<pid>/stat
 	// (clock ticks since boot) plus btime of /proc/stat; zero when unknown.
 	Started time.Time
@@ -42,6 +49,15 @@ func (p *Process) Label() string {
 	return fmt.Sprintf("pid %d (uid %d)", p.PID, p.UID)
 }
 
+// UIDProblem says why the uid is unknown, for a check that needs it:
+// "its uid is unknown (/proc/4242/status: no complete Uid line)".
+func (p *Process) UIDProblem() string {
+	if p.StatusErr != nil {
+		return "its uid is unknown (" + p.StatusErr.Error() + ")"
+	}
+	return "its uid is unknown"
+}
+
 // Runners is every `gitlab-runner … run` process, and the one diagnosed.
 type Runners struct {
 	All      []*Process
@@ -51,7 +67,31 @@ type Runners struct {
 	// ScanErr is set when /proc itself could not be listed: the runner's
 	// existence is then unknown, not disproved.
 	ScanErr error
+	// NotRun are gitlab-runner processes that are not `run`: another
+	// subcommand (register, the helper), or one that has exited.
+	NotRun []checks.Evidence
 }
+
+// maxNotRun bounds NotRun: a host of helpers is not evidence worth a page.
+const maxNotRun = 5
+
+// notRunEvidence describes a gitlab-runner process that is not `run`,
+// naming its subcommand only: a register's flags carry a token. Its source
+// is /proc, as the finding's own, so that a passing `gitlab-runner verify`
+// does not change the finding's fingerprint (report.Fingerprint).
+func notRunEvidence(proc *Process) checks.Evidence {
+	src, cmdline := "/proc", "/proc/"+strconv.Itoa(proc.PID)+"/cmdline"
+	if proc.CmdlineErr != nil {
+		return checks.Evidence{Source: src, Detail: fmt.Sprintf("%s: comm %s, %v", cmdline, proc.Comm, checks.FileCause(proc.CmdlineErr))}
+	}
+	sub := subcommand(proc.Cmdline)
+	if !validSubcommand.MatchString(sub) {
+		sub = "no subcommand"
+	}
+	return checks.Evidence{Source: src, Detail: fmt.Sprintf("%s: %s %s, not the run subcommand", cmdline, truncateForEvidence(path.Base(proc.Cmdline[0])), sub)}
+}
+
+var validSubcommand = regexp.MustCompile(`^[a-z][a-z-]{0,30}$`)
 
 // Runner finds gitlab-runner run processes through /proc/*/comm and cmdline.
 var Runner = &checks.Fact[*Runners]{
@@ -73,6 +113,9 @@ var Runner = &checks.Fact[*Runners]{
 				continue
 			}
 			proc, ok := readProcess(p.Env, pid, passwd)
+			if !ok && proc != nil && len(r.NotRun) < maxNotRun {
+				r.NotRun = append(r.NotRun, notRunEvidence(proc))
+			}
 			if ok {
 				proc.Started = startTime(p.Env, pid, boot)
 				r.All = append(r.All, proc)
@@ -90,50 +133,70 @@ var Runner = &checks.Fact[*Runners]{
 				r.Problem = fmt.Sprintf("--runner-pid %d is not a running `gitlab-runner run` process", want)
 			}
 		case len(r.All) > 0:
+			// A process known by its command line to be `run` before one
+			// that is a runner by its comm alone.
 			r.Selected = r.All[0]
+			for _, proc := range r.All {
+				if proc.CmdlineErr == nil {
+					r.Selected = proc
+					break
+				}
+			}
 		}
 		return r, nil
 	},
 }
 
 // readProcess reads one /proc entry; processes that vanish mid-scan or are
-// not `gitlab-runner … run` are not runners.
+// not `gitlab-runner … run` are not runners. A process whose comm is
+// gitlab-runner but whose cmdline cannot be read is one, identified by comm
+// alone (CmdlineErr says so); one whose cmdline is empty has exited.
 func readProcess(env *checks.Env, pid int, passwd map[int]PasswdEntry) (*Process, bool) {
 	dir := "/proc/" + strconv.Itoa(pid)
-	comm, _ := env.ReadProc(dir + "/comm")
+	raw, commErr := env.ReadProc(dir + "/comm")
+	// The kernel writes comm with one newline (fs/proc/base.c comm_show).
+	comm := strings.TrimSuffix(string(raw), "\n")
+	proc := &Process{PID: pid, Comm: comm, UID: -1, GID: -1}
 	raw, err := env.ReadProc(dir + "/cmdline")
-	if err != nil {
-		return nil, false
-	}
-	args := splitNUL(raw)
-	if !IsRunnerRun(strings.TrimSpace(string(comm)), args) {
-		return nil, false
-	}
-	proc := &Process{PID: pid, Comm: strings.TrimSpace(string(comm)), Cmdline: args, UID: -1, GID: -1}
-	if st, err := env.ReadProc(dir + "/status"); err == nil {
-		for _, line := range strings.Split(string(st), "\n") {
-			k, v, _ := strings.Cut(line, ":")
-			f := strings.Fields(v)
-			switch {
-			case k == "Uid" && len(f) >= 2:
-				if uid, err := strconv.Atoi(f[1]); err == nil && uid >= 0 {
-					proc.UID, proc.UIDKnown = uid, true
-				}
-			case k == "Gid" && len(f) >= 2:
-				proc.GID, _ = strconv.Atoi(f[1])
-			case k == "Groups":
-				for _, g := range f {
-					if n, err := strconv.Atoi(g); err == nil {
-						proc.Groups = append(proc.Groups, n)
-					}
-				}
-			}
+	if err == nil {
+		proc.Cmdline, err = parseCmdline(raw)
+		if err != nil {
+			err = &checks.FileError{Path: dir + "/cmdline", Err: err}
 		}
+	}
+	switch {
+	case err == nil:
+		if !IsRunnerRun(comm, proc.Cmdline) {
+			return notRun(proc, isRunnerBinary(comm, proc.Cmdline), nil)
+		}
+	case commErr != nil || comm != "gitlab-runner":
+		return nil, false
+	case errors.Is(err, ErrCmdlineEmpty):
+		return notRun(proc, true, err)
+	default:
+		proc.CmdlineErr = err
+	}
+	if raw, err := env.ReadProc(dir + "/status"); err != nil {
+		proc.StatusErr = err
+	} else if st, err := parseStatus(raw); err != nil {
+		proc.StatusErr = &checks.FileError{Path: dir + "/status", Err: err}
+	} else {
+		proc.UID, proc.GID, proc.Groups, proc.UIDKnown = st.UID, st.GID, st.Groups, true
 	}
 	if u, ok := passwd[proc.UID]; ok && proc.UIDKnown {
 		proc.User = u.Name
 	}
 	return proc, true
+}
+
+// notRun is a gitlab-runner process that is not `gitlab-runner run`,
+// returned (with false) so the finding that no runner runs can name it.
+func notRun(proc *Process, runnerBinary bool, err error) (*Process, bool) {
+	if !runnerBinary {
+		return nil, false
+	}
+	proc.CmdlineErr = err
+	return proc, false
 }
 
 // clockTicks is USER_HZ, the unit of /proc/<pid>/stat's starttime: 100 on
@@ -193,13 +256,19 @@ func startTime(env *checks.Env, pid int, boot time.Time) time.Time {
 // invocations (register, verify, the helper): the binary is gitlab-runner and
 // its subcommand is run.
 func IsRunnerRun(comm string, args []string) bool {
+	return isRunnerBinary(comm, args) && subcommand(args) == "run"
+}
+
+func isRunnerBinary(comm string, args []string) bool {
 	if len(args) == 0 {
 		return false
 	}
 	bin := path.Base(args[0])
-	if comm != "gitlab-runner" && bin != "gitlab-runner" && !strings.HasPrefix(bin, "gitlab-runner") {
-		return false
-	}
+	return comm == "gitlab-runner" || strings.HasPrefix(bin, "gitlab-runner")
+}
+
+// subcommand is the first non-flag argument; "" when there is none.
+func subcommand(args []string) string {
 	for i := 1; i < len(args); i++ {
 		a := args[i]
 		if strings.HasPrefix(a, "-") {
@@ -208,9 +277,9 @@ func IsRunnerRun(comm string, args []string) bool {
 			}
 			continue
 		}
-		return a == "run" // the first non-flag argument is the subcommand
+		return a
 	}
-	return false
+	return ""
 }
 
 // globalValueFlags are gitlab-runner's global flags that take a separate

@@ -127,7 +127,7 @@ func checkKey(p *checks.Pass, r *facts.RunnerEntry, ra *facts.RunAs, keyPath str
 		return ""
 	}
 	if !ra.UIDKnown {
-		return fmt.Sprintf("cannot tell whether %s can read %s: its uid is unknown", ra.Label(), file)
+		return fmt.Sprintf("cannot tell whether %s can read %s: %s", ra.Label(), file, ra.UIDProblem())
 	}
 	if blocked := facts.Denied(p.Env, file, st, ra, facts.Read); len(blocked) > 0 {
 		for _, b := range blocked {

@@ -105,7 +105,7 @@ func run(p *checks.Pass) error {
 		})
 	}
 	if !ra.UIDKnown {
-		return fmt.Errorf("cannot tell whether %s may execute %s: its uid is unknown", ra.Label(), res.found)
+		return fmt.Errorf("cannot tell whether %s may execute %s: %s", ra.Label(), res.found, ra.UIDProblem())
 	}
 	return nil
 }

@@ -93,7 +93,9 @@ func run(p *checks.Pass) error {
 			})
 		}
 	}
-	checkWritable(p, r, ra, dir, cfg)
+	if err := checkWritable(p, r, ra, dir, cfg); err != nil && unknown == nil {
+		unknown = err
+	}
 	if !ss.KeepInstanceWithAcquisitions {
 		src, line := r.At("autoscaler", "state_storage", "keep_instance_with_acquisitions")
 		p.Report(checks.Finding{
@@ -108,11 +110,14 @@ func run(p *checks.Pass) error {
 
 // checkWritable: init creates the store under dir as the runner's user; a
 // dir it cannot write makes every job fail (provider.go, v19.3.0:
-// "creating state storage: %w").
-func checkWritable(p *checks.Pass, r *facts.RunnerEntry, ra *facts.RunAs, dir string, cfg checks.Evidence) {
+// "creating state storage: %w"). An unknown uid leaves it unknown.
+func checkWritable(p *checks.Pass, r *facts.RunnerEntry, ra *facts.RunAs, dir string, cfg checks.Evidence) error {
 	st, err := p.Env.Stat(dir)
-	if err != nil || !st.IsDir() || !ra.UIDKnown {
-		return
+	if err != nil || !st.IsDir() {
+		return nil
+	}
+	if !ra.UIDKnown {
+		return fmt.Errorf("cannot tell whether %s can write %s: %s", ra.Label(), dir, ra.UIDProblem())
 	}
 	// A directory is written through: it needs w and x for the runner.
 	blocked := facts.Denied(p.Env, dir, st, ra, facts.Write)
@@ -120,7 +125,7 @@ func checkWritable(p *checks.Pass, r *facts.RunnerEntry, ra *facts.RunAs, dir st
 		blocked = []facts.Blocker{{Path: dir, Mode: st.Mode().Perm(), Owner: owner, Group: group}}
 	}
 	if len(blocked) == 0 {
-		return
+		return nil
 	}
 	ev := []checks.Evidence{cfg}
 	for _, b := range blocked {
@@ -133,6 +138,7 @@ func checkWritable(p *checks.Pass, r *facts.RunnerEntry, ra *facts.RunAs, dir st
 		Evidence: ev,
 		Fix:      fmt.Sprintf("sudo chown %d:%d %s && sudo chmod 0700 %s  (in a pod: the volume's fsGroup gives the runner's group write access)", ra.UID, ra.GID, dir, dir),
 	})
+	return nil
 }
 
 // enableFix is the document's state_storage block with a directory of

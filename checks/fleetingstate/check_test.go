@@ -1,6 +1,7 @@
 package fleetingstate
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/socialwebcomputer/doctor/checks"
@@ -93,6 +94,23 @@ func TestDirNotWritable(t *testing.T) {
 	}
 	r.Chown("/home/gitlab-runner/state", 1001, 1001)
 	checktest.WantSays(t, runCheck(t, r), checks.StatusPass)
+}
+
+// A status that does not say the uid leaves writability unknown, never a
+// pass, and never a fix with chown -1 (issue 8).
+func TestDirWithUIDUnknown(t *testing.T) {
+	r := pod(t, config(docState))
+	r.Write("/home/gitlab-runner/state/.keep", "", 0o644)
+	r.Chmod("/home/gitlab-runner/state", 0o755)
+	r.Write("/proc/77/status", "Name:\tgitlab-runner\nUid:\t1001\t10", 0o444) // cut inside the Uid line
+	res := runCheck(t, r)
+	checktest.WantSays(t, res, checks.StatusUnknown, "cannot tell whether pid 77 (uid unknown) can write /home/gitlab-runner/state",
+		"/proc/77/status: no complete Uid line")
+	for _, f := range res.Findings {
+		if strings.Contains(f.Fix, "-1") {
+			t.Errorf("a fix built from an unknown uid: %s", f.Fix)
+		}
+	}
 }
 
 // Without a process there is no mount table: unknown, never a guess.

@@ -56,16 +56,25 @@ func run(p *checks.Pass) error {
 		proc = nil // --kubeconfig is examined as a file; whose it is, is not known
 	}
 	// The files are judged against the runner's uid; an unknown uid leaves
-	// that judgement, and so the check, unknown.
+	// that judgement, and so the check, unknown. So does a file doctor
+	// itself may not read: that says nothing of the runner.
+	var cannot error
 	done := func() error {
+		if cannot != nil {
+			return cannot
+		}
 		if proc != nil && !proc.UIDKnown {
-			return fmt.Errorf("cannot tell whether %s can read the kubeconfig: its uid is unknown", proc.Label())
+			return fmt.Errorf("cannot tell whether %s can read the kubeconfig: %s", proc.Label(), proc.UIDProblem())
 		}
 		return nil
 	}
 	src := checks.Evidence{Source: "kubeconfig", Detail: "path list from " + k.Source}
 	missing := 0
 	for _, f := range k.Files {
+		if err := facts.DoctorCannotRead(p.Env, f.Path, f.Err, proc); err != nil {
+			cannot = err
+			continue
+		}
 		if examineFile(p, f, proc, src) {
 			missing++
 		}

@@ -52,7 +52,8 @@ func run(p *checks.Pass) error {
 		f := checks.Finding{
 			Cause: "No `gitlab-runner run` process is running: no job runs here, though GitLab may still show " +
 				"the runner online (the guide, Verify, step 1).",
-			Evidence: []checks.Evidence{{Source: "/proc", Detail: "no process whose comm or argv[0] is gitlab-runner with the run subcommand"}},
+			Evidence: append([]checks.Evidence{{Source: "/proc", Detail: "no process whose comm or argv[0] is gitlab-runner with the run subcommand"}},
+				r.NotRun...),
 		}
 		if svc.Found() {
 			// The unit says what would run; doctor diagnoses that instead.
@@ -66,6 +67,12 @@ func run(p *checks.Pass) error {
 	case 1:
 	default:
 		several(p, r)
+	}
+	if proc := r.Selected; proc != nil && proc.CmdlineErr != nil {
+		// A gitlab-runner by its comm, but `run` or `register`, and with
+		// which --config, only its command line says.
+		return fmt.Errorf("%s is gitlab-runner by its comm alone: %v, so whether it is `gitlab-runner run`, and its flags, are unknown%s",
+			proc.Label(), proc.CmdlineErr, facts.AccessHint(proc.CmdlineErr))
 	}
 	return nil
 }
@@ -125,9 +132,13 @@ func listed(r *facts.Runners, cfgs []string) []checks.Evidence {
 		if cfg == "" {
 			cfg = "config.toml not locatable"
 		}
+		argv := strings.Join(proc.Cmdline, " ")
+		if proc.CmdlineErr != nil {
+			argv = "command line unknown (" + checks.FileCause(proc.CmdlineErr).Error() + "), gitlab-runner by its comm"
+		}
 		ev = append(ev, checks.Evidence{
 			Source: fmt.Sprintf("/proc/%d/cmdline", proc.PID),
-			Detail: fmt.Sprintf("%s: %s; config %s", proc.Label(), strings.Join(proc.Cmdline, " "), cfg),
+			Detail: fmt.Sprintf("%s: %s; config %s", proc.Label(), argv, cfg),
 		})
 	}
 	return ev

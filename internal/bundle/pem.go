@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -130,7 +131,14 @@ func (s *standIns) replace(b []byte) []byte {
 func (s *standIns) replaceBase64(v string) string {
 	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v))
 	if err != nil {
-		return base64.StdEncoding.EncodeToString([]byte("doctor bundle: the value did not decode as base64 and is not kept"))
+		// Not kept, but failing where it failed (a cut file): "A"s, which
+		// decode to zero bytes, up to the byte the decode stopped at, then
+		// one that is no base64, so analyze reports the same error.
+		var at base64.CorruptInputError
+		if errors.As(err, &at) {
+			return strings.Repeat("A", int(at)) + "!"
+		}
+		return "!"
 	}
 	return base64.StdEncoding.EncodeToString(s.replace(raw))
 }
