@@ -174,3 +174,11 @@ func environHint(env *checks.Env, err error, proc *Process, src string) string {
 	}
 	return fmt.Sprintf(": doctor runs as uid %d, and only root or %s may read %s; run `sudo doctor run` with the same flags instead (or as the runner's user: `%s`)", self, runner, src, as)
 }
+
+// PermissionHint is what to do about a /proc file doctor may not read.
+func PermissionHint(err error) string {
+	if errors.Is(err, fs.ErrPermission) {
+		return ": run as root or as the runner's user"
+	}
+	return ""
+}

@@ -72,7 +72,7 @@ func run(p *checks.Pass) error {
 		// A gitlab-runner by its comm, but `run` or `register`, and with
 		// which --config, only its command line says.
 		return fmt.Errorf("%s is gitlab-runner by its comm alone: %v, so whether it is `gitlab-runner run`, and its flags, are unknown%s",
-			proc.Label(), proc.CmdlineErr, facts.AccessHint(proc.CmdlineErr))
+			proc.Label(), proc.CmdlineErr, facts.PermissionHint(proc.CmdlineErr))
 	}
 	return nil
 }
