@@ -274,7 +274,7 @@ func NewAPI(env *checks.Env, cfg *rest.Config) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &API{Config: cfg, Client: cs, Server: cfg.Host, Requests: n, TapeKey: cfg.Host + " " + who}, nil
+	return &API{Config: cfg, Client: cs, Server: checks.StripUserinfo(cfg.Host), Requests: n, TapeKey: cfg.Host + " " + who}, nil
 }
 
 // ErrRunsCode is why doctor builds no client for a kubeconfig user whose
