@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
@@ -25,16 +26,42 @@ func redactText(b []byte) ([]byte, []string) {
 		what = append(what, key)
 		return standInValue(val)
 	}, false)
-	return []byte(redactFreeText(s)), what
+	// A secret under a key that does not say so (a token pasted into
+	// output_limit) has a secret's shape: it becomes a stand-in, still a
+	// string, so what decodes and what does not stays the same.
+	s = redactFreeText(s)
+	s = quotedString.ReplaceAllStringFunc(s, func(q string) string {
+		if inner := q[1 : len(q)-1]; checks.LooksSecret(inner) && !strings.Contains(inner, "REDACTED-") {
+			if !slices.Contains(what, "secret-looking strings") {
+				what = append(what, "secret-looking strings")
+			}
+			return q[:1] + checks.StandIn(inner) + q[:1]
+		}
+		return q
+	})
+	return []byte(s), what
 }
 
 // quotedString is one string of a TOML array.
-var quotedString = regexp.MustCompile(`"[^"]*"|'[^']*'`)
+var quotedString = regexp.MustCompile(`"[^"\n]*"|'[^'\n]*'`)
+
+// inlineValue is one value of an inline table or flow mapping ({x: v}).
+var inlineValue = regexp.MustCompile(`([:=]\s*)("[^"\n]*"|'[^'\n]*'|[^\s,}]+)`)
+
+// bareItem is one unquoted item of a YAML flow sequence ([a, b]).
+var bareItem = regexp.MustCompile(`[^\s\[\],"']+`)
 
 // standInValue is a value with its secret replaced and its syntax kept: a
 // quoted string stays a quoted string, an array an array of stand-ins.
 func standInValue(val string) string {
 	switch {
+	case val[0] == '{':
+		return inlineValue.ReplaceAllStringFunc(val, func(m string) string {
+			sub := inlineValue.FindStringSubmatch(m)
+			return sub[1] + standInValue(sub[2])
+		})
+	case val[0] == '[' && !quotedString.MatchString(val):
+		return "[" + bareItem.ReplaceAllStringFunc(val[1:], checks.StandIn)
 	case val[0] == '[':
 		return quotedString.ReplaceAllStringFunc(val, func(q string) string {
 			return q[:1] + checks.StandIn(q[1:len(q)-1]) + q[:1]
