@@ -66,6 +66,22 @@ func ReplaceURLPasswords(s string, with func(password string) string) string {
 	})
 }
 
+// urlUser is the user of a URL's userinfo, and the password after it.
+var urlUser = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.\-]*://)([^/\s@:"'<>]+)((?::[^/\s@"'<>]*)?@)`)
+
+// ReplaceURLUsers replaces the user of every URL in s (the user of
+// user:password@ or user@) with with(user): a user alone can be a token
+// (https://glpat-…@host). The password is ReplaceURLPasswords'.
+func ReplaceURLUsers(s string, with func(user string) string) string {
+	return urlUser.ReplaceAllStringFunc(s, func(m string) string {
+		sub := urlUser.FindStringSubmatch(m)
+		if sub[2] == "<redacted>" || strings.Contains(sub[2], standInMark) {
+			return m
+		}
+		return sub[1] + with(sub[2]) + sub[3]
+	})
+}
+
 // tokenPrefixes are GitLab's token prefixes, longest of a family first
 // (doc/security/tokens): what StandIn keeps, and what ReplaceTokens finds.
 var tokenPrefixes = []string{"glrtr-", "glrt-", "glpat-", "glcbt-", "gldt-", "glptt-", "glft-", "glimt-", "glagent-", "GR1348941"}

@@ -45,6 +45,9 @@ func redactText(b []byte) ([]byte, []string) {
 // quotedString is one string of a TOML array.
 var quotedString = regexp.MustCompile(`"[^"\n]*"|'[^'\n]*'`)
 
+// accountName is a URL user that names an account: lowercase, short.
+var accountName = regexp.MustCompile(`^[a-z][a-z0-9_.-]{0,31}$`)
+
 // inlineValue is one value of an inline table or flow mapping ({x: v}).
 var inlineValue = regexp.MustCompile(`([:=]\s*)("[^"\n]*"|'[^'\n]*'|[^\s,}]+)`)
 
@@ -72,10 +75,16 @@ func standInValue(val string) string {
 	return checks.StandIn(val)
 }
 
-// redactFreeText strips what a secret looks like anywhere: URL passwords
+// redactFreeText strips what a secret looks like anywhere: URL userinfo
 // and GitLab tokens.
 func redactFreeText(s string) string {
 	s = checks.ReplaceURLPasswords(s, checks.StandIn)
+	s = checks.ReplaceURLUsers(s, func(user string) string {
+		if accountName.MatchString(user) && !checks.LooksSecret(user) {
+			return user // app, git, gitlab-ci-token: an account, which analyze may need
+		}
+		return checks.StandIn(user)
+	})
 	return checks.ReplaceTokens(s, func(_, token string) string { return checks.StandIn(token) })
 }
 
