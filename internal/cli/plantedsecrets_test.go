@@ -3,10 +3,12 @@ package cli
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/internal/testpki"
 	"github.com/socialwebcomputer/doctor/internal/testroot"
+	"github.com/socialwebcomputer/doctor/report"
 )
 
 // The planted-secrets corpus: hosts whose config.toml, kubeconfig and
@@ -30,6 +33,7 @@ type secretHost struct {
 	name    string
 	root    string
 	secrets []planted
+	routes  []string // checks that must report, each a route a secret could take
 }
 
 // A single-quoted TOML literal keeps a secret free of escapes, so what is
@@ -74,6 +78,14 @@ func TestNoPlantedSecretInAnyOutput(t *testing.T) {
 	for _, h := range hosts {
 		t.Run(h.name, func(t *testing.T) {
 			outputs := secretRunOutputs(t, h.root, now)
+			// Each route is taken: the checks that could quote a secret report.
+			var rep report.Report
+			noErr(t, json.Unmarshal([]byte(outputs["-o json stdout"]), &rep))
+			for _, id := range h.routes {
+				if !slices.ContainsFunc(rep.Findings, func(f report.Finding) bool { return f.Check == id }) {
+					t.Errorf("%s reports nothing: the route through it is not taken", id)
+				}
+			}
 			for _, p := range h.secrets {
 				for name, out := range outputs {
 					if piece := secretPiece(out, p.secret); piece != "" {
@@ -219,7 +231,8 @@ check_interval = 3
 		{"the kubeconfig server URL's user", kubeServerUser},
 		{"the kubeconfig user's token", kubeToken},
 	}
-	return secretHost{name: "kubeconfig runner", root: root.Dir, secrets: append(secrets, keySecrets(t, key)...)}
+	return secretHost{name: "kubeconfig runner", root: root.Dir, secrets: append(secrets, keySecrets(t, key)...),
+		routes: []string{"config-unknown-keys", "api-auth", "gitlab-reachability"}}
 }
 
 // keySecrets are pieces of a private key as a kubeconfig embeds it: the
@@ -291,7 +304,7 @@ check_interval = 3
 		{"AWS_SECRET_ACCESS_KEY in the job environment", jobAWSSecret},
 		{"DATABASE_URL's password in the job environment", jobDatabasePw},
 		{"DATABASE_URL's user in the job environment", jobDatabaseUser},
-	}}
+	}, routes: []string{"cluster-override", "gitlab-reachability", "runner-kubeconfig-env"}}
 }
 
 // decodeHost is a runner whose config.toml does not decode because of
@@ -303,7 +316,7 @@ func decodeHost(t *testing.T, name, line string, secret planted) secretHost {
 	}
 	root := testroot.New(t)
 	root.GuideRunner(config, []byte("apiVersion: v1\nkind: Config\n"))
-	return secretHost{name: "config.toml " + name + " error", root: root.Dir, secrets: []planted{secret}}
+	return secretHost{name: "config.toml " + name + " error", root: root.Dir, secrets: []planted{secret}, routes: []string{"config-decode"}}
 }
 
 // kubeconfigDecodeHost has a kubeconfig that does not decode, at a value
@@ -320,7 +333,8 @@ users:
 `, decodeKubeValue, decodeKubeValue)
 	root := testroot.New(t)
 	root.GuideRunner(testroot.GuideConfig, []byte(kubeconfig))
-	return secretHost{name: "kubeconfig decode error", root: root.Dir, secrets: []planted{{"a kubeconfig value its decoder refuses", decodeKubeValue}}}
+	return secretHost{name: "kubeconfig decode error", root: root.Dir, secrets: []planted{{"a kubeconfig value its decoder refuses", decodeKubeValue}},
+		routes: []string{"kubeconfig-file"}}
 }
 
 // execPluginHost has a kubeconfig whose user runs an exec plugin with a
