@@ -158,3 +158,16 @@ func QuotesDescribed(err error) error {
 	}
 	return quotesDescribed{err}
 }
+
+// RemoteText is text a server sent (a header, an error body client-go
+// quotes in its error) made fit to print: one line, valid UTF-8, at most
+// max runes, and redacted.
+func RemoteText(s string, max int) string {
+	// Redacted whole before it is cut: a cut through a secret would leave
+	// a piece the redactor no longer knows for one.
+	s = Redact(strings.ToValidUTF8(strings.Join(strings.Fields(s), " "), "?"))
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max]) + "…"
+	}
+	return s
+}
