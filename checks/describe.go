@@ -163,8 +163,11 @@ func QuotesDescribed(err error) error {
 // quotes in its error) made fit to print: one line, valid UTF-8, at most
 // max runes, and redacted.
 func RemoteText(s string, max int) string {
-	// Redacted whole before it is cut: a cut through a secret would leave
-	// a piece the redactor no longer knows for one.
+	// Redacted before the final cut, which drops any piece of a secret the
+	// first, wider cut left at its end for the redactor not to know.
+	if len(s) > 8*max+64 {
+		s = s[:8*max+64]
+	}
 	s = Redact(strings.ToValidUTF8(strings.Join(strings.Fields(s), " "), "?"))
 	if r := []rune(s); len(r) > max {
 		s = string(r[:max]) + "…"
