@@ -19,7 +19,7 @@ import (
 // is plainly no secret, else a description, <string, 22 characters, looks
 // secret>. "NAME=value" inside a value describes the value under NAME.
 func DescribeString(key, s string) string {
-	if name, v, ok := strings.Cut(s, "="); ok && optionName.MatchString(name) {
+	if name, v, ok := strings.Cut(s, "="); ok && optionName.MatchString(name) && !LooksSecret(name) && v != "" {
 		return `"` + name + "=" + strings.Trim(DescribeString(name, v), `"`) + `"`
 	}
 	switch {
@@ -47,14 +47,15 @@ func describeSecret(s string) string {
 }
 
 // optionName is an environment variable's name, as environment = [...]
-// spells them, or an option's (MachineOptions' engine-label=…).
-var optionName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_.-]*$`)
+// spells them (upper case), or an option's (MachineOptions' engine-label=…,
+// lower case): never a mix of both cases, which is a secret's shape.
+var optionName = regexp.MustCompile(`^(?:[A-Z_][A-Z0-9_]*|[a-z_][a-z0-9_.-]*)$`)
 
 // cronFields is a cron-like period ("* * 9-17 * * mon-fri *"): fields of
 // digits, names and cron's punctuation, no secret's shape.
 var cronFields = regexp.MustCompile(`^` + cronField + `( ` + cronField + `){1,7}$`)
 
-const cronField = `(?:[0-9*/,?-]{1,20}|[A-Za-z]{3}(?:-[A-Za-z]{3})?)`
+const cronField = `(?:[0-9]{1,4}|[0-9]{0,4}[*/,?-][0-9*/,?-]{0,16}|[A-Za-z]{3}(?:-[A-Za-z]{3})?)`
 
 // plainString is a path, an image reference, a word or a short list of
 // words: what config values that name things look like. Spaces, quotes
@@ -115,7 +116,7 @@ func LooksSecret(s string) bool {
 
 // secretRun is a run of the characters keys, tokens and base64 are made
 // of, long enough to be one.
-var secretRun = regexp.MustCompile(`[A-Za-z0-9+/=_]{16,}`)
+var secretRun = regexp.MustCompile(`[A-Za-z0-9+/_]{16,}`)
 
 // quotedPart is a quoted part of a parser's message, with what names it as
 // a key: toml's "(last key \"runners.output_limit\")" and "Key 'x' has

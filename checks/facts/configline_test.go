@@ -2,8 +2,10 @@ package facts
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 
@@ -85,4 +87,28 @@ func TestDecodeErrorQuotesNoValue(t *testing.T) {
 			t.Errorf("the toml.ParseError and its line are lost under %q", msg)
 		}
 	}
+}
+
+// FuzzLineText: any line, and any value under an innocent key, gives a
+// bounded description without panicking; a string value that is not shown
+// as a path, word or URL never appears in it.
+func FuzzLineText(f *testing.F) {
+	f.Add("output_limit = = 51200", "TypeErr4Wq8Zm2Lx6Tn9")
+	f.Add("environment = [\"A=1\",", "curl -H 'PRIVATE-TOKEN: x'")
+	f.Add("[[runners]] # c", "https://u:p@h.invalid/?q=1")
+	f.Fuzz(func(t *testing.T, line, value string) {
+		c := &ConfigFile{Data: []byte(line + "\nnotes = " + strconv.Quote(value) + "\n" + line)}
+		for n := 1; n <= strings.Count(string(c.Data), "\n")+1; n++ {
+			if got := c.LineText(n); utf8.RuneCountInString(got) > 201 {
+				t.Fatalf("LineText(%d) is %d runes", n, utf8.RuneCountInString(got))
+			}
+		}
+		got := c.LineText(strings.Count(line, "\n") + 2)
+		if len(value) >= 12 && checks.LooksSecret(value) && strings.Contains(got, value) {
+			t.Fatalf("LineText quotes a secret-looking value: %q", got)
+		}
+		if len(value) >= 12 && strings.ContainsAny(value, "\"'\\$;|&") && !strings.Contains(value, "://") && strings.Contains(got, value) {
+			t.Fatalf("LineText quotes a value that is no path, word or URL: %q", got)
+		}
+	})
 }
