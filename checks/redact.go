@@ -113,7 +113,8 @@ func ReplaceTokens(s string, with func(prefix, token string) string) string {
 // and inside the quoted or bracketed value of any other key it looks again
 // (environment = ["AWS_SECRET_ACCESS_KEY=..."]). Kept whatever the key:
 // booleans, numbers and durations, paths, empty values, values already
-// replaced, and the kubeconfig's *-data (base64 of PEM, which Redact's PEM
+// replaced or described (<string, 22 characters, looks secret>, <36
+// bytes, not shown>), and the kubeconfig's *-data (base64 of PEM, which Redact's PEM
 // and base64 rules and a bundle's stand-ins handle). With prose, a bare
 // lowercase word after a colon is text ("key: open /ssh/id: permission
 // denied"), not a secret, which has digits, capitals or symbols.
@@ -134,7 +135,7 @@ func ReplaceSecretValues(s string, with func(key, value string) string, prose bo
 		}
 		inner := strings.Trim(val, `"'[] `)
 		switch {
-		case inner == "" || !quoted && plainValue.MatchString(val), strings.HasPrefix(inner, "/"),
+		case inner == "" || !quoted && plainValue.MatchString(val), strings.HasPrefix(inner, "/"), strings.HasPrefix(val, "<"),
 			strings.Contains(val, "<redacted>"), strings.Contains(val, standInMark) && val[0] != '[':
 			return m
 		case prose && strings.Contains(sep, ":") && !quoted && lowerWord.MatchString(val):

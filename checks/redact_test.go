@@ -173,3 +173,17 @@ func TestRedactEverySecretKeySpelling(t *testing.T) {
 		}
 	}
 }
+
+// What doctor wrote in place of a secret is kept whole: a description is
+// no value to redact again.
+func TestRedactKeepsDescriptions(t *testing.T) {
+	for _, s := range []string{
+		"api_key = <string, 22 characters, looks secret>",
+		"Authorization: <36 bytes, not shown>",
+		`environment = ["AWS_SECRET_ACCESS_KEY=<string, 40 characters, looks secret>"]`,
+	} {
+		if out := checks.Redact(s); out != s {
+			t.Errorf("Redact(%q) = %q", s, out)
+		}
+	}
+}

@@ -34,6 +34,7 @@ type secretHost struct {
 	root    string
 	secrets []planted
 	routes  []string // checks that must report, each a route a secret could take
+	says    []string // what -o json says in place of secrets
 }
 
 // A single-quoted TOML literal keeps a secret free of escapes, so what is
@@ -84,6 +85,11 @@ func TestNoPlantedSecretInAnyOutput(t *testing.T) {
 			for _, id := range h.routes {
 				if !slices.ContainsFunc(rep.Findings, func(f report.Finding) bool { return f.Check == id }) {
 					t.Errorf("%s reports nothing: the route through it is not taken", id)
+				}
+			}
+			for _, want := range h.says {
+				if !strings.Contains(outputs["-o json stdout"], want) {
+					t.Errorf("-o json does not say %q", want)
 				}
 			}
 			for _, p := range h.secrets {
@@ -232,7 +238,9 @@ check_interval = 3
 		{"the kubeconfig user's token", kubeToken},
 	}
 	return secretHost{name: "kubeconfig runner", root: root.Dir, secrets: append(secrets, keySecrets(t, key)...),
-		routes: []string{"config-unknown-keys", "api-auth", "gitlab-reachability"}}
+		routes: []string{"config-unknown-keys", "api-auth", "gitlab-reachability"},
+		says: []string{"api_key = <string, 23 characters, looks secret>", `notes = <string, 18 characters, looks secret>`,
+			`webhook = \"https://chat.example.invalid/x (userinfo removed)\"`, "(server https://127.0.0.1:1/clusters/"}}
 }
 
 // keySecrets are pieces of a private key as a kubeconfig embeds it: the
@@ -304,7 +312,8 @@ check_interval = 3
 		{"AWS_SECRET_ACCESS_KEY in the job environment", jobAWSSecret},
 		{"DATABASE_URL's password in the job environment", jobDatabasePw},
 		{"DATABASE_URL's user in the job environment", jobDatabaseUser},
-	}, routes: []string{"cluster-override", "gitlab-reachability", "runner-kubeconfig-env"}}
+	}, routes: []string{"cluster-override", "gitlab-reachability", "runner-kubeconfig-env"},
+		says: []string{`sets host = \"https://127.0.0.1:1\"`, `host = \"https://127.0.0.1:1 (userinfo removed)\"`}}
 }
 
 // decodeHost is a runner whose config.toml does not decode because of
