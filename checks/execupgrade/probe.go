@@ -234,10 +234,4 @@ func isStatusJSON(body string) bool {
 
 // remoteText is text a server sent, made fit to print: one line, valid
 // UTF-8, at most max runes, and redacted.
-func remoteText(s string, max int) string {
-	s = strings.ToValidUTF8(strings.Join(strings.Fields(s), " "), "?")
-	if r := []rune(s); len(r) > max {
-		s = string(r[:max]) + "…"
-	}
-	return checks.Redact(s)
-}
+func remoteText(s string, max int) string { return checks.RemoteText(s, max) }
