@@ -24,18 +24,31 @@ var secretPatterns = []struct {
 	{regexp.MustCompile(`[A-Za-z0-9+/]{64,}={0,2}`), "<base64 redacted>"},
 }
 
-// Redact removes PEM blocks, GitLab tokens, bearer tokens, URL passwords,
+// Redact removes PEM blocks, GitLab tokens, bearer tokens, URL userinfo,
 // the values of secret-named keys and variables (SecretKey: secret,
 // password, passwd, token, key, credential, auth, in any case and with any
 // separator, in `k = v`, `k: v`, `K=v` and `"k": "v"` forms) and long base64
 // runs from s.
 func Redact(s string) string {
-	s = ReplaceURLPasswords(s, func(string) string { return "<redacted>" })
+	// URL userinfo first and whole: a user alone can be a token
+	// (https://glpat-…@host, https://x-access-token@host), and taken later
+	// "token:…@host/…" would read as one assignment swallowing the host.
+	s = urlUserinfo.ReplaceAllString(s, "${1}<redacted>@")
 	s = ReplaceTokens(s, func(prefix, _ string) string { return prefix + "-<redacted>" })
 	for _, p := range secretPatterns {
 		s = p.re.ReplaceAllString(s, p.with)
 	}
 	return ReplaceSecretValues(s, func(string, string) string { return "<redacted>" }, true)
+}
+
+// urlUserinfo is the userinfo of a URL (user:password@, or user@), after
+// its scheme.
+var urlUserinfo = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.\-]*://)[^/\s@"'<>]+@`)
+
+// StripUserinfo is a URL as doctor prints it: without its userinfo, which
+// Redact would mark <redacted>. Text that is no URL is returned as it is.
+func StripUserinfo(s string) string {
+	return urlUserinfo.ReplaceAllString(s, "${1}")
 }
 
 // urlPassword is the user:password@ of a URL: the user stays.
@@ -50,6 +63,22 @@ func ReplaceURLPasswords(s string, with func(password string) string) string {
 			return m
 		}
 		return sub[1] + sub[2] + ":" + with(sub[3]) + "@"
+	})
+}
+
+// urlUser is the user of a URL's userinfo, and the password after it.
+var urlUser = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.\-]*://)([^/\s@:"'<>]+)((?::[^/\s@"'<>]*)?@)`)
+
+// ReplaceURLUsers replaces the user of every URL in s (the user of
+// user:password@ or user@) with with(user): a user alone can be a token
+// (https://glpat-…@host). The password is ReplaceURLPasswords'.
+func ReplaceURLUsers(s string, with func(user string) string) string {
+	return urlUser.ReplaceAllStringFunc(s, func(m string) string {
+		sub := urlUser.FindStringSubmatch(m)
+		if sub[2] == "<redacted>" || strings.Contains(sub[2], standInMark) {
+			return m
+		}
+		return sub[1] + with(sub[2]) + sub[3]
 	})
 }
 
@@ -84,24 +113,29 @@ func ReplaceTokens(s string, with func(prefix, token string) string) string {
 // and inside the quoted or bracketed value of any other key it looks again
 // (environment = ["AWS_SECRET_ACCESS_KEY=..."]). Kept whatever the key:
 // booleans, numbers and durations, paths, empty values, values already
-// replaced, and the kubeconfig's *-data (base64 of PEM, which Redact's PEM
+// replaced or described (<string, 22 characters, looks secret>, <36
+// bytes, not shown>), and the kubeconfig's *-data (base64 of PEM, which Redact's PEM
 // and base64 rules and a bundle's stand-ins handle). With prose, a bare
 // lowercase word after a colon is text ("key: open /ssh/id: permission
 // denied"), not a secret, which has digits, capitals or symbols.
 func ReplaceSecretValues(s string, with func(key, value string) string, prose bool) string {
+	s = replaceEnvPairs(s, with)
 	return secretAssignment.ReplaceAllStringFunc(s, func(m string) string {
 		sub := secretAssignment.FindStringSubmatch(m)
 		lead, key, sep, val := sub[1], sub[2], sub[3], sub[4]
-		quoted := strings.ContainsRune(`"'[`, rune(val[0]))
+		quoted := strings.ContainsRune(`"'[{`, rune(val[0]))
 		if !SecretKey(key) || strings.HasSuffix(key, "-data") {
+			if val[0] == '[' {
+				val = replaceFlagValues(val, with)
+			}
 			if quoted && len(val) > 2 {
 				return lead + key + sep + val[:1] + ReplaceSecretValues(val[1:], with, prose)
 			}
-			return m
+			return lead + key + sep + val
 		}
 		inner := strings.Trim(val, `"'[] `)
 		switch {
-		case inner == "" || !quoted && plainValue.MatchString(val), strings.HasPrefix(inner, "/"),
+		case inner == "" || !quoted && plainValue.MatchString(val), strings.HasPrefix(inner, "/"), strings.HasPrefix(val, "<"),
 			strings.Contains(val, "<redacted>"), strings.Contains(val, standInMark) && val[0] != '[':
 			return m
 		case prose && strings.Contains(sep, ":") && !quoted && lowerWord.MatchString(val):
@@ -111,9 +145,44 @@ func ReplaceSecretValues(s string, with func(key, value string) string, prose bo
 	})
 }
 
-// secretAssignment is one key and its value: the value quoted, bracketed
-// (a TOML array) or bare up to a separator.
-var secretAssignment = regexp.MustCompile(`(^|[\s"'{,(\[])([A-Za-z_][A-Za-z0-9_.\-]*)("?\s*[:=]\s*)("[^"\n]*"|'[^'\n]*'|\[[^\]\n]*\]|[^\s"',}\]#]+)`)
+// envPair is a Kubernetes-style environment entry, name then value, in a
+// flow mapping ({name: K, value: v}) or on two lines of a block one.
+var envPair = regexp.MustCompile(`(\bname["']?\s*:\s*["']?([A-Za-z_][A-Za-z0-9_]*)["']?\s*[,\n][\s-]*["']?value["']?\s*:\s*)("[^"\n]*"|'[^'\n]*'|[^\s,}\]"']+)`)
+
+// replaceEnvPairs replaces the value of every secret-named entry of an
+// env list: the name is on one key, the secret on the next.
+func replaceEnvPairs(s string, with func(key, value string) string) string {
+	return envPair.ReplaceAllStringFunc(s, func(m string) string {
+		sub := envPair.FindStringSubmatch(m)
+		v := strings.Trim(sub[3], `"'`)
+		if !SecretKey(sub[2]) || v == "" || strings.HasPrefix(v, "/") || strings.Contains(v, "<redacted>") || strings.Contains(v, standInMark) {
+			return m
+		}
+		return sub[1] + with(sub[2], sub[3])
+	})
+}
+
+// secretFlag is a secret-named flag and the argument after it in an
+// argv array (an exec plugin's args: ["--token", "…"]).
+var secretFlag = regexp.MustCompile(`(["']?-{1,2}([A-Za-z][A-Za-z0-9_-]*)["']?\s*,\s*)("[^"\n]*"|'[^'\n]*'|[^\s,\]"']+)`)
+
+// replaceFlagValues replaces the argument of every secret-named flag in
+// an array.
+func replaceFlagValues(arr string, with func(key, value string) string) string {
+	return secretFlag.ReplaceAllStringFunc(arr, func(m string) string {
+		sub := secretFlag.FindStringSubmatch(m)
+		if !SecretKey(sub[2]) || strings.Contains(sub[3], "<redacted>") || strings.Contains(sub[3], standInMark) {
+			return m
+		}
+		return sub[1] + with(sub[2], sub[3])
+	})
+}
+
+// secretAssignment is one key and its value on its line: the value
+// quoted, bracketed (a TOML array), braced (an inline table) or bare up to
+// a separator. A key that ends its line (YAML's "user:") has no value
+// there, and must not take the next line's key for one.
+var secretAssignment = regexp.MustCompile(`(^|[\s"'{,(\[])([A-Za-z_][A-Za-z0-9_.\-]*)("?[ \t]*[:=][ \t]*)("[^"\n]*"|'[^'\n]*'|\[[^\]\n]*\]|\{[^}\n]*\}|[^\s"',}\]#]+)`)
 
 // lowerWord is a bare word of small letters.
 var lowerWord = regexp.MustCompile(`^[a-z]+$`)

@@ -1,6 +1,7 @@
 package checks_test
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -82,11 +83,21 @@ func FuzzRedact(f *testing.F) {
 		keyVal  = "kvSECRETv1a2s3d4f5"
 		envVal  = "envSECRETx9c8v7b6n5"
 	)
+	const (
+		urlUser  = "usrSECRETq1w2e3r4t5"
+		named    = "nmSECRETz0x9c8v7b6"
+		namedEnv = "neSECRETm1n2b3v4c5"
+	)
 	f.Fuzz(func(t *testing.T, prefix, suffix string) {
+		// The fuzzer's input also spells a secret-named key: which word,
+		// in which case, with which separators, in which assignment form.
+		key, assign := secretKeySpelling(prefix, suffix)
 		in := prefix + " glrt-" + glrt + " Bearer " + bearer + " \n-----BEGIN CERTIFICATE-----\n" + pemMid + "\n-----END CERTIFICATE-----\n" +
-			" https://u:" + urlPass + "@h.invalid/ " + "\napi_key = \"" + keyVal + "\"\n AWS_SECRET_ACCESS_KEY=" + envVal + "\n" + suffix
+			" https://u:" + urlPass + "@h.invalid/ " + "\napi_key = \"" + keyVal + "\"\n AWS_SECRET_ACCESS_KEY=" + envVal + "\n" +
+			" git clone https://" + urlUser + "@h.invalid/x.git\n" + fmt.Sprintf(assign, key, named) + "\n" +
+			" environment = [\"" + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(key)) + "=" + namedEnv + "\"]\n" + suffix
 		out := checks.Redact(in)
-		for _, s := range []string{glrt, bearer, pemMid, urlPass, keyVal, envVal} {
+		for _, s := range []string{glrt, bearer, pemMid, urlPass, keyVal, envVal, urlUser, named, namedEnv} {
 			if strings.Contains(out, s) {
 				t.Fatalf("secret %q survived in %q", s, out)
 			}
@@ -112,6 +123,66 @@ func TestRedactLeavesKeyNamedSettings(t *testing.T) {
 	}
 	for _, s := range []string{"private_key: abcdefghij", "runner_token=abcdefghij", "key = abcdefghij"} {
 		if out := checks.Redact(s); strings.Contains(out, "abcdefghij") {
+			t.Errorf("Redact(%q) = %q", s, out)
+		}
+	}
+}
+
+// secretKeySpelling picks, from the fuzzer's input, a key containing one
+// of the words that make a name secret (secret, password, passwd, token,
+// key, credential, auth), in some case and with some separator, and the
+// form it is assigned in (k = "v", k: v, K=v, "k": "v").
+func secretKeySpelling(a, b string) (key, assign string) {
+	words := []string{"secret", "password", "passwd", "token", "key", "credential", "auth"}
+	seps := []string{"_", "-", ".", ""}
+	forms := []string{`%s = "%s"`, `%s: %s`, `%s=%s`, `"%s": "%s"`, `%s = '%s'`}
+	n := len(a)*31 + len(b)
+	if len(a) > 0 {
+		n += int(a[0])
+	}
+	w, sep := words[n%len(words)], seps[n/7%len(seps)]
+	parts := []string{"my", w, "value"}
+	switch n / 28 % 4 {
+	case 0:
+		w = strings.Join(parts, sep)
+	case 1:
+		w = strings.ToUpper(strings.Join(parts, sep))
+	case 2: // CamelCase: MyTokenValue
+		for i, p := range parts {
+			parts[i] = strings.ToUpper(p[:1]) + p[1:]
+		}
+		w = strings.Join(parts, sep)
+	default:
+		w = strings.Join(parts[1:], sep)
+	}
+	return w, forms[n/112%len(forms)]
+}
+
+// Every spelling FuzzRedact can make is a key SecretKey knows, and Redact
+// takes its value away in every form.
+func TestRedactEverySecretKeySpelling(t *testing.T) {
+	for i := 0; i < 600; i++ {
+		a, b := strings.Repeat("x", i/31), strings.Repeat("y", i%31)
+		key, assign := secretKeySpelling(a, b)
+		if !checks.SecretKey(key) {
+			t.Errorf("SecretKey(%q) = false", key)
+		}
+		in := fmt.Sprintf(assign, key, "v4lSECRETk9j8h7")
+		if out := checks.Redact(in); strings.Contains(out, "v4lSECRETk9j8h7") {
+			t.Errorf("Redact(%q) = %q", in, out)
+		}
+	}
+}
+
+// What doctor wrote in place of a secret is kept whole: a description is
+// no value to redact again.
+func TestRedactKeepsDescriptions(t *testing.T) {
+	for _, s := range []string{
+		"api_key = <string, 22 characters, looks secret>",
+		"Authorization: <36 bytes, not shown>",
+		`environment = ["AWS_SECRET_ACCESS_KEY=<string, 40 characters, looks secret>"]`,
+	} {
+		if out := checks.Redact(s); out != s {
 			t.Errorf("Redact(%q) = %q", s, out)
 		}
 	}

@@ -28,6 +28,9 @@ const (
 	Other            Kind = "other"
 )
 
+// maxMessage is how much of an API error's text a finding quotes.
+const maxMessage = 400
+
 // Class is a classified failure: what to tell the operator.
 type Class struct {
 	Kind    Kind
@@ -40,7 +43,10 @@ type Class struct {
 // Classify names an API failure: the 401 the front gives a dead certificate,
 // and each connection failure apart, because each has its own fix.
 func Classify(err error) Class {
-	msg := err.Error()
+	// client-go's error quotes the body of an answer it does not know
+	// (an error on the server ("…") has prevented the request): a hostile
+	// or broken front can send megabytes, or a secret.
+	msg := checks.RemoteText(err.Error(), maxMessage)
 	c := Class{Kind: Other, Message: msg, Cause: "The API call fails:", Detail: msg,
 		Fix: "Fix what the error names; the runner gets the same error on every job."}
 	var ua x509.UnknownAuthorityError

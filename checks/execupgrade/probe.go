@@ -14,7 +14,6 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"unicode"
 
 	"k8s.io/client-go/rest"
 
@@ -251,20 +250,5 @@ func isStatusJSON(body string) bool {
 }
 
 // remoteText is text a server sent, made fit to print: one line without
-// control characters (a terminal would obey an escape sequence), valid
-// UTF-8, redacted, and at most max runes. Redacted before it is cut, so a
-// cut never leaves a secret's prefix too short for the redactor to know;
-// s is at most maxAnswer bytes, all that was read.
-func remoteText(s string, max int) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, strings.ToValidUTF8(s, "?"))
-	s = checks.Redact(strings.Join(strings.Fields(s), " "))
-	if r := []rune(s); len(r) > max {
-		s = string(r[:max]) + "…"
-	}
-	return s
-}
+// control characters, valid UTF-8, at most max runes, and redacted.
+func remoteText(s string, max int) string { return checks.RemoteText(s, max) }

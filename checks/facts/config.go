@@ -65,6 +65,9 @@ var Config = &checks.Fact[*ConfigFile]{
 		}
 		c.Duplicates = runnerconfig.CaseDuplicates(c.Data)
 		c.Config, c.Meta, c.DecodeErr = decode(c.Data, c.Duplicates)
+		// The message can quote the value it choked on: a token, pasted
+		// under the wrong key.
+		c.DecodeErr = checks.QuotesDescribed(c.DecodeErr)
 		return c, nil
 	},
 }
@@ -179,7 +182,7 @@ func absIn(cwd, p string) string {
 }
 
 // At names a key's line for evidence: ("/etc/gitlab-runner/config.toml:9",
-// the line's text). The text is the file's own; Report redacts a token.
+// the line as LineText describes it).
 func (c *ConfigFile) At(key toml.Key) (source, text string) {
 	n := runnerconfig.Locate(c.Data, key)
 	if n == 0 {
@@ -188,15 +191,17 @@ func (c *ConfigFile) At(key toml.Key) (source, text string) {
 	return fmt.Sprintf("%s:%d", c.Path, n), c.LineText(n)
 }
 
-// LineText is line n (1-based) of the file, trimmed; "" when out of range.
+// LineText is line n (1-based) of the file as evidence shows it: its key
+// and a description of its value, never the text as written (see
+// describeLine); "" when out of range.
 func (c *ConfigFile) LineText(n int) string {
 	lines := strings.Split(string(c.Data), "\n")
 	if n < 1 || n > len(lines) {
 		return ""
 	}
-	t := strings.TrimSpace(lines[n-1])
-	if len(t) > 200 {
-		t = t[:200] + "…"
+	t := describeLine(lines, n)
+	if r := []rune(t); len(r) > 200 {
+		t = string(r[:200]) + "…"
 	}
 	return t
 }

@@ -70,7 +70,8 @@ var KubeconfigFact = &checks.Fact[*Kubeconfig]{
 				if err != nil {
 					f.Err = err
 				} else if cfg, err := clientcmd.Load(data); err != nil {
-					f.ParseErr = err
+					// Its text can quote a value: no kind "<a token>".
+					f.ParseErr = checks.QuotesDescribed(err)
 				} else {
 					f.Parsed = cfg
 				}
@@ -90,7 +91,7 @@ var KubeconfigFact = &checks.Fact[*Kubeconfig]{
 		rules := &clientcmd.ClientConfigLoadingRules{Precedence: loadable}
 		merged, err := rules.Load()
 		if err != nil {
-			k.MergeErr = err
+			k.MergeErr = checks.QuotesDescribed(err)
 			return k, nil
 		}
 		k.Merged = merged

@@ -194,8 +194,9 @@ func examineContext(p *checks.Pass, k *facts.KubeTarget, runner *checks.RunnerRe
 		})
 		return
 	}
-	server := k.Cluster.Server
-	u, err := url.Parse(server)
+	// Printed without its userinfo: a server URL can carry a password.
+	server := checks.StripUserinfo(k.Cluster.Server)
+	u, err := url.Parse(k.Cluster.Server)
 	switch {
 	case err != nil || u.Host == "":
 		report(checks.Finding{

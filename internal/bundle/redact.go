@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
@@ -25,16 +26,45 @@ func redactText(b []byte) ([]byte, []string) {
 		what = append(what, key)
 		return standInValue(val)
 	}, false)
-	return []byte(redactFreeText(s)), what
+	// A secret under a key that does not say so (a token pasted into
+	// output_limit) has a secret's shape: it becomes a stand-in, still a
+	// string, so what decodes and what does not stays the same.
+	s = redactFreeText(s)
+	s = quotedString.ReplaceAllStringFunc(s, func(q string) string {
+		if inner := q[1 : len(q)-1]; checks.LooksSecret(inner) && !strings.Contains(inner, "REDACTED-") {
+			if !slices.Contains(what, "secret-looking strings") {
+				what = append(what, "secret-looking strings")
+			}
+			return q[:1] + checks.StandIn(inner) + q[:1]
+		}
+		return q
+	})
+	return []byte(s), what
 }
 
 // quotedString is one string of a TOML array.
-var quotedString = regexp.MustCompile(`"[^"]*"|'[^']*'`)
+var quotedString = regexp.MustCompile(`"[^"\n]*"|'[^'\n]*'`)
+
+// accountName is a URL user that names an account: lowercase, short.
+var accountName = regexp.MustCompile(`^[a-z][a-z0-9_.-]{0,31}$`)
+
+// inlineValue is one value of an inline table or flow mapping ({x: v}).
+var inlineValue = regexp.MustCompile(`([:=]\s*)("[^"\n]*"|'[^'\n]*'|[^\s,}]+)`)
+
+// bareItem is one unquoted item of a YAML flow sequence ([a, b]).
+var bareItem = regexp.MustCompile(`[^\s\[\],"']+`)
 
 // standInValue is a value with its secret replaced and its syntax kept: a
 // quoted string stays a quoted string, an array an array of stand-ins.
 func standInValue(val string) string {
 	switch {
+	case val[0] == '{':
+		return inlineValue.ReplaceAllStringFunc(val, func(m string) string {
+			sub := inlineValue.FindStringSubmatch(m)
+			return sub[1] + standInValue(sub[2])
+		})
+	case val[0] == '[' && !quotedString.MatchString(val):
+		return "[" + bareItem.ReplaceAllStringFunc(val[1:], checks.StandIn)
 	case val[0] == '[':
 		return quotedString.ReplaceAllStringFunc(val, func(q string) string {
 			return q[:1] + checks.StandIn(q[1:len(q)-1]) + q[:1]
@@ -45,10 +75,16 @@ func standInValue(val string) string {
 	return checks.StandIn(val)
 }
 
-// redactFreeText strips what a secret looks like anywhere: URL passwords
+// redactFreeText strips what a secret looks like anywhere: URL userinfo
 // and GitLab tokens.
 func redactFreeText(s string) string {
 	s = checks.ReplaceURLPasswords(s, checks.StandIn)
+	s = checks.ReplaceURLUsers(s, func(user string) string {
+		if accountName.MatchString(user) && !checks.LooksSecret(user) {
+			return user // app, git, gitlab-ci-token: an account, which analyze may need
+		}
+		return checks.StandIn(user)
+	})
 	return checks.ReplaceTokens(s, func(_, token string) string { return checks.StandIn(token) })
 }
 

@@ -89,3 +89,30 @@ func TestRedactArraysAndQuotedKeys(t *testing.T) {
 		}
 	}
 }
+
+// What a kubeconfig or config.toml can hold a secret in besides a
+// secret-named key's plain value: each becomes a stand-in, and the file
+// keeps its shape.
+func TestRedactTextShapesOfSecrets(t *testing.T) {
+	for _, tc := range []struct{ in, secret, keep string }{
+		{"users:\n- name: u\n  user:\n    token: [Tk9Qz2Lm5Tx8Wb3]\n", "Tk9Qz2Lm5Tx8Wb3", "token: [REDACTED-"},
+		{"    password: {x: Pw9Qz2Lm5Tx8Wb3}\n", "Pw9Qz2Lm5Tx8Wb3", "password: {x: REDACTED-"},
+		{"      env: [{name: AWS_SECRET_ACCESS_KEY, value: Ak9Qz2Lm5Tx8Wb3}]\n", "Ak9Qz2Lm5Tx8Wb3", "name: AWS_SECRET_ACCESS_KEY, value: REDACTED-"},
+		{"      env:\n      - name: DB_PASSWORD\n        value: \"Db9Qz2Lm5Tx8Wb3\"\n", "Db9Qz2Lm5Tx8Wb3", `value: "REDACTED-`},
+		{`      args: ["--token", "Ar9Qz2Lm5Tx8Wb3", "--cluster", "tenant-ci"]` + "\n", "Ar9Qz2Lm5Tx8Wb3", `"--cluster", "tenant-ci"`},
+		{"  output_limit = 'Ol9Qz2Lm5Tx8Wb3x'\n", "Ol9Qz2Lm5Tx8Wb3x", "output_limit = 'REDACTED-"},
+		{"    server: https://Us9Qz2Lm5Tx8Wb3:pw@127.0.0.1:1/x\n", "Us9Qz2Lm5Tx8Wb3", "@127.0.0.1:1/x"},
+		{"  url = \"https://gitlab-ci-token:Pw9Qz2Lm5Tx8@gitlab.invalid/\"\n", "Pw9Qz2Lm5Tx8", "https://gitlab-ci-token:REDACTED-"},
+	} {
+		out, _ := redactText([]byte(tc.in))
+		if strings.Contains(string(out), tc.secret) {
+			t.Errorf("redactText kept %q:\n%s", tc.secret, out)
+		}
+		if !strings.Contains(string(out), tc.keep) {
+			t.Errorf("redactText lost %q:\n%s", tc.keep, out)
+		}
+		if strings.Count(string(out), "\n") != strings.Count(tc.in, "\n") {
+			t.Errorf("lines moved:\n%s", out)
+		}
+	}
+}

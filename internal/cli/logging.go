@@ -3,14 +3,10 @@ package cli
 import (
 	"fmt"
 	"io"
-	"regexp"
 	"sync"
 
 	"github.com/socialwebcomputer/doctor/checks"
 )
-
-// userinfo is the credential part of a URL (https://user:token@host).
-var userinfo = regexp.MustCompile(`(://)[^/@\s]+@`)
 
 // newLogger is -v/--v=N: it prints what the checks log at level N or
 // below to w, one line each, every line through the redactor. It is nil
@@ -24,7 +20,7 @@ func newLogger(w io.Writer, level int) func(int, string, ...any) {
 		if l > level {
 			return
 		}
-		msg := userinfo.ReplaceAllString(checks.Redact(fmt.Sprintf(format, args...)), "${1}<redacted>@")
+		msg := checks.Redact(fmt.Sprintf(format, args...))
 		mu.Lock()
 		defer mu.Unlock()
 		fmt.Fprintf(w, "doctor[v%d]: %s\n", l, msg)

@@ -20,9 +20,6 @@ var (
 	// A log pasted from a browser may keep the codes without their ESC byte:
 	// "[0;m[31;1mERROR: …".
 	bareSGR = regexp.MustCompile(`\[[0-9]{1,3}(?:;[0-9]{0,3})*[mK]`)
-	// userinfo is the credential part of a URL, which git prints in
-	// `fatal: unable to access 'https://gitlab-ci-token:…@host/…'`.
-	userinfo = regexp.MustCompile(`(://)[^/@\s'"]+@`)
 )
 
 // Clean is a log line as the reader of the log sees it: without colours,
@@ -45,9 +42,8 @@ func Clean(line string) string {
 }
 
 // Redact is a matched line as doctor prints it: checks.Redact's secrets
-// and URL credentials removed.
+// and URL credentials (git prints `fatal: unable to access
+// 'https://gitlab-ci-token:…@host/…'`) removed.
 func Redact(line string) string {
-	// URL credentials first: checks.Redact would take "token:…@host/…" for
-	// one assignment and swallow the host with it.
-	return checks.Redact(userinfo.ReplaceAllString(line, "${1}<redacted>@"))
+	return checks.Redact(line)
 }
