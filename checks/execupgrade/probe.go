@@ -94,7 +94,7 @@ func ExecURL(cfg *rest.Config, ns, pod string, command ...string) (*url.URL, err
 // who names the credential on a bundle's tape (facts.API.TapeKey).
 func Upgrade(ctx context.Context, env *checks.Env, cfg *rest.Config, who string, u *url.URL, proto Protocol) Probe {
 	// A bundle keeps what the upgrade got back: analyze replays it.
-	p, _ := checks.Probe(env, "exec-upgrade", string(proto)+" "+u.Redacted()+" as "+who,
+	p, _ := checks.Probe(env, "exec-upgrade", string(proto)+" "+checks.StripUserinfo(u.String())+" as "+who,
 		func() (Probe, error) { return upgrade(ctx, env, cfg, u, proto), nil })
 	return p
 }

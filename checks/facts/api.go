@@ -292,7 +292,7 @@ func newAPI(env *checks.Env, cfg *rest.Config, cred *pluginCredential) (*API, er
 	if err != nil {
 		return nil, err
 	}
-	return &API{Config: cfg, Client: cs, Server: checks.StripUserinfo(cfg.Host), Requests: n, TapeKey: cfg.Host + " " + who}, nil
+	return &API{Config: cfg, Client: cs, Server: checks.StripUserinfo(cfg.Host), Requests: n, TapeKey: checks.StripUserinfo(cfg.Host) + " " + who}, nil
 }
 
 // ErrRunsCode is why doctor builds no client for a kubeconfig user whose
