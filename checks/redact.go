@@ -131,6 +131,11 @@ func ReplaceSecretValues(s string, with func(key, value string) string, prose bo
 			if quoted && len(val) > 2 {
 				return lead + key + sep + val[:1] + ReplaceSecretValues(val[1:], with, prose)
 			}
+			if strings.ContainsAny(val, "=:") {
+				// "debug: AWS_SECRET_ACCESS_KEY=…": the value is itself an
+				// assignment, whose key may say secret.
+				return lead + key + sep + ReplaceSecretValues(val, with, prose)
+			}
 			return lead + key + sep + val
 		}
 		inner := strings.Trim(val, `"'[] `)

@@ -33,6 +33,9 @@ func TestRedactRemovesSecrets(t *testing.T) {
 		{`credential = ["c0ffee-1234-5678"]`, "c0ffee-1234-5678"},
 		{`{"auth": "dXNlcjpwYXNzd29yZA"}`, "dXNlcjpwYXNzd29yZA"},
 		{`webhook = "https://hooks:xoxbTokenValue@chat.example.invalid/x"`, "xoxbTokenValue"},
+		// An assignment inside another key's unquoted value, as a plugin's
+		// stderr prints one.
+		{"debug: AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMIK7MDENGbPx here", "wJalrXUtnFEMIK7MDENGbPx"},
 	} {
 		out := checks.Redact(tc.in)
 		if strings.Contains(out, tc.secret) {
