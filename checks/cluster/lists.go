@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -89,17 +90,24 @@ var ListsFact = &checks.Fact[*Lists]{
 }
 
 // namespaces counts the distinct namespaces of the Kubernetes runners.
-func namespaces(c *facts.ConfigFile) int {
+func namespaces(c *facts.ConfigFile) int { return len(RunnerNamespaces(c)) }
+
+// RunnerNamespaces are the distinct namespaces of the Kubernetes runners,
+// sorted: a choice made from them is the same on every run and on replay.
+func RunnerNamespaces(c *facts.ConfigFile) []string {
 	if !c.Decoded() {
-		return 1
+		return nil
 	}
 	seen := map[string]bool{}
+	var out []string
 	for _, r := range c.Config.Runners {
-		if checks.NormalizeExecutor(r.Executor) == checks.Kubernetes {
-			seen[facts.NamespaceOf(r)] = true
+		if ns := facts.NamespaceOf(r); checks.NormalizeExecutor(r.Executor) == checks.Kubernetes && !seen[ns] {
+			seen[ns] = true
+			out = append(out, ns)
 		}
 	}
-	return len(seen)
+	sort.Strings(out)
+	return out
 }
 
 // clusterLists are what every runner of a target sees alike.

@@ -47,8 +47,9 @@ func TestQueryOutcomes(t *testing.T) {
 		{"no-address", dnsqtest.NoAddress(t).Addr, []string{"udp", "tcp"}, dns.TypeA, dnsq.NoAddress},
 		{"truncated-udp", dnsqtest.TruncatedUDP(t, "127.0.0.8").Addr, []string{"udp"}, dns.TypeA, dnsq.Truncated},
 		{"truncated-answers-over-tcp", dnsqtest.TruncatedUDP(t, "127.0.0.8").Addr, []string{"tcp"}, dns.TypeA, dnsq.OK},
-		{"closed-port", dnsqtest.Closed(t), []string{"udp", "tcp"}, dns.TypeA, dnsq.Refused},
 		{"garbage", dnsqtest.Garbage(t).Addr, []string{"udp", "tcp"}, dns.TypeA, dnsq.Garbage},
+		// Last: a server started after it could be given the port just closed.
+		{"closed-port", dnsqtest.Closed(t), []string{"udp", "tcp"}, dns.TypeA, dnsq.Refused},
 	}
 	for _, tc := range cases {
 		for _, netw := range tc.nets {

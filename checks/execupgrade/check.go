@@ -57,10 +57,17 @@ func run(p *checks.Pass) error {
 	ns := facts.ThisRunner.Get(p).Namespace()
 	// The probe tests the path to the apiserver (the proxies, their
 	// upgrade handling), the same for every runner of this target whatever
-	// its namespace: sent once, in the namespace of the runner that asked
-	// first. Only a 403 there is asked again in this runner's namespace:
-	// whether a namespace grants pods/exec is its own.
-	first, _ := checks.Shared(p, "exec namespace "+api.Key, func() (string, error) { return ns, nil })
+	// its namespace: sent once, in the namespace of the runner of this
+	// target that asks first (never another target's namespace). Which
+	// one that was is on the tape, so a replay asks the same. Only a 403
+	// there is asked again in this runner's namespace: whether a namespace
+	// grants pods/exec is its own.
+	first, _ := checks.Shared(p, "exec namespace "+api.Key, func() (string, error) {
+		return checks.Probe(p.Env, "exec-upgrade-namespace", api.TapeKey, func() (string, error) { return ns, nil })
+	})
+	if first == "" {
+		first = ns // a bundle from before the choice was recorded
+	}
 	pr, err := probePair(p, api, first)
 	if err == nil && pr.spdy.Status == http.StatusForbidden && first != ns {
 		pr, err = probePair(p, api, ns)

@@ -31,6 +31,10 @@ func startRunnerAs(t *testing.T, dir string, args, env []string) int {
 	copyFile(t, self, bin, 0o755)
 	cmd := exec.Command(bin, append([]string{"-test.run=^TestCLIHelperProcess$"}, args...)...)
 	cmd.Env = append(append([]string{}, env...), cliHelperEnv+"=1")
+	// Its working directory is one uid 1001 may enter, as a service's is:
+	// the test's own (a clone under a 0700 directory) may not be, and what
+	// doctor starts for the runner (an exec credential plugin) starts there.
+	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 1001, Gid: 1001, Groups: []uint32{1001}}}
 	noErr(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
