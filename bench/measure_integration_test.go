@@ -181,6 +181,10 @@ var apiChecks = map[string]bool{"api-auth": true, "owner-rbac": true, "runner-rb
 // auditEvent is the part of an audit event the benchmark reads; unlike
 // testenv.AuditEvent it keeps the timestamps, for server-side latency.
 type auditEvent struct {
+	// Stage: a long-running request (an exec upgrade, a log read) is
+	// written twice, at ResponseStarted and at ResponseComplete; it is
+	// counted once.
+	Stage      string `json:"stage"`
 	Verb       string `json:"verb"`
 	RequestURI string `json:"requestURI"`
 	User       struct {
@@ -246,8 +250,8 @@ func (b *bench) readRequests(offset int64, ua, user string) []auditEvent {
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	for sc.Scan() {
 		var ev auditEvent
-		if json.Unmarshal(sc.Bytes(), &ev) != nil {
-			continue // a line still being written
+		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Stage == "ResponseStarted" {
+			continue // a line still being written, or the first of two
 		}
 		if (user == "" || ev.User.Username == user) && strings.HasPrefix(ev.UserAgent, ua) {
 			out = append(out, ev)

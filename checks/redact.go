@@ -120,6 +120,8 @@ func ReplaceTokens(s string, with func(prefix, token string) string) string {
 // denied"), not a secret, which has digits, capitals or symbols.
 func ReplaceSecretValues(s string, with func(key, value string) string, prose bool) string {
 	s = replaceEnvPairs(s, with)
+	s = replaceBlockFlagValues(s, with)
+	s = replaceFlagAssignments(s, with)
 	return secretAssignment.ReplaceAllStringFunc(s, func(m string) string {
 		sub := secretAssignment.FindStringSubmatch(m)
 		lead, key, sep, val := sub[1], sub[2], sub[3], sub[4]
@@ -177,6 +179,44 @@ func replaceFlagValues(arr string, with func(key, value string) string) string {
 	return secretFlag.ReplaceAllStringFunc(arr, func(m string) string {
 		sub := secretFlag.FindStringSubmatch(m)
 		if !SecretKey(sub[2]) || strings.Contains(sub[3], "<redacted>") || strings.Contains(sub[3], standInMark) {
+			return m
+		}
+		return sub[1] + with(sub[2], sub[3])
+	})
+}
+
+// blockFlag is a secret-named flag as one item of a YAML block sequence
+// and its argument as the next (an exec plugin's args, as kubectl writes
+// them):
+//
+//	args:
+//	- --token
+//	- …
+var blockFlag = regexp.MustCompile(`(?m)(^[ \t]*-[ \t]+["']?-{1,2}([A-Za-z][A-Za-z0-9_-]*)["']?[ \t]*\n[ \t]*-[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s#]+)`)
+
+// replaceBlockFlagValues replaces the argument after every secret-named
+// flag of a block sequence.
+func replaceBlockFlagValues(s string, with func(key, value string) string) string {
+	return blockFlag.ReplaceAllStringFunc(s, func(m string) string {
+		sub := blockFlag.FindStringSubmatch(m)
+		if !SecretKey(sub[2]) || strings.HasPrefix(strings.Trim(sub[3], `"'`), "-") || strings.Contains(sub[3], "<redacted>") || strings.Contains(sub[3], standInMark) {
+			return m
+		}
+		return sub[1] + with(sub[2], sub[3])
+	})
+}
+
+// flagAssignment is a secret-named flag with its argument after `=`
+// (--token=…, -password=…), anywhere: a command line, an args item.
+var flagAssignment = regexp.MustCompile(`((?:^|[\s"'\[,])-{1,2}([A-Za-z][A-Za-z0-9_-]*)=)("[^"\n]*"|'[^'\n]*'|[^\s"',\]]+)`)
+
+// replaceFlagAssignments replaces the argument of every secret-named
+// --flag=value.
+func replaceFlagAssignments(s string, with func(key, value string) string) string {
+	return flagAssignment.ReplaceAllStringFunc(s, func(m string) string {
+		sub := flagAssignment.FindStringSubmatch(m)
+		v := strings.Trim(sub[3], `"'`)
+		if !SecretKey(sub[2]) || v == "" || strings.HasPrefix(v, "/") || plainValue.MatchString(v) || strings.Contains(v, "<redacted>") || strings.Contains(v, standInMark) {
 			return m
 		}
 		return sub[1] + with(sub[2], sub[3])

@@ -36,6 +36,11 @@ func TestRedactRemovesSecrets(t *testing.T) {
 		// An assignment inside another key's unquoted value, as a plugin's
 		// stderr prints one.
 		{"debug: AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMIK7MDENGbPx here", "wJalrXUtnFEMIK7MDENGbPx"},
+		// An exec plugin's flags: in a block sequence, and as --flag=value.
+		{"    args:\n    - get-token\n    - --token\n    - Zq8Lm2Tx9Wb4Kp7N\n", "Zq8Lm2Tx9Wb4Kp7N"},
+		{"    args:\n    - \"--client-secret\"\n    - \"Zq8Lm2Tx9Wb4Kp7N\"\n", "Zq8Lm2Tx9Wb4Kp7N"},
+		{"gitlab-runner register --token=glrtLm2Tx9Wb4Kp7NqZ8 --name x", "glrtLm2Tx9Wb4Kp7NqZ8"},
+		{`args: ["--password=Zq8Lm2Tx9Wb4Kp7N"]`, "Zq8Lm2Tx9Wb4Kp7N"},
 	} {
 		out := checks.Redact(tc.in)
 		if strings.Contains(out, tc.secret) {

@@ -103,6 +103,9 @@ func TestRedactTextShapesOfSecrets(t *testing.T) {
 		{"  output_limit = 'Ol9Qz2Lm5Tx8Wb3x'\n", "Ol9Qz2Lm5Tx8Wb3x", "output_limit = 'REDACTED-"},
 		{"    server: https://Us9Qz2Lm5Tx8Wb3:pw@127.0.0.1:1/x\n", "Us9Qz2Lm5Tx8Wb3", "@127.0.0.1:1/x"},
 		{"  url = \"https://gitlab-ci-token:Pw9Qz2Lm5Tx8@gitlab.invalid/\"\n", "Pw9Qz2Lm5Tx8", "https://gitlab-ci-token:REDACTED-"},
+		// kubectl writes an exec plugin's args as a block sequence.
+		{"      args:\n      - get-token\n      - --token\n      - Bs9Qz2Lm5Tx8Wb3\n      - --cluster\n      - tenant-ci\n", "Bs9Qz2Lm5Tx8Wb3", "- --cluster\n      - tenant-ci"},
+		{"      args:\n      - --password=Fa9Qz2Lm5Tx8Wb3\n", "Fa9Qz2Lm5Tx8Wb3", "- --password=REDACTED-"},
 	} {
 		out, _ := redactText([]byte(tc.in))
 		if strings.Contains(string(out), tc.secret) {
