@@ -2,7 +2,9 @@
 # run.sh — doctor's benchmark: doctor run against the guide's manual runbook
 # (bench/runbook.sh) on a real loopback etcd + kube-apiserver, then doctor at
 # 10,000 pods and 1,000 nodes (wall time, peak RSS, API requests from the
-# audit log, CPU and allocation profiles). Takes ~5 minutes on 2 cores.
+# audit log, CPU and allocation profiles), N runners, doctor trace's delay,
+# blackholed endpoints, and round trips through a latency-injecting proxy
+# at 0, 50 and 150 ms RTT (TestBenchLatency). Takes ~9 minutes on 2 cores.
 #
 #   bash bench/run.sh            # log: $DOCTOR_BENCH_LOG (default /tmp/doctor-bench-<time>.log)
 #
