@@ -130,12 +130,14 @@ func ReplaceSecretValues(s string, with func(key, value string) string, prose bo
 			if val[0] == '[' {
 				val = replaceFlagValues(val, with)
 			}
-			if quoted && len(val) > 2 {
+			if quoted && len(val) > 2 && !strings.HasSuffix(key, "-data") {
 				return lead + key + sep + val[:1] + ReplaceSecretValues(val[1:], with, prose)
 			}
-			if strings.ContainsAny(val, "=:") {
+			if !strings.HasSuffix(key, "-data") && nestedAssignment.MatchString(val) {
 				// "debug: AWS_SECRET_ACCESS_KEY=…": the value is itself an
-				// assignment, whose key may say secret.
+				// assignment, whose key may say secret. Not base64 (a
+				// *-data value, a padded token): read as "<key>=<pad>" its
+				// random letters could spell "key" or "auth".
 				return lead + key + sep + ReplaceSecretValues(val, with, prose)
 			}
 			return lead + key + sep + val
@@ -184,6 +186,10 @@ func replaceFlagValues(arr string, with func(key, value string) string) string {
 		return sub[1] + with(sub[2], sub[3])
 	})
 }
+
+// nestedAssignment is a value that begins as an assignment of its own: a
+// short name, then = or :, then something other than base64 padding.
+var nestedAssignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}[=:][^=:]`)
 
 // blockFlag is a secret-named flag as one item of a YAML block sequence
 // and its argument as the next (an exec plugin's args, as kubectl writes

@@ -49,6 +49,22 @@ func TestRedactRemovesSecrets(t *testing.T) {
 	}
 }
 
+// Base64 is not read as an assignment: a padded value whose random
+// letters spell a secret word ("…authKEY…==") stays whole, or a kubeconfig's
+// certificate would be broken in a bundle.
+func TestRedactKeepsBase64WithSecretWordsInIt(t *testing.T) {
+	for _, in := range []string{
+		"    client-certificate-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJauthKEYtokenQ==",
+		"    certificate-authority-data: QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVphYmNkZWZnaGlqa2xtbm9wcXJzdHV2d3h5ejAxMjM0NTY3ODkrLw==",
+		"value: dGVzdGtleQ==",
+		`{"client-key-data": "LS0tLS1CRUdJTiBFQyBQUklWQVRFauthKEYtokenQ=="}`,
+	} {
+		if out := checks.ReplaceSecretValues(in, func(string, string) string { return "<redacted>" }, true); out != in {
+			t.Errorf("ReplaceSecretValues(%q) = %q: base64 must stay whole", in, out)
+		}
+	}
+}
+
 func TestRedactKeepsOrdinaryText(t *testing.T) {
 	for _, s := range []string{
 		"",
