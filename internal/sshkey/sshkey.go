@@ -166,7 +166,22 @@ func (k *Key) setBlob(blob []byte) {
 	sum := sha256.Sum256(blob)
 	k.Fingerprint = "SHA256:" + base64.RawStdEncoding.EncodeToString(sum[:])
 	name, _, _ := readString(blob)
-	k.Authorized = string(name) + " " + base64.StdEncoding.EncodeToString(blob)
+	k.Authorized = wireName(name) + " " + base64.StdEncoding.EncodeToString(blob)
+}
+
+// wireName is a key blob's type name as a line may carry it: a name of
+// printable ASCII ("ssh-ed25519"), or "unknown" for anything else a
+// hostile file put there (a newline would break the description's header).
+func wireName(name []byte) string {
+	if len(name) == 0 || len(name) > 64 {
+		return "unknown"
+	}
+	for _, c := range name {
+		if c < 0x21 || c > 0x7e {
+			return "unknown"
+		}
+	}
+	return string(name)
 }
 
 // typeNames maps the SSH wire names to what an operator calls them.
