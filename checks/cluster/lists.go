@@ -58,7 +58,7 @@ var ListsFact = &checks.Fact[*Lists]{
 		// once for the whole cluster, so each extra namespace costs one list
 		// (its pods), not two; one namespace keeps the smaller list.
 		eventsNS := ns
-		if p.Env.NamespaceOverride == "" && namespaces(facts.Config.Get(p)) > 1 {
+		if AcrossNamespaces(p) {
 			eventsNS = ""
 		}
 		ctx, cancel := context.WithTimeout(p.Context, 15*time.Second)
