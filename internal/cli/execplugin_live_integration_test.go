@@ -3,9 +3,7 @@
 package cli
 
 import (
-	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -45,26 +43,7 @@ func newLivePluginHost(t *testing.T, server string, caPEM []byte, body string) *
 	plugin := filepath.Join(dir, "credential-plugin.sh")
 	noErr(t, os.WriteFile(plugin, []byte("#!/bin/sh\n"+strings.ReplaceAll(body, "MARKER", h.marker)), 0o755))
 	kube := filepath.Join(dir, "kubeconfig")
-	noErr(t, os.WriteFile(kube, []byte(fmt.Sprintf(`apiVersion: v1
-kind: Config
-clusters:
-- name: c
-  cluster:
-    server: %s
-    certificate-authority-data: %s
-contexts:
-- name: c
-  context: {cluster: c, user: u}
-current-context: c
-users:
-- name: u
-  user:
-    exec:
-      apiVersion: client.authentication.k8s.io/v1
-      command: %s
-      args: ["--cluster", "tenant-ci"]
-      interactiveMode: Never
-`, server, base64.StdEncoding.EncodeToString(caPEM), plugin)), 0o644))
+	noErr(t, os.WriteFile(kube, []byte(execPluginKubeconfig(server, caPEM, plugin, `["--cluster", "tenant-ci"]`, "")), 0o644))
 	cfg := filepath.Join(dir, "config.toml")
 	noErr(t, os.WriteFile(cfg, []byte(`concurrent = 1
 [[runners]]

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,26 +18,8 @@ func TestExecCredentialPluginIsNeverRun(t *testing.T) {
 	marker := filepath.Join(dir, "plugin-ran")
 	plugin := filepath.Join(dir, "credential-plugin.sh")
 	noErr(t, os.WriteFile(plugin, []byte("#!/bin/sh\ntouch "+marker+"\necho '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{\"token\":\"x\"}}'\n"), 0o755))
-	kubeconfig := `apiVersion: v1
-kind: Config
-clusters:
-- name: c
-  cluster:
-    server: https://127.0.0.1:1/clusters/root:k3x9q2mf:tenant-ci:clusters
-contexts:
-- name: c
-  context: {cluster: c, user: u}
-current-context: c
-users:
-- name: u
-  user:
-    exec:
-      apiVersion: client.authentication.k8s.io/v1
-      command: ` + plugin + `
-      args: ["--cluster", "tenant-ci"]
-      env: [{name: AWS_SECRET_ACCESS_KEY, value: wJalrXUtnFEMIK7MDENGbPxRfiCYplanted}]
-      interactiveMode: Never
-`
+	kubeconfig := execPluginKubeconfig("https://127.0.0.1:1/clusters/root:k3x9q2mf:tenant-ci:clusters", nil, plugin,
+		`["--cluster", "tenant-ci"]`, "[{name: AWS_SECRET_ACCESS_KEY, value: wJalrXUtnFEMIK7MDENGbPxRfiCYplanted}]")
 	root := testroot.New(t)
 	root.GuideRunner(testroot.GuideConfig, []byte(kubeconfig))
 	// Without --exec-credential-plugins; and with it, under a --root that
@@ -69,4 +52,36 @@ users:
 			t.Errorf("%v: exit 0 with the API checks unknown", flags)
 		}
 	}
+}
+
+// execPluginKubeconfig is a kubeconfig whose one user gets its credential
+// from the exec plugin command, for the tests of plugins and of their
+// secrets. caPEM may be nil; args is a YAML flow sequence, env one or "".
+func execPluginKubeconfig(server string, caPEM []byte, command, args, env string) string {
+	ca := ""
+	if len(caPEM) > 0 {
+		ca = "\n    certificate-authority-data: " + base64.StdEncoding.EncodeToString(caPEM)
+	}
+	if env != "" {
+		env = "\n      env: " + env
+	}
+	return `apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster:
+    server: ` + server + ca + `
+contexts:
+- name: c
+  context: {cluster: c, user: u}
+current-context: c
+users:
+- name: u
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: ` + command + `
+      args: ` + args + env + `
+      interactiveMode: Never
+`
 }

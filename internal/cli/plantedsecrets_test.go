@@ -349,26 +349,8 @@ users:
 // execPluginHost has a kubeconfig whose user runs an exec plugin with a
 // secret in its env.
 func execPluginHost(t *testing.T) secretHost {
-	kubeconfig := `apiVersion: v1
-kind: Config
-clusters:
-- name: c
-  cluster:
-    server: https://127.0.0.1:1/clusters/root:k3x9q2mf:tenant-ci:clusters
-contexts:
-- name: c
-  context: {cluster: c, user: u}
-current-context: c
-users:
-- name: u
-  user:
-    exec:
-      apiVersion: client.authentication.k8s.io/v1
-      command: /usr/local/bin/credential-plugin
-      args: ["--secret", "` + pluginEnvSecret + `"]
-      env: [{name: AWS_SECRET_ACCESS_KEY, value: ` + pluginEnvSecret + `}]
-      interactiveMode: Never
-`
+	kubeconfig := execPluginKubeconfig("https://127.0.0.1:1/clusters/root:k3x9q2mf:tenant-ci:clusters", nil, "/usr/local/bin/credential-plugin",
+		`["--secret", "`+pluginEnvSecret+`"]`, "[{name: AWS_SECRET_ACCESS_KEY, value: "+pluginEnvSecret+"}]")
 	root := testroot.New(t)
 	root.GuideRunner(testroot.GuideConfig, []byte(kubeconfig))
 	return secretHost{name: "exec plugin", root: root.Dir, secrets: []planted{{"the exec plugin's env and args", pluginEnvSecret}}}
