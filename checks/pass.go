@@ -47,6 +47,7 @@ func (p *Pass) Report(f Finding) {
 	if f.Title == "" {
 		f.Title = c.Title
 	}
+	docFix := f.Fix == "" || f.Fix == c.Doc.Fix
 	if f.Fix == "" {
 		f.Fix = c.Doc.Fix
 	}
@@ -60,7 +61,12 @@ func (p *Pass) Report(f Finding) {
 		ref := p.runner.Ref
 		f.Runner = &ref
 	}
-	f.Cause, f.Fix = Redact(f.Cause), Redact(f.Fix)
+	// The check's own documented fix is doctor's text, not input: nothing
+	// to redact, and its commands ("--token …") stay as written.
+	f.Cause = Redact(f.Cause)
+	if !docFix {
+		f.Fix = Redact(f.Fix)
+	}
 	for i := range f.Evidence {
 		f.Evidence[i].Source = Redact(f.Evidence[i].Source)
 		f.Evidence[i].Detail = Redact(f.Evidence[i].Detail)

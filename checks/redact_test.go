@@ -132,9 +132,14 @@ func FuzzRedact(f *testing.F) {
 		if pemHeader.MatchString(out) {
 			t.Fatalf("a PEM header survived: %q", out)
 		}
-		// Arbitrary input alone: no panic, bounded.
-		if o := checks.Redact(prefix); len(o) > 2*len(prefix)+64 {
+		// Arbitrary input alone: no panic, bounded, and the fast path
+		// changes nothing: it skips only text no rule matches.
+		o := checks.Redact(prefix)
+		if len(o) > 2*len(prefix)+64 {
 			t.Fatalf("output grew from %d to %d bytes", len(prefix), len(o))
+		}
+		if all := checks.RedactAll(prefix); o != all {
+			t.Fatalf("Redact(%q) = %q, every rule gives %q", prefix, o, all)
 		}
 	})
 }

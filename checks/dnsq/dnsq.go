@@ -234,8 +234,8 @@ func SystemServers(env *checks.Env, override string) ([]string, error) {
 	// line otherwise: so does doctor, rather than dial "[[::1]:53]:53".
 	var out []string
 	for _, s := range cc.Servers {
-		if _, err := netip.ParseAddr(s); err == nil {
-			out = append(out, net.JoinHostPort(s, cc.Port))
+		if a, err := netip.ParseAddr(s); err == nil {
+			out = append(out, net.JoinHostPort(withResolvableZone(a).String(), cc.Port))
 		}
 	}
 	if len(out) == 0 {
@@ -250,4 +250,27 @@ func joinAddrs(as []netip.Addr) string {
 		s[i] = a.String()
 	}
 	return strings.Join(s, ", ")
+}
+
+// withResolvableZone is a nameserver address as glibc's res_init uses it:
+// the zone after % is looked up as an interface name (if_nametoindex) or
+// read as an index, and one that can be neither leaves the scope 0, the
+// address kept. netip accepts any zone text ("::%]", found by
+// FuzzSystemServers), which no dialer can parse back; a zone that cannot
+// be an interface's name (IFNAMSIZ is 16 with its NUL; no '/', ':', '%',
+// brackets or spaces) is dropped, as glibc's scope would be.
+func withResolvableZone(a netip.Addr) netip.Addr {
+	z := a.Zone()
+	if z == "" {
+		return a
+	}
+	if len(z) > 15 || strings.ContainsAny(z, "/:%[] \t\n\r") {
+		return a.WithZone("")
+	}
+	for _, r := range z {
+		if r <= ' ' || r > '~' {
+			return a.WithZone("")
+		}
+	}
+	return a
 }
