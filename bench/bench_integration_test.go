@@ -40,6 +40,7 @@ type bench struct {
 	env     *testenv.Env
 	dir     string
 	doctor  string // the built binary
+	peakrss string // internal/testenv/peakrss, which measures the binary's own peak RSS
 	root    string // fake runner host
 	runbook string // runbook.sh, absolute
 	dns     string // loopback DNS server, host:port

@@ -22,9 +22,11 @@ import (
 
 func setup(t *testing.T) *bench {
 	b := &bench{t: t, dir: t.TempDir()}
-	b.doctor = filepath.Join(b.dir, "doctor")
-	if out, err := exec.Command("go", "build", "-o", b.doctor, "github.com/socialwebcomputer/doctor/cmd/doctor").CombinedOutput(); err != nil {
-		t.Fatalf("go build doctor: %v\n%s", err, out)
+	b.doctor, b.peakrss = filepath.Join(b.dir, "doctor"), filepath.Join(b.dir, "peakrss")
+	for bin, pkg := range map[string]string{b.doctor: "cmd/doctor", b.peakrss: "internal/testenv/peakrss"} {
+		if out, err := exec.Command("go", "build", "-o", bin, "github.com/socialwebcomputer/doctor/"+pkg).CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+		}
 	}
 	runbook, err := filepath.Abs("runbook.sh")
 	if err != nil {

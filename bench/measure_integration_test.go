@@ -13,8 +13,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/socialwebcomputer/doctor/report"
@@ -124,9 +124,12 @@ func median(sorted []float64) float64 {
 
 // doctorRun is one measured run of the doctor binary.
 type doctorRun struct {
-	Start    time.Time
-	Wall     time.Duration
-	MaxRSS   int64 // KiB, getrusage of the child (ru_maxrss)
+	Start time.Time
+	Wall  time.Duration
+	// MaxRSS is doctor's peak RSS in KiB, measured by peakrss: read from
+	// this process, a child's ru_maxrss starts at this process's own RSS
+	// (Linux keeps it across the vfork and execve).
+	MaxRSS   int64
 	Exit     int
 	Report   *report.Report
 	Requests []auditEvent // doctor's own requests, from the apiserver's audit log
@@ -144,9 +147,10 @@ func (b *bench) runDoctor() doctorRun {
 // runDoctorNoAudit runs the binary once and reads its report.
 func (b *bench) runDoctorNoAudit() doctorRun {
 	t := b.t
-	cmd := exec.Command(b.doctor, b.doctorArgs()...)
+	rssFile := filepath.Join(t.TempDir(), "peakrss")
+	cmd := exec.Command(b.peakrss, append([]string{b.doctor}, b.doctorArgs()...)...)
 	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr, cmd.Env = &out, &errb, b.cmdEnv
+	cmd.Stdout, cmd.Stderr, cmd.Env = &out, &errb, append(b.cmdEnv[:len(b.cmdEnv):len(b.cmdEnv)], "PEAKRSS_OUT="+rssFile)
 	start := time.Now()
 	err := cmd.Run()
 	r := doctorRun{Start: start, Wall: time.Since(start)}
@@ -155,7 +159,11 @@ func (b *bench) runDoctorNoAudit() doctorRun {
 	} else if err != nil {
 		t.Fatalf("doctor: %v", err)
 	}
-	r.MaxRSS = cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
+	if rss, err := os.ReadFile(rssFile); err != nil {
+		t.Fatalf("doctor's peak RSS: %v (stderr %s)", err, errb.String())
+	} else if r.MaxRSS, err = strconv.ParseInt(strings.TrimSpace(string(rss)), 10, 64); err != nil {
+		t.Fatalf("doctor's peak RSS %q: %v", rss, err)
+	}
 	r.Report = &report.Report{}
 	if err := json.Unmarshal(out.Bytes(), r.Report); err != nil {
 		t.Fatalf("doctor exit %d, stderr %s, report does not parse: %v", r.Exit, errb.String(), err)

@@ -140,7 +140,7 @@ func listCluster(ctx context.Context, api *facts.API) *clusterLists {
 			if err != nil {
 				return "", err
 			}
-			l.PendingPods = append(l.PendingPods, r.Items...)
+			l.PendingPods = appendPage(l.PendingPods, slimPods(r.Items))
 			return r.Continue, nil
 		}, metav1.ListOptions{FieldSelector: "status.phase=Pending"})
 	})
@@ -150,7 +150,7 @@ func listCluster(ctx context.Context, api *facts.API) *clusterLists {
 			if err != nil {
 				return "", err
 			}
-			l.Nodes = append(l.Nodes, r.Items...)
+			l.Nodes = appendPage(l.Nodes, slimNodes(r.Items))
 			return r.Continue, nil
 		}, metav1.ListOptions{})
 	})
@@ -175,7 +175,7 @@ func listPods(ctx context.Context, api *facts.API, ns string) *namespaceLists {
 		if err != nil {
 			return "", err
 		}
-		l.RunnerPods = append(l.RunnerPods, r.Items...)
+		l.RunnerPods = appendPage(l.RunnerPods, slimPods(r.Items))
 		return r.Continue, nil
 	}, metav1.ListOptions{})
 	return l
@@ -193,7 +193,7 @@ func listEvents(ctx context.Context, api *facts.API, ns string) *eventList {
 		if err != nil {
 			return "", err
 		}
-		l.Events = append(l.Events, r.Items...)
+		l.Events = appendPage(l.Events, slimEvents(r.Items))
 		return r.Continue, nil
 	}, metav1.ListOptions{FieldSelector: "involvedObject.kind=Pod,type=Warning"})
 	return l

@@ -16,7 +16,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/socialwebcomputer/doctor/checks"
@@ -105,14 +104,22 @@ type podList struct {
 	err  error
 }
 
-func listRunning(ctx context.Context, c kubernetes.Interface, ns string, timeout time.Duration) *podList {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+// running are kube-system's Running pods, from the list of kube-system's
+// pods node-local-dns shares.
+func running(p *checks.Pass, api *facts.API, timeout time.Duration) *podList {
+	ctx, cancel := context.WithTimeout(p.Context, timeout)
 	defer cancel()
-	r, err := c.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{FieldSelector: "status.phase=Running", Limit: cluster.PageSize})
+	pods, err := cluster.SystemPods(p, ctx, api.Key, api.Client)
 	if err != nil {
 		return &podList{err: err}
 	}
-	return &podList{pods: r.Items}
+	l := &podList{}
+	for _, pod := range pods {
+		if pod.Status.Phase == corev1.PodRunning {
+			l.pods = append(l.pods, pod)
+		}
+	}
+	return l
 }
 
 // inputs are what run reads from the facts, so a test gives them directly.
@@ -389,8 +396,6 @@ var SystemPodsFact = &checks.Fact[*podList]{
 	Network:  true,
 	Compute: func(p *checks.Pass) (*podList, error) {
 		api := facts.APIClient.Get(p)
-		return checks.Shared(p, "kube-system running pods "+api.Key, func() (*podList, error) {
-			return listRunning(p.Context, api.Client, nodelocaldns.Namespace, p.Env.APITimeout()), nil
-		})
+		return running(p, api, p.Env.APITimeout()), nil
 	},
 }

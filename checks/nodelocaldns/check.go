@@ -139,15 +139,18 @@ func run(p *checks.Pass, in inputs) error {
 
 // fetch lists the node-local DNS add-on once per target.
 func (in inputs) fetch(p *checks.Pass, ctx context.Context) (*view, error) {
+	systemPods := func(ctx context.Context) ([]corev1.Pod, error) {
+		return cluster.SystemPods(p, ctx, in.target, in.client)
+	}
 	if in.target == "" {
-		return fetch(ctx, in.client)
+		return fetch(ctx, in.client, systemPods)
 	}
 	type got struct {
 		v   *view
 		err error
 	}
 	g, _ := checks.Shared(p, "node-dns "+in.target, func() (got, error) {
-		v, err := fetch(ctx, in.client)
+		v, err := fetch(ctx, in.client, systemPods)
 		return got{v, err}, nil
 	})
 	return g.v, g.err

@@ -20,11 +20,11 @@ import (
 
 // The names the provider's node network add-ons use.
 const (
-	Namespace  = "kube-system"
+	Namespace  = cluster.SystemNamespace
 	PodLabel   = "app.kubernetes.io/name"
 	PodName    = "socialweb-node-dns"
 	NodeLabel  = "socialweb.computer/node-local-dns"
-	podsSource = "GET /api/v1/namespaces/" + Namespace + "/pods?labelSelector=" + PodLabel + "%3D" + PodName
+	podsSource = "GET /api/v1/namespaces/" + Namespace + "/pods"
 	dsSource   = "GET /apis/apps/v1/namespaces/" + Namespace + "/daemonsets"
 )
 
@@ -35,15 +35,13 @@ type view struct {
 	pods       []corev1.Pod
 }
 
-// fetch makes the two lists this check alone needs, each under ctx and at
-// most 10 s: they are small (one DaemonSet, a pod per node), so they are
-// not part of the shared lists.
-func fetch(ctx context.Context, c kubernetes.Interface) (*view, error) {
+// fetch reads the add-on: kube-system's DaemonSets, listed here, and its
+// pods, those of kube-system's (one list, shared with kubelet-reach) that
+// carry the add-on's label. Both leave at once, under ctx and at most 10 s.
+func fetch(ctx context.Context, c kubernetes.Interface, systemPods func(context.Context) ([]corev1.Pod, error)) (*view, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	v := &view{}
-	// The pods are listed by the add-on's own label, not the DaemonSet's
-	// selector: neither list waits for the other's answer.
 	var dsErr, podsErr error
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -63,14 +61,13 @@ func fetch(ctx context.Context, c kubernetes.Interface) (*view, error) {
 		}, metav1.ListOptions{})
 	})
 	wg.Go(func() {
-		podsErr = pages(func(o metav1.ListOptions) (string, error) {
-			r, err := c.CoreV1().Pods(Namespace).List(ctx, o)
-			if err != nil {
-				return "", err
+		var pods []corev1.Pod
+		pods, podsErr = systemPods(ctx)
+		for _, p := range pods {
+			if p.Labels[PodLabel] == PodName {
+				v.pods = append(v.pods, p)
 			}
-			v.pods = append(v.pods, r.Items...)
-			return r.Continue, nil
-		}, metav1.ListOptions{LabelSelector: PodLabel + "=" + PodName})
+		}
 	})
 	wg.Wait()
 	if dsErr != nil {
@@ -155,7 +152,7 @@ func judge(nodes []corev1.Node, v *view) (out []checks.Finding, noneWorks bool) 
 			Cause: fmt.Sprintf("%s %s labelled %s=true and Ready, but no %s pod is placed there: the DaemonSet does not select %s "+
 				"(its nodeSelector or tolerations), so job pods there cannot resolve anything and fail at the clone with `Could not resolve host`.",
 				upper(nodesPhrase(noPod)), verb(len(noPod), "is", "are"), NodeLabel, PodName, pronoun(len(noPod))),
-			Evidence: append([]checks.Evidence{{Source: podsSource, Detail: "no pod on " + first(noPod, 10)}}, dsEvidence(v, nodes, noPod)...),
+			Evidence: append([]checks.Evidence{{Source: podsSource, Detail: "no pod labelled " + PodLabel + "=" + PodName + " on " + first(noPod, 10)}}, dsEvidence(v, nodes, noPod)...),
 			Fix: "kubectl -n kube-system describe daemonset " + v.daemonSets[0].Name + " and compare its node selector and " +
 				"tolerations with kubectl describe node " + noPod[0] + ".",
 		})
@@ -193,7 +190,7 @@ func noDaemonSet(nodes []corev1.Node, v *view) checks.Finding {
 	f := checks.Finding{
 		Evidence: []checks.Evidence{
 			{Source: dsSource, Detail: fmt.Sprintf("no DaemonSet whose pods are labelled %s=%s; others: %s", PodLabel, PodName, others)},
-			{Source: podsSource, Detail: fmt.Sprintf("%d pods", len(v.pods))},
+			{Source: podsSource, Detail: fmt.Sprintf("%d pods labelled %s=%s", len(v.pods), PodLabel, PodName)},
 		},
 		Fix: "Run the provider's add-on pass for this cluster until its log says `applied the node network add-ons`, then " +
 			"kubectl -n kube-system get pods -l " + PodLabel + "=" + PodName + " -o wide shows a pod per node.",
