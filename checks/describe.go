@@ -3,7 +3,6 @@ package checks
 import (
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -20,7 +19,7 @@ import (
 // is plainly no secret, else a description, <string, 22 characters, looks
 // secret>. "NAME=value" inside a value describes the value under NAME.
 func DescribeString(key, s string) string {
-	if name, v, ok := strings.Cut(s, "="); ok && optionName.MatchString(name) && !LooksSecret(name) && v != "" {
+	if name, v, ok := strings.Cut(s, "="); ok && optionName().MatchString(name) && !LooksSecret(name) && v != "" {
 		return `"` + name + "=" + strings.Trim(DescribeString(name, v), `"`) + `"`
 	}
 	switch {
@@ -37,7 +36,7 @@ func DescribeString(key, s string) string {
 	if LooksSecret(s) {
 		return describeSecret(s)
 	}
-	if plainString.MatchString(s) || cronFields.MatchString(s) {
+	if plainString(s) || cronFields().MatchString(s) {
 		return fmt.Sprintf("%q", s)
 	}
 	return fmt.Sprintf("<string, %d characters>", utf8.RuneCountInString(s))
@@ -50,18 +49,31 @@ func describeSecret(s string) string {
 // optionName is an environment variable's name, as environment = [...]
 // spells them (upper case), or an option's (MachineOptions' engine-label=…,
 // lower case): never a mix of both cases, which is a secret's shape.
-var optionName = regexp.MustCompile(`^(?:[A-Z_][A-Z0-9_]*|[a-z_][a-z0-9_.-]*)$`)
+var optionName = lazyRegexp(`^(?:[A-Z_][A-Z0-9_]*|[a-z_][a-z0-9_.-]*)$`)
 
 // cronFields is a cron-like period ("* * 9-17 * * mon-fri *"): fields of
 // digits, names and cron's punctuation, no secret's shape.
-var cronFields = regexp.MustCompile(`^` + cronField + `( ` + cronField + `){1,7}$`)
+var cronFields = lazyRegexp(`^` + cronField + `( ` + cronField + `){1,7}$`)
 
 const cronField = `(?:[0-9]{1,4}|[0-9]{0,4}[*/,?-][0-9*/,?-]{0,16}|[A-Za-z]{3}(?:-[A-Za-z]{3})?)`
 
 // plainString is a path, an image reference, a word or a short list of
 // words: what config values that name things look like. Spaces, quotes
 // and shell syntax (scripts, which can carry a secret anywhere) are not.
-var plainString = regexp.MustCompile(`^[A-Za-z0-9_.,:/@+~%*-]{1,160}$`)
+// 1 to 160 of [A-Za-z0-9_.,:/@+~%*-]: a loop, where the regular
+// expression compiled to 160 copies of its class at every start.
+func plainString(s string) bool {
+	if len(s) == 0 || len(s) > 160 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("_.,:/@+~%*-", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
 
 // printableURL is s without userinfo, query or fragment when s is a URL
 // with a host, saying what it dropped.
@@ -70,7 +82,7 @@ func printableURL(s string) (string, bool) {
 		return "", false
 	}
 	u, err := url.Parse(s)
-	if err != nil || u.Host == "" || !plainString.MatchString(u.Host) {
+	if err != nil || u.Host == "" || !plainString(u.Host) {
 		return "", false
 	}
 	var dropped []string
@@ -84,7 +96,7 @@ func printableURL(s string) (string, bool) {
 		dropped = append(dropped, "fragment")
 	}
 	out := u.Scheme + "://" + u.Host + u.EscapedPath()
-	if LooksSecret(out) || !plainString.MatchString(out) {
+	if LooksSecret(out) || !plainString(out) {
 		return "", false
 	}
 	if len(dropped) > 0 {
@@ -98,10 +110,10 @@ func printableURL(s string) (string, bool) {
 // long run of mixed letters and digits (an access key, a password, a hex
 // token). Names, paths and versions have separators and short runs.
 func LooksSecret(s string) bool {
-	if tokenShape.MatchString(s) || strings.Contains(s, "-----BEGIN") || urlUserinfo.MatchString(s) {
+	if tokenShape().MatchString(s) || strings.Contains(s, "-----BEGIN") || urlUserinfo().MatchString(s) {
 		return true
 	}
-	for _, run := range secretRun.FindAllString(s, -1) {
+	for _, run := range secretRun().FindAllString(s, -1) {
 		classes := 0
 		for _, class := range []string{"abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "0123456789"} {
 			if strings.ContainsAny(run, class) {
@@ -117,27 +129,27 @@ func LooksSecret(s string) bool {
 
 // secretRun is a run of the characters keys, tokens and base64 are made
 // of, long enough to be one.
-var secretRun = regexp.MustCompile(`[A-Za-z0-9+/_]{16,}`)
+var secretRun = lazyRegexp(`[A-Za-z0-9+/_]{16,}`)
 
 // quotedPart is a quoted part of a parser's message, with what names it as
 // a key: toml's "(last key \"runners.output_limit\")" and "Key 'x' has
 // already been defined" quote keys; every other quote (expected value but
 // found "hunter2" instead, invalid float: '…', time: invalid duration "…",
 // no kind "…" is registered) can be the value it choked on.
-var quotedPart = regexp.MustCompile(`((?:last key|[Kk]ey|field) )?("(?:[^"\\]|\\.)*"|'[^']*'|` + "`[^`]*`" + `)`)
+var quotedPart = lazyRegexp(`((?:last key|[Kk]ey|field) )?("(?:[^"\\]|\\.)*"|'[^']*'|` + "`[^`]*`" + `)`)
 
 // quotedWord is a quoted value that is a short word (Config, v1, true):
 // no secret has that shape.
-var quotedWord = regexp.MustCompile(`^[A-Za-z]?[a-z]{0,11}[0-9]?$`)
+var quotedWord = lazyRegexp(`^[A-Za-z]?[a-z]{0,11}[0-9]?$`)
 
 // DescribeQuoted is a parser's message (toml's, YAML's, client-go's) with
 // the values it quotes replaced by their length: keys, single characters
 // (found '=' instead) and short words stay.
 func DescribeQuoted(msg string) string {
-	return quotedPart.ReplaceAllStringFunc(msg, func(m string) string {
-		sub := quotedPart.FindStringSubmatch(m)
+	return quotedPart().ReplaceAllStringFunc(msg, func(m string) string {
+		sub := quotedPart().FindStringSubmatch(m)
 		inner := sub[2][1 : len(sub[2])-1]
-		if sub[1] != "" || utf8.RuneCountInString(inner) <= 2 || quotedWord.MatchString(inner) {
+		if sub[1] != "" || utf8.RuneCountInString(inner) <= 2 || quotedWord().MatchString(inner) {
 			return m
 		}
 		return sub[2][:1] + fmt.Sprintf("<%d characters>", utf8.RuneCountInString(inner)) + sub[2][len(sub[2])-1:]

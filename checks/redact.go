@@ -3,6 +3,7 @@ package checks
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Redaction is made where evidence is made (checks describe certificates and
@@ -12,16 +13,28 @@ import (
 // finders below (ReplaceURLPasswords, ReplaceTokens, ReplaceSecretValues)
 // are also what a bundle's writer redacts files with, replacing by
 // stand-ins where Redact writes <redacted>: one rule for both.
-var secretPatterns = []struct {
+var secretPatterns = sync.OnceValue(func() []secretPattern {
+	return []secretPattern{
+		{regexp.MustCompile(`-----BEGIN [A-Z0-9 ]+-----[\s\S]*?(-----END [A-Z0-9 ]+-----|$)`), "<PEM block redacted>"},
+		{regexp.MustCompile(`(?i)(bearer\s+)[A-Za-z0-9_\-\.=:/+]{8,}`), "${1}<redacted>"},
+		// A bare "key" must start a word: topology_key (the guide's anti-affinity
+		// term) and key_file name no secret.
+		{regexp.MustCompile(`(?i)((?:token|password|secret|client-key-data|client-certificate-data|\b(?:private[_-]?)?key)\s*[:=]\s*"?)[^"\s,}]{6,}`), "${1}<redacted>"},
+		{regexp.MustCompile(`[A-Za-z0-9+/]{64,}={0,2}`), "<base64 redacted>"},
+	}
+})
+
+type secretPattern struct {
 	re   *regexp.Regexp
 	with string
-}{
-	{regexp.MustCompile(`-----BEGIN [A-Z0-9 ]+-----[\s\S]*?(-----END [A-Z0-9 ]+-----|$)`), "<PEM block redacted>"},
-	{regexp.MustCompile(`(?i)(bearer\s+)[A-Za-z0-9_\-\.=:/+]{8,}`), "${1}<redacted>"},
-	// A bare "key" must start a word: topology_key (the guide's anti-affinity
-	// term) and key_file name no secret.
-	{regexp.MustCompile(`(?i)((?:token|password|secret|client-key-data|client-certificate-data|\b(?:private[_-]?)?key)\s*[:=]\s*"?)[^"\s,}]{6,}`), "${1}<redacted>"},
-	{regexp.MustCompile(`[A-Za-z0-9+/]{64,}={0,2}`), "<base64 redacted>"},
+}
+
+// lazyRegexp compiles expr on first use. Most runs redact little and
+// describe few config lines: compiled at start, these expressions (a
+// {64,} is 64 copies of its class) cost every run a millisecond before
+// main.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
 
 // Redact removes PEM blocks, GitLab tokens, bearer tokens, URL userinfo,
@@ -41,9 +54,9 @@ func redactAll(s string) string {
 	// URL userinfo first and whole: a user alone can be a token
 	// (https://glpat-…@host, https://x-access-token@host), and taken later
 	// "token:…@host/…" would read as one assignment swallowing the host.
-	s = urlUserinfo.ReplaceAllString(s, "${1}<redacted>@")
+	s = urlUserinfo().ReplaceAllString(s, "${1}<redacted>@")
 	s = ReplaceTokens(s, func(prefix, _ string) string { return prefix + "-<redacted>" })
-	for _, p := range secretPatterns {
+	for _, p := range secretPatterns() {
 		s = p.re.ReplaceAllString(s, p.with)
 	}
 	return ReplaceSecretValues(s, func(string, string) string { return "<redacted>" }, true)
@@ -51,22 +64,22 @@ func redactAll(s string) string {
 
 // urlUserinfo is the userinfo of a URL (user:password@, or user@), after
 // its scheme.
-var urlUserinfo = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.\-]*://)[^/\s@"'<>]+@`)
+var urlUserinfo = lazyRegexp(`([a-zA-Z][a-zA-Z0-9+.\-]*://)[^/\s@"'<>]+@`)
 
 // StripUserinfo is a URL as doctor prints it: without its userinfo, which
 // Redact would mark <redacted>. Text that is no URL is returned as it is.
 func StripUserinfo(s string) string {
-	return urlUserinfo.ReplaceAllString(s, "${1}")
+	return urlUserinfo().ReplaceAllString(s, "${1}")
 }
 
 // urlPassword is the user:password@ of a URL: the user stays.
-var urlPassword = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.\-]*://)([^/\s@:"']+):([^/\s@"']+)@`)
+var urlPassword = lazyRegexp(`([a-zA-Z][a-zA-Z0-9+.\-]*://)([^/\s@:"']+):([^/\s@"']+)@`)
 
 // ReplaceURLPasswords replaces the password of every URL in s (the
 // user:password@ part) with with(password); the user stays.
 func ReplaceURLPasswords(s string, with func(password string) string) string {
-	return urlPassword.ReplaceAllStringFunc(s, func(m string) string {
-		sub := urlPassword.FindStringSubmatch(m)
+	return urlPassword().ReplaceAllStringFunc(s, func(m string) string {
+		sub := urlPassword().FindStringSubmatch(m)
 		if sub[3] == "<redacted>" || strings.Contains(sub[3], standInMark) {
 			return m
 		}
@@ -75,14 +88,14 @@ func ReplaceURLPasswords(s string, with func(password string) string) string {
 }
 
 // urlUser is the user of a URL's userinfo, and the password after it.
-var urlUser = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.\-]*://)([^/\s@:"'<>]+)((?::[^/\s@"'<>]*)?@)`)
+var urlUser = lazyRegexp(`([a-zA-Z][a-zA-Z0-9+.\-]*://)([^/\s@:"'<>]+)((?::[^/\s@"'<>]*)?@)`)
 
 // ReplaceURLUsers replaces the user of every URL in s (the user of
 // user:password@ or user@) with with(user): a user alone can be a token
 // (https://glpat-…@host). The password is ReplaceURLPasswords'.
 func ReplaceURLUsers(s string, with func(user string) string) string {
-	return urlUser.ReplaceAllStringFunc(s, func(m string) string {
-		sub := urlUser.FindStringSubmatch(m)
+	return urlUser().ReplaceAllStringFunc(s, func(m string) string {
+		sub := urlUser().FindStringSubmatch(m)
 		if sub[2] == "<redacted>" || strings.Contains(sub[2], standInMark) {
 			return m
 		}
@@ -96,22 +109,22 @@ var tokenPrefixes = []string{"glrtr-", "glrt-", "glpat-", "glcbt-", "gldt-", "gl
 
 // tokenShape is a GitLab token anywhere; the dash may be missing, as
 // GR1348941 registration tokens have none.
-var tokenShape = func() *regexp.Regexp {
+var tokenShape = sync.OnceValue(func() *regexp.Regexp {
 	names := make([]string, len(tokenPrefixes))
 	for i, p := range tokenPrefixes {
 		names[i] = regexp.QuoteMeta(strings.TrimSuffix(p, "-"))
 	}
 	return regexp.MustCompile(`\b(` + strings.Join(names, "|") + `)-?[A-Za-z0-9_\-.]{4,}`)
-}()
+})
 
 // ReplaceTokens replaces every GitLab token in s with with(prefix, token),
 // prefix being its kind without the dash ("glrt").
 func ReplaceTokens(s string, with func(prefix, token string) string) string {
-	return tokenShape.ReplaceAllStringFunc(s, func(m string) string {
+	return tokenShape().ReplaceAllStringFunc(s, func(m string) string {
 		if strings.Contains(m, standInMark) {
 			return m
 		}
-		return with(tokenShape.FindStringSubmatch(m)[1], m)
+		return with(tokenShape().FindStringSubmatch(m)[1], m)
 	})
 }
 
@@ -130,8 +143,8 @@ func ReplaceSecretValues(s string, with func(key, value string) string, prose bo
 	s = replaceEnvPairs(s, with)
 	s = replaceBlockFlagValues(s, with)
 	s = replaceFlagAssignments(s, with)
-	return secretAssignment.ReplaceAllStringFunc(s, func(m string) string {
-		sub := secretAssignment.FindStringSubmatch(m)
+	return secretAssignment().ReplaceAllStringFunc(s, func(m string) string {
+		sub := secretAssignment().FindStringSubmatch(m)
 		lead, key, sep, val := sub[1], sub[2], sub[3], sub[4]
 		quoted := strings.ContainsRune(`"'[{`, rune(val[0]))
 		if !SecretKey(key) || strings.HasSuffix(key, "-data") {
@@ -141,7 +154,7 @@ func ReplaceSecretValues(s string, with func(key, value string) string, prose bo
 			if quoted && len(val) > 2 && !strings.HasSuffix(key, "-data") {
 				return lead + key + sep + val[:1] + ReplaceSecretValues(val[1:], with, prose)
 			}
-			if !strings.HasSuffix(key, "-data") && nestedAssignment.MatchString(val) {
+			if !strings.HasSuffix(key, "-data") && nestedAssignment().MatchString(val) {
 				// "debug: AWS_SECRET_ACCESS_KEY=…": the value is itself an
 				// assignment, whose key may say secret. Not base64 (a
 				// *-data value, a padded token): read as "<key>=<pad>" its
@@ -152,10 +165,10 @@ func ReplaceSecretValues(s string, with func(key, value string) string, prose bo
 		}
 		inner := strings.Trim(val, `"'[] `)
 		switch {
-		case inner == "" || !quoted && plainValue.MatchString(val), strings.HasPrefix(inner, "/"), strings.HasPrefix(val, "<"),
+		case inner == "" || !quoted && plainValue().MatchString(val), strings.HasPrefix(inner, "/"), strings.HasPrefix(val, "<"),
 			strings.Contains(val, "<redacted>"), strings.Contains(val, standInMark) && val[0] != '[':
 			return m
-		case prose && strings.Contains(sep, ":") && !quoted && lowerWord.MatchString(val):
+		case prose && strings.Contains(sep, ":") && !quoted && lowerWord().MatchString(val):
 			return m
 		}
 		return lead + key + sep + with(key, val)
@@ -164,13 +177,13 @@ func ReplaceSecretValues(s string, with func(key, value string) string, prose bo
 
 // envPair is a Kubernetes-style environment entry, name then value, in a
 // flow mapping ({name: K, value: v}) or on two lines of a block one.
-var envPair = regexp.MustCompile(`(\bname["']?\s*:\s*["']?([A-Za-z_][A-Za-z0-9_]*)["']?\s*[,\n][\s-]*["']?value["']?\s*:\s*)("[^"\n]*"|'[^'\n]*'|[^\s,}\]"']+)`)
+var envPair = lazyRegexp(`(\bname["']?\s*:\s*["']?([A-Za-z_][A-Za-z0-9_]*)["']?\s*[,\n][\s-]*["']?value["']?\s*:\s*)("[^"\n]*"|'[^'\n]*'|[^\s,}\]"']+)`)
 
 // replaceEnvPairs replaces the value of every secret-named entry of an
 // env list: the name is on one key, the secret on the next.
 func replaceEnvPairs(s string, with func(key, value string) string) string {
-	return envPair.ReplaceAllStringFunc(s, func(m string) string {
-		sub := envPair.FindStringSubmatch(m)
+	return envPair().ReplaceAllStringFunc(s, func(m string) string {
+		sub := envPair().FindStringSubmatch(m)
 		v := strings.Trim(sub[3], `"'`)
 		if !SecretKey(sub[2]) || v == "" || strings.HasPrefix(v, "/") || strings.Contains(v, "<redacted>") || strings.Contains(v, standInMark) {
 			return m
@@ -181,13 +194,13 @@ func replaceEnvPairs(s string, with func(key, value string) string) string {
 
 // secretFlag is a secret-named flag and the argument after it in an
 // argv array (an exec plugin's args: ["--token", "…"]).
-var secretFlag = regexp.MustCompile(`(["']?-{1,2}([A-Za-z][A-Za-z0-9_-]*)["']?\s*,\s*)("[^"\n]*"|'[^'\n]*'|[^\s,\]"']+)`)
+var secretFlag = lazyRegexp(`(["']?-{1,2}([A-Za-z][A-Za-z0-9_-]*)["']?\s*,\s*)("[^"\n]*"|'[^'\n]*'|[^\s,\]"']+)`)
 
 // replaceFlagValues replaces the argument of every secret-named flag in
 // an array.
 func replaceFlagValues(arr string, with func(key, value string) string) string {
-	return secretFlag.ReplaceAllStringFunc(arr, func(m string) string {
-		sub := secretFlag.FindStringSubmatch(m)
+	return secretFlag().ReplaceAllStringFunc(arr, func(m string) string {
+		sub := secretFlag().FindStringSubmatch(m)
 		if !SecretKey(sub[2]) || strings.Contains(sub[3], "<redacted>") || strings.Contains(sub[3], standInMark) {
 			return m
 		}
@@ -197,7 +210,7 @@ func replaceFlagValues(arr string, with func(key, value string) string) string {
 
 // nestedAssignment is a value that begins as an assignment of its own: a
 // short name, then = or :, then something other than base64 padding.
-var nestedAssignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}[=:][^=:]`)
+var nestedAssignment = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]{0,63}[=:][^=:]`)
 
 // blockFlag is a secret-named flag as one item of a YAML block sequence
 // and its argument as the next (an exec plugin's args, as kubectl writes
@@ -206,13 +219,13 @@ var nestedAssignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}[=:][^=:]
 //	args:
 //	- --token
 //	- …
-var blockFlag = regexp.MustCompile(`(?m)(^[ \t]*-[ \t]+["']?-{1,2}([A-Za-z][A-Za-z0-9_-]*)["']?[ \t]*\n[ \t]*-[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s#]+)`)
+var blockFlag = lazyRegexp(`(?m)(^[ \t]*-[ \t]+["']?-{1,2}([A-Za-z][A-Za-z0-9_-]*)["']?[ \t]*\n[ \t]*-[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s#]+)`)
 
 // replaceBlockFlagValues replaces the argument after every secret-named
 // flag of a block sequence.
 func replaceBlockFlagValues(s string, with func(key, value string) string) string {
-	return blockFlag.ReplaceAllStringFunc(s, func(m string) string {
-		sub := blockFlag.FindStringSubmatch(m)
+	return blockFlag().ReplaceAllStringFunc(s, func(m string) string {
+		sub := blockFlag().FindStringSubmatch(m)
 		if !SecretKey(sub[2]) || strings.HasPrefix(strings.Trim(sub[3], `"'`), "-") || strings.Contains(sub[3], "<redacted>") || strings.Contains(sub[3], standInMark) {
 			return m
 		}
@@ -222,15 +235,15 @@ func replaceBlockFlagValues(s string, with func(key, value string) string) strin
 
 // flagAssignment is a secret-named flag with its argument after `=`
 // (--token=…, -password=…), anywhere: a command line, an args item.
-var flagAssignment = regexp.MustCompile(`((?:^|[\s"'\[,])-{1,2}([A-Za-z][A-Za-z0-9_-]*)=)("[^"\n]*"|'[^'\n]*'|[^\s"',\]]+)`)
+var flagAssignment = lazyRegexp(`((?:^|[\s"'\[,])-{1,2}([A-Za-z][A-Za-z0-9_-]*)=)("[^"\n]*"|'[^'\n]*'|[^\s"',\]]+)`)
 
 // replaceFlagAssignments replaces the argument of every secret-named
 // --flag=value.
 func replaceFlagAssignments(s string, with func(key, value string) string) string {
-	return flagAssignment.ReplaceAllStringFunc(s, func(m string) string {
-		sub := flagAssignment.FindStringSubmatch(m)
+	return flagAssignment().ReplaceAllStringFunc(s, func(m string) string {
+		sub := flagAssignment().FindStringSubmatch(m)
 		v := strings.Trim(sub[3], `"'`)
-		if !SecretKey(sub[2]) || v == "" || strings.HasPrefix(v, "/") || plainValue.MatchString(v) || strings.Contains(v, "<redacted>") || strings.Contains(v, standInMark) {
+		if !SecretKey(sub[2]) || v == "" || strings.HasPrefix(v, "/") || plainValue().MatchString(v) || strings.Contains(v, "<redacted>") || strings.Contains(v, standInMark) {
 			return m
 		}
 		return sub[1] + with(sub[2], sub[3])
@@ -241,14 +254,14 @@ func replaceFlagAssignments(s string, with func(key, value string) string) strin
 // quoted, bracketed (a TOML array), braced (an inline table) or bare up to
 // a separator. A key that ends its line (YAML's "user:") has no value
 // there, and must not take the next line's key for one.
-var secretAssignment = regexp.MustCompile(`(^|[\s"'{,(\[])([A-Za-z_][A-Za-z0-9_.\-]*)("?[ \t]*[:=][ \t]*)("[^"\n]*"|'[^'\n]*'|\[[^\]\n]*\]|\{[^}\n]*\}|[^\s"',}\]#]+)`)
+var secretAssignment = lazyRegexp(`(^|[\s"'{,(\[])([A-Za-z_][A-Za-z0-9_.\-]*)("?[ \t]*[:=][ \t]*)("[^"\n]*"|'[^'\n]*'|\[[^\]\n]*\]|\{[^}\n]*\}|[^\s"',}\]#]+)`)
 
 // lowerWord is a bare word of small letters.
-var lowerWord = regexp.MustCompile(`^[a-z]+$`)
+var lowerWord = lazyRegexp(`^[a-z]+$`)
 
 // plainValue is a bare value that is no secret whatever its key: a
 // boolean, a number or a duration.
-var plainValue = regexp.MustCompile(`^(true|false|null|[+-]?[0-9][0-9_.:eE+-]*[smhd]?)$`)
+var plainValue = lazyRegexp(`^(true|false|null|[+-]?[0-9][0-9_.:eE+-]*[smhd]?)$`)
 
 // SecretKey reports whether a key or variable name says its value is a
 // secret: it contains secret, password, passwd, token, key, credential or

@@ -3,9 +3,9 @@ package cluster
 import (
 	"context"
 
+	"github.com/socialwebcomputer/doctor/checks/kube"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/socialwebcomputer/doctor/checks"
 )
@@ -22,7 +22,7 @@ const SystemNamespace = "kube-system"
 //
 // target is the API target's key (facts.API.Key): runners of one cluster
 // share the list. Without one (a unit test's client) it is listed afresh.
-func SystemPods(p *checks.Pass, ctx context.Context, target string, c kubernetes.Interface) ([]corev1.Pod, error) {
+func SystemPods(p *checks.Pass, ctx context.Context, target string, c kube.Interface) ([]corev1.Pod, error) {
 	if target == "" {
 		return ListSystemPods(ctx, c)
 	}
@@ -32,7 +32,7 @@ func SystemPods(p *checks.Pass, ctx context.Context, target string, c kubernetes
 }
 
 // ListSystemPods lists kube-system's pods, page by page.
-func ListSystemPods(ctx context.Context, c kubernetes.Interface) ([]corev1.Pod, error) {
+func ListSystemPods(ctx context.Context, c kube.Interface) ([]corev1.Pod, error) {
 	var pods []corev1.Pod
 	err := pages(ctx, func(o metav1.ListOptions) (string, error) {
 		r, err := c.CoreV1().Pods(SystemNamespace).List(ctx, o)

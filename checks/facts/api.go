@@ -13,11 +13,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/socialwebcomputer/doctor/checks/kube"
 	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -30,7 +30,7 @@ import (
 // connection and the lists made with it.
 type API struct {
 	Config *rest.Config
-	Client kubernetes.Interface
+	Client kube.Interface
 	Server string // the URL, for evidence
 	// Key identifies the target: the server and a hash of the credential.
 	Key string
@@ -288,7 +288,7 @@ func newAPI(env *checks.Env, cfg *rest.Config, cred *pluginCredential) (*API, er
 			return resp, err
 		})
 	})
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := kube.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -14,9 +14,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/socialwebcomputer/doctor/checks/kube"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/apiauth"
@@ -131,7 +131,7 @@ type inputs struct {
 	nodes   []corev1.Node
 	pods    []corev1.Pod // candidates, any namespace
 	sysErr  error        // listing kube-system's pods failed (403 for a namespaced identity)
-	client  kubernetes.Interface
+	client  kube.Interface
 	wait    kubeletserving.Waiting
 	timeout time.Duration
 }
@@ -245,7 +245,7 @@ func errText(err error) string {
 
 // readOneByte asks for at most one byte of the pod's log: the same path
 // (pods/log, get) FF_WAIT_FOR_POD_TO_BE_REACHABLE polls with.
-func readOneByte(ctx context.Context, c kubernetes.Interface, pod *corev1.Pod, timeout time.Duration) error {
+func readOneByte(ctx context.Context, c kube.Interface, pod *corev1.Pod, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	one := int64(1)

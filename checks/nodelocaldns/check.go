@@ -8,8 +8,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/socialwebcomputer/doctor/checks/kube"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/apiauth"
@@ -74,7 +74,7 @@ type inputs struct {
 	api      bool // false when the API side was not available (api-auth failed or no kubeconfig)
 	nodes    []corev1.Node
 	nodesErr error
-	client   kubernetes.Interface
+	client   kube.Interface
 	target   string               // the API target's key: runners of one cluster share its view
 	runner   *runnerconfig.Runner // the runner whose GitLab URL a job clones from
 	addon    *fetched             // the add-on as AddonFact listed it; nil: fetch it

@@ -3,6 +3,7 @@ package nodelocaldns
 import (
 	"context"
 	"errors"
+	"github.com/socialwebcomputer/doctor/checks/kube/kubefake"
 	"strings"
 	"testing"
 	"time"
@@ -98,7 +99,7 @@ func runCheck(t *testing.T, cl apiState, env *checks.Env, timeout time.Duration)
 	c := *Check
 	c.Requires = nil
 	c.Run = func(p *checks.Pass) error {
-		return run(p, inputs{api: !cl.noAPI, nodes: cl.nodes, client: cs, runner: config(t)})
+		return run(p, inputs{api: !cl.noAPI, nodes: cl.nodes, client: kubefake.Wrap(cs), runner: config(t)})
 	}
 	if timeout > 0 {
 		c.Timeout = timeout

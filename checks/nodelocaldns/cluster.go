@@ -8,10 +8,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/socialwebcomputer/doctor/checks/kube"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/cluster"
@@ -38,7 +38,7 @@ type view struct {
 // fetch reads the add-on: kube-system's DaemonSets, listed here, and its
 // pods, those of kube-system's (one list, shared with kubelet-reach) that
 // carry the add-on's label. Both leave at once, under ctx and at most 10 s.
-func fetch(ctx context.Context, c kubernetes.Interface, systemPods func(context.Context) ([]corev1.Pod, error)) (*view, error) {
+func fetch(ctx context.Context, c kube.Interface, systemPods func(context.Context) ([]corev1.Pod, error)) (*view, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	v := &view{}

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
+	"github.com/socialwebcomputer/doctor/checks/kube"
 	"k8s.io/client-go/rest"
 
 	"github.com/socialwebcomputer/doctor/checks"
@@ -32,7 +32,7 @@ type Target struct {
 	API *facts.API
 	// Client is the same transport without the overall timeout, for
 	// watches (WatchClient).
-	Client kubernetes.Interface
+	Client kube.Interface
 }
 
 // Selector is the --runner value that selects this runner alone, for
@@ -49,10 +49,10 @@ func (t *Target) Selector() string {
 // overall request timeout, which would end every watch after 15 seconds.
 // Each list the trace makes has its own deadline (Options.RequestTimeout),
 // and each watch asks the server to end it (timeoutSeconds).
-func WatchClient(cfg *rest.Config) (kubernetes.Interface, error) {
+func WatchClient(cfg *rest.Config) (kube.Interface, error) {
 	c := rest.CopyConfig(cfg)
 	c.Timeout = 0
-	return kubernetes.NewForConfig(c)
+	return kube.NewForConfig(c)
 }
 
 // Resolve finds the runner a trace follows: the one Kubernetes runner of

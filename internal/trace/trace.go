@@ -7,18 +7,18 @@ import (
 	"sync"
 	"time"
 
+	"github.com/socialwebcomputer/doctor/checks/kube"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 )
 
 // Options say what to trace and how long to wait.
 type Options struct {
 	// Client reads the cluster. Use one without an overall request
 	// timeout (WatchClient), or every watch ends at it and is re-made.
-	Client kubernetes.Interface
+	Client kube.Interface
 	// Namespace is the runner's namespace.
 	Namespace string
 	// Pod follows the pod of this name; Next follows the next job pod

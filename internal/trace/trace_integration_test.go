@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/socialwebcomputer/doctor/checks/kube"
 	"os"
 	"slices"
 	"strings"
@@ -44,7 +45,7 @@ type traceWorld struct {
 	admin kubernetes.Interface
 	// client is the trace's: facts.NewAPI's transport (checks.Env.Dial,
 	// bounded bodies) without the overall timeout (WatchClient).
-	client kubernetes.Interface
+	client kube.Interface
 }
 
 func startWorld(t *testing.T, opts ...testenv.Option) *traceWorld {

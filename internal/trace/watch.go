@@ -7,13 +7,13 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/socialwebcomputer/doctor/checks/kube"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/socialwebcomputer/doctor/checks/facts"
 )
@@ -77,7 +77,7 @@ type stream struct {
 	relist bool
 }
 
-func newStreams(cs kubernetes.Interface, o Options) []*stream {
+func newStreams(cs kube.Interface, o Options) []*stream {
 	podSel, evSel := fields.Everything(), fields.OneTermEqualSelector("involvedObject.kind", "Pod")
 	if o.Pod != "" {
 		podSel = fields.OneTermEqualSelector("metadata.name", o.Pod)

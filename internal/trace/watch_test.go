@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/socialwebcomputer/doctor/checks/kube/kubefake"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -25,7 +26,7 @@ import (
 // behind.
 
 func podsStream(cs *fake.Clientset) *stream {
-	return newStreams(cs, Options{Namespace: "gitlab-runner", Next: true, RequestTimeout: time.Second})[kindPods]
+	return newStreams(kubefake.Wrap(cs), Options{Namespace: "gitlab-runner", Next: true, RequestTimeout: time.Second})[kindPods]
 }
 
 func countVerb(cs *fake.Clientset, verb, resource string) int {
@@ -141,7 +142,7 @@ func TestStreamFatal(t *testing.T) {
 	cs.PrependWatchReactor("events", func(k8stesting.Action) (bool, watch.Interface, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "events"}, "", errors.New("cannot watch"))
 	})
-	streams := newStreams(cs, Options{Namespace: "gitlab-runner", Next: true, RequestTimeout: time.Second})
+	streams := newStreams(kubefake.Wrap(cs), Options{Namespace: "gitlab-runner", Next: true, RequestTimeout: time.Second})
 	for _, tc := range []struct {
 		s    *stream
 		want watch.EventType
@@ -202,7 +203,7 @@ func TestRunOnFakeCluster(t *testing.T) {
 	}
 	done := make(chan result)
 	go func() {
-		v, err := Run(ctx, Options{Client: cs, Namespace: "gitlab-runner", Next: true,
+		v, err := Run(ctx, Options{Client: kubefake.Wrap(cs), Namespace: "gitlab-runner", Next: true,
 			Budgets: map[Stage]time.Duration{StageCreated: 50 * time.Millisecond},
 			OnStuck: func(ctx context.Context, s Stage) []string {
 				explained.Add(1)
@@ -232,7 +233,7 @@ func TestRunOnFakeCluster(t *testing.T) {
 	assertNoGoroutines(t)
 
 	// The timeout ends a trace the same way, and says so.
-	v, err := Run(context.Background(), Options{Client: cs, Namespace: "gitlab-runner", Pod: "runner-x-project-1-concurrent-0-y",
+	v, err := Run(context.Background(), Options{Client: kubefake.Wrap(cs), Namespace: "gitlab-runner", Pod: "runner-x-project-1-concurrent-0-y",
 		Timeout: 100 * time.Millisecond}, Output{W: &out})
 	if err != nil || v.Stuck != StageCreated || v.Reason != "timeout (100ms)" || !strings.Contains(v.Detail, "no pod runner-x") {
 		t.Fatalf("verdict %+v, %v", v, err)
@@ -244,10 +245,10 @@ func TestRunOptions(t *testing.T) {
 	cs := fake.NewClientset()
 	for _, o := range []Options{
 		{Namespace: "ns", Next: true},
-		{Client: cs, Next: true},
-		{Client: cs, Namespace: "ns"},
-		{Client: cs, Namespace: "ns", Next: true, Pod: "p"},
-		{Client: cs, Namespace: "ns", Next: true, Budgets: map[Stage]time.Duration{StageNodeReady: -time.Second}},
+		{Client: kubefake.Wrap(cs), Next: true},
+		{Client: kubefake.Wrap(cs), Namespace: "ns"},
+		{Client: kubefake.Wrap(cs), Namespace: "ns", Next: true, Pod: "p"},
+		{Client: kubefake.Wrap(cs), Namespace: "ns", Next: true, Budgets: map[Stage]time.Duration{StageNodeReady: -time.Second}},
 	} {
 		if _, err := Run(context.Background(), o, Output{W: &bytes.Buffer{}}); err == nil {
 			t.Errorf("Run(%+v) accepted", o)
@@ -257,7 +258,7 @@ func TestRunOptions(t *testing.T) {
 	cs.PrependReactor("list", "pods", func(k8stesting.Action) (bool, k8sruntime.Object, error) {
 		return true, nil, apierrors.NewUnauthorized("certificate expired")
 	})
-	if _, err := Run(context.Background(), Options{Client: cs, Namespace: "ns", Next: true}, Output{W: &bytes.Buffer{}}); err == nil ||
+	if _, err := Run(context.Background(), Options{Client: kubefake.Wrap(cs), Namespace: "ns", Next: true}, Output{W: &bytes.Buffer{}}); err == nil ||
 		!strings.Contains(err.Error(), "list pods in ns") {
 		t.Errorf("refused list: %v", err)
 	}
@@ -273,7 +274,7 @@ func TestRunFollowsTheNextPod(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
-		v, _ := Run(ctx, Options{Client: cs, Namespace: "gitlab-runner", Next: true}, Output{W: &out})
+		v, _ := Run(ctx, Options{Client: kubefake.Wrap(cs), Namespace: "gitlab-runner", Next: true}, Output{W: &out})
 		done <- v
 	}()
 	waitFor(t, &out, `"event":"start"`)
