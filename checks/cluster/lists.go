@@ -21,8 +21,15 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/facts"
 )
 
-// PageSize is the limit of every list request.
-const PageSize = 500
+// PageSize is the limit of every list request: 1,000, twice kubectl's
+// --chunk-size, so a cluster of a thousand nodes lists its nodes, its
+// runner pods and kube-system's pods in one page each. Every page after
+// the first waits for the one before: at 500, three of them stood on a 10k
+// run's critical path (bench/RESULTS.md). A page past the per-response
+// bound (facts.MaxResponseBytes, 16 KiB an object at this size: pods with
+// large annotations) is asked again at a quarter of the size, so fat objects cost
+// requests, not the list.
+const PageSize = 1000
 
 // Lists are the cluster state every API check reads, listed once per run:
 // each request independent of the others goes out in parallel, and each list
@@ -236,6 +243,14 @@ func pages(ctx context.Context, list func(metav1.ListOptions) (string, error), o
 	o.Limit = PageSize
 	for i := 0; i < 1000; i++ {
 		next, err := list(o)
+		var tooLarge *facts.ErrBodyTooLarge
+		if errors.As(err, &tooLarge) && !tooLarge.Run && !tooLarge.InFlight && o.Limit == PageSize {
+			// The same page again, a quarter of the size (64 KiB an object),
+			// once: a server whose every answer is endless (a hostile one)
+			// costs one more bounded read, not a descent.
+			o.Limit = PageSize / 4
+			continue
+		}
 		if err != nil {
 			return err
 		}

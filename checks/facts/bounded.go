@@ -16,8 +16,9 @@ import (
 // that never ends, a 1 GB answer, the same to every check at once) must not
 // take the host with it.
 //
-// A list page is at most cluster.PageSize (500) objects: 16 MiB is 32 KiB
-// an object, more than a pod with its managedFields. The checks list in
+// A list page is at most cluster.PageSize (1,000) objects: 16 MiB is 16
+// KiB an object, more than a pod with its managedFields (a page past it is
+// asked again in quarters). The checks list in
 // parallel, and io.ReadAll holds up to twice what it read while it grows,
 // so the in-flight bound is what keeps a run under its 150 MiB (measured
 // by internal/cli's TestHostileServersAreBoundedInTimeAndMemory).
