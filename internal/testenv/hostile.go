@@ -74,7 +74,7 @@ func (h HostileHTTP) Serve(t testing.TB) string {
 	if network == "" || network == "tcp" {
 		network, addr = "tcp", "127.0.0.1:0"
 	}
-	return serveConns(t, network, addr, h.conn)
+	return ServeConns(t, network, addr, h.conn)
 }
 
 func (h HostileHTTP) conn(c net.Conn) {
@@ -165,7 +165,7 @@ func HonestJSON(w io.Writer, body string) {
 // carry, and HugeUnauthorized a REFUSED answer followed by 1 GiB.
 func HostileDNS(t testing.TB, mode HostileMode) string {
 	t.Helper()
-	addr := serveConns(t, "tcp", "127.0.0.1:0", func(c net.Conn) { dnsTCP(c, mode) })
+	addr := ServeConns(t, "tcp", "127.0.0.1:0", func(c net.Conn) { dnsTCP(c, mode) })
 	pc, err := net.ListenPacket("udp", addr)
 	if err != nil {
 		t.Fatalf("hostile DNS: udp on %s: %v", addr, err)
@@ -272,9 +272,9 @@ func writeN(c net.Conn, n int64, b byte) {
 	}
 }
 
-// serveConns accepts on network/addr until the test ends, each connection
+// ServeConns accepts on network/addr until the test ends, each connection
 // served by fn, and closes every connection at the end.
-func serveConns(t testing.TB, network, addr string, fn func(net.Conn)) string {
+func ServeConns(t testing.TB, network, addr string, fn func(net.Conn)) string {
 	t.Helper()
 	l, err := net.Listen(network, addr)
 	if err != nil {

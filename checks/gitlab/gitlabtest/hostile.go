@@ -6,9 +6,10 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/socialwebcomputer/doctor/internal/testenv"
 )
 
 // Silent accepts connections and never writes a byte: every read of the
@@ -31,38 +32,10 @@ func Garbage(t testing.TB) string {
 	})
 }
 
-// listen serves each connection with fn on 127.0.0.1 until the test ends.
+// listen serves each connection with fn on 127.0.0.1 until the test ends:
+// the hostile servers' listener (testenv.ServeConns).
 func listen(t testing.TB, fn func(net.Conn)) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	t.Cleanup(func() {
-		l.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Add(1)
-			go func() { defer wg.Done(); defer c.Close(); fn(c) }()
-		}
-	}()
-	return l.Addr().String()
+	return testenv.ServeConns(t, "tcp", "127.0.0.1:0", fn)
 }
 
 // Endless is a /api/v4/version handler answering 200 with a body of Size
