@@ -177,10 +177,7 @@ func (b *bench) validate(label string) (doctorReqs, runbookReqs int) {
 // where a 10k run spends its CPU and what it allocates.
 func (b *bench) profile() {
 	t := b.t
-	dir := os.Getenv("DOCTOR_BENCH_PROFILES")
-	if dir == "" {
-		dir = b.dir
-	}
+	dir := b.profileDir()
 	cpu, heap0, heap1 := filepath.Join(dir, "doctor-10k.cpu.pprof"), filepath.Join(dir, "doctor-10k.heap0.pprof"), filepath.Join(dir, "doctor-10k.heap1.pprof")
 	writeHeap := func(p string) {
 		runtime.GC()
@@ -195,31 +192,54 @@ func (b *bench) profile() {
 	}
 	const n = 5
 	writeHeap(heap0)
-	f, err := os.Create(cpu)
+	b.cpuProfile(cpu, n)
+	writeHeap(heap1)
+	t.Logf("CPU profile of %d in-process 10k runs (%s), by cumulative time:\n%s", n, cpu, b.pprofTop(40, "-cum", "-nodecount=30", cpu))
+	t.Logf("allocations of those %d runs (alloc_space, %s minus %s):\n%s", n, heap1, heap0,
+		b.pprofTop(40, "-sample_index=alloc_space", "-nodecount=25", "-base", heap0, heap1))
+}
+
+// profileDir is where profiles are kept: $DOCTOR_BENCH_PROFILES, or the
+// benchmark's own directory.
+func (b *bench) profileDir() string {
+	if dir := os.Getenv("DOCTOR_BENCH_PROFILES"); dir != "" {
+		return dir
+	}
+	return b.dir
+}
+
+// cpuProfile runs doctor n times in this process (cli.Main, as cmd/doctor
+// does) under the CPU profiler, writing the profile to path, and returns
+// the time of one run.
+func (b *bench) cpuProfile(path string, n int) time.Duration {
+	t := b.t
+	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer f.Close()
 	if err := pprof.StartCPUProfile(f); err != nil {
 		t.Fatal(err)
 	}
+	start := time.Now()
 	for i := 0; i < n; i++ {
 		if code := cli.Main(b.doctorArgs(), cli.IO{Out: io.Discard, Err: io.Discard, Getenv: func(string) string { return "" }}); code > 2 {
+			pprof.StopCPUProfile()
 			t.Fatalf("in-process doctor exit %d", code)
 		}
 	}
+	each := time.Since(start) / time.Duration(n)
 	pprof.StopCPUProfile()
-	f.Close()
-	writeHeap(heap1)
-	top := func(args ...string) string {
-		out, err := exec.Command("go", append([]string{"tool", "pprof", "-top"}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Errorf("pprof: %v", err)
-		}
-		return head(string(out), 40)
+	return each
+}
+
+// pprofTop is the first lines of go tool pprof -top with args.
+func (b *bench) pprofTop(lines int, args ...string) string {
+	out, err := exec.Command("go", append([]string{"tool", "pprof", "-top"}, args...)...).CombinedOutput()
+	if err != nil {
+		b.t.Errorf("pprof: %v", err)
 	}
-	t.Logf("CPU profile of %d in-process 10k runs (%s), by cumulative time:\n%s", n, cpu, top("-cum", "-nodecount=30", cpu))
-	t.Logf("allocations of those %d runs (alloc_space, %s minus %s):\n%s", n, heap1, heap0,
-		top("-sample_index=alloc_space", "-nodecount=25", "-base", heap0, heap1))
+	return head(string(out), lines)
 }
 
 func checkTable(r doctorRun) string {

@@ -3,16 +3,11 @@
 package bench
 
 import (
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime/pprof"
 	"sort"
 	"testing"
 	"time"
-
-	"github.com/socialwebcomputer/doctor/internal/cli"
 )
 
 // TestProfileSmall is where a healthy small-cluster run spends its time:
@@ -42,31 +37,9 @@ func TestProfileSmall(t *testing.T) {
 	sort.Float64s(walls)
 	t.Logf("doctor run, 15 runs: median %s, min %s, max %s", ms(median(walls)), ms(walls[0]), ms(walls[len(walls)-1]))
 
-	dir := os.Getenv("DOCTOR_BENCH_PROFILES")
-	if dir == "" {
-		dir = b.dir
-	}
-	path := filepath.Join(dir, "doctor-small.cpu.pprof")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		t.Fatal(err)
-	}
+	path := filepath.Join(b.profileDir(), "doctor-small.cpu.pprof")
 	const n = 30
-	start := time.Now()
-	for i := 0; i < n; i++ {
-		if code := cli.Main(b.doctorArgs(), cli.IO{Out: io.Discard, Err: io.Discard, Getenv: func(string) string { return "" }}); code > 2 {
-			t.Fatalf("in-process doctor exit %d", code)
-		}
-	}
-	each := time.Since(start) / n
-	pprof.StopCPUProfile()
-	f.Close()
-	out, err := exec.Command("go", "tool", "pprof", "-top", "-cum", "-nodecount=40", path).CombinedOutput()
-	if err != nil {
-		t.Errorf("pprof: %v", err)
-	}
-	t.Logf("%d in-process runs, %s each; CPU profile (%s) by cumulative time:\n%s", n, each.Round(time.Millisecond), path, head(string(out), 50))
+	each := b.cpuProfile(path, n)
+	t.Logf("%d in-process runs, %s each; CPU profile (%s) by cumulative time:\n%s", n, each.Round(time.Millisecond), path,
+		b.pprofTop(50, "-cum", "-nodecount=40", path))
 }
