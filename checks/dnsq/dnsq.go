@@ -264,13 +264,9 @@ func withResolvableZone(a netip.Addr) netip.Addr {
 	if z == "" {
 		return a
 	}
-	if len(z) > 15 || strings.ContainsAny(z, "/:%[] \t\n\r") {
+	notInName := func(r rune) bool { return r <= ' ' || r > '~' || strings.ContainsRune("/:%[]", r) }
+	if len(z) > 15 || strings.ContainsFunc(z, notInName) {
 		return a.WithZone("")
-	}
-	for _, r := range z {
-		if r <= ' ' || r > '~' {
-			return a.WithZone("")
-		}
 	}
 	return a
 }
