@@ -159,6 +159,8 @@ func NewForConfig(c *rest.Config) (*Clientset, error) {
 	if err != nil {
 		return nil, err
 	}
+	cf, _ := codecs()
+	cfg.NegotiatedSerializer = serializer.WithoutConversionCodecFactory{CodecFactory: cf}
 	cs := &Clientset{}
 	for _, g := range []struct {
 		to   *rest.Interface
@@ -175,8 +177,6 @@ func NewForConfig(c *rest.Config) (*Clientset, error) {
 		gc := cfg
 		gv := g.gv
 		gc.GroupVersion, gc.APIPath = &gv, g.path
-		cf, _ := codecs()
-		gc.NegotiatedSerializer = serializer.WithoutConversionCodecFactory{CodecFactory: cf}
 		rc, err := rest.RESTClientForConfigAndClient(&gc, hc)
 		if err != nil {
 			return nil, err
