@@ -1,9 +1,12 @@
 // Package metrics writes a run's report as Prometheus metrics for
 // node_exporter's textfile collector (doctor run --textfile PATH).
 //
-// The file is built with client_golang's own registry and written with
-// prometheus.WriteToTextfile: a temporary file in the target's directory,
-// renamed over the target, so the collector never reads half a file. The
+// The file is Prometheus's text format, byte for byte what client_golang's
+// registry and expfmt would write (text.go says why doctor does not link
+// them; a test compares the two), and it is written as
+// prometheus.WriteToTextfile writes: a temporary file in the target's
+// directory, renamed over the target, so the collector never reads half a
+// file. The
 // temporary name is the target's plus a random suffix ("doctor.prom123456"),
 // which the collector's *.prom glob does not match.
 //

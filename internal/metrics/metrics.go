@@ -1,10 +1,12 @@
 package metrics
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
 	"strconv"
-
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/report"
@@ -33,16 +35,38 @@ var Severities = []checks.Severity{checks.Info, checks.Warning, checks.Error, ch
 
 // WriteTextfile writes rep and obs (every check's Observations, see
 // Observations) to path for node_exporter's textfile collector, atomically:
-// a temporary file in path's directory renamed over path.
+// a temporary file in path's directory, renamed over path. The steps are
+// client_golang's prometheus.WriteToTextfile (prometheus/registry.go,
+// client_golang v1.24.1): CreateTemp beside the target with the target's
+// name as the prefix, write, close, chmod 0644, rename.
 func WriteTextfile(path string, rep *report.Report, obs []checks.Observation) error {
-	reg, err := Registry(rep, obs)
+	text, err := Text(rep, obs)
 	if err != nil {
 		return fmt.Errorf("--textfile %s: %w", path, err)
 	}
-	if err := prometheus.WriteToTextfile(path, reg); err != nil {
+	if err := writeAtomic(path, text); err != nil {
 		return fmt.Errorf("--textfile %s: %w", path, err)
 	}
 	return nil
+}
+
+func writeAtomic(path string, text []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path))
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // gone already after the rename
+	if _, err := tmp.Write(text); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }
 
 // Observations collects what every check of res observed, in check order.
@@ -54,42 +78,40 @@ func Observations(res *checks.Result) []checks.Observation {
 	return out
 }
 
-// Registry holds the metrics of one run (doc.go): a registry of its own,
-// never the default one, so nothing of doctor's process leaks into the file.
-func Registry(rep *report.Report, obs []checks.Observation) (*prometheus.Registry, error) {
+// Text is the metrics of one run (doc.go) in Prometheus's text format.
+// Nothing of doctor's own process is in it: there is no registry, only
+// these families.
+func Text(rep *report.Report, obs []checks.Observation) ([]byte, error) {
+	fams, err := families(rep, obs)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	for _, f := range fams {
+		f.writeTo(&b)
+	}
+	return b.Bytes(), nil
+}
+
+// families builds the six gauges of one run, sorted by name.
+func families(rep *report.Report, obs []checks.Observation) ([]*gauge, error) {
 	if rep == nil {
 		return nil, fmt.Errorf("no report")
 	}
-	reg := prometheus.NewPedanticRegistry()
-	status := prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: CheckStatus,
-		Help: "How the check ended for the runner (\"\" host-wide): 1 pass, 0 fail, -1 unknown or skipped.",
-	}, []string{"check", "runner"})
-	findings := prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: Findings,
-		Help: "Findings of this severity the run reported for the check and runner (\"\" host-wide), after ignores; 0 for a check that ran and found none of it.",
-	}, []string{"severity", "check", "runner"})
-	duration := prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: CheckDuration,
-		Help: "How long the check took, in seconds: the longest of its per-runner runs.",
-	}, []string{"check"})
-	runDuration := prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: RunDuration,
-		Help: "How long the whole doctor run took, in seconds.",
-	})
-	lastRun := prometheus.NewGauge(prometheus.GaugeOpts{
-		Name: LastRunTimestamp,
-		Help: "When the doctor run started, in Unix seconds (its --now when given).",
-	})
-	certExpiry := prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: CertExpiry,
-		Help: "When the client certificate of the runner's kubeconfig expires (NotAfter), in Unix seconds.",
-	}, []string{"runner", "subject"})
-	for _, c := range []prometheus.Collector{status, findings, duration, runDuration, lastRun, certExpiry} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
-	}
+	status := newGauge(CheckStatus,
+		"How the check ended for the runner (\"\" host-wide): 1 pass, 0 fail, -1 unknown or skipped.",
+		"check", "runner")
+	findings := newGauge(Findings,
+		"Findings of this severity the run reported for the check and runner (\"\" host-wide), after ignores; 0 for a check that ran and found none of it.",
+		"severity", "check", "runner")
+	duration := newGauge(CheckDuration,
+		"How long the check took, in seconds: the longest of its per-runner runs.",
+		"check")
+	runDuration := newGauge(RunDuration, "How long the whole doctor run took, in seconds.")
+	lastRun := newGauge(LastRunTimestamp, "When the doctor run started, in Unix seconds (its --now when given).")
+	certExpiry := newGauge(CertExpiry,
+		"When the client certificate of the runner's kubeconfig expires (NotAfter), in Unix seconds.",
+		"runner", "subject")
 
 	label := runnerLabels(rep, obs)
 
@@ -114,24 +136,24 @@ func Registry(rep *report.Report, obs []checks.Observation) (*prometheus.Registr
 		}
 	}
 	for _, k := range order {
-		status.WithLabelValues(k.check, k.runner).Set(st[k])
+		status.set(st[k], k.check, k.runner)
 		if st[k] != StatusUnknown {
 			for _, s := range Severities {
-				findings.WithLabelValues(s.String(), k.check, k.runner).Set(0)
+				findings.set(0, s.String(), k.check, k.runner)
 			}
 		}
 	}
 	for id, d := range dur {
-		duration.WithLabelValues(id).Set(d)
+		duration.set(d, id)
 	}
 
 	// doctor_findings.
 	for _, f := range rep.Findings {
-		findings.WithLabelValues(f.Severity.String(), f.Check, label(f.Runner)).Inc()
+		findings.add(1, f.Severity.String(), f.Check, label(f.Runner))
 	}
 
-	runDuration.Set(float64(rep.DurationMs) / 1000)
-	lastRun.Set(float64(rep.StartedAt.UnixNano()) / 1e9)
+	runDuration.set(float64(rep.DurationMs) / 1000)
+	lastRun.set(float64(rep.StartedAt.UnixNano()) / 1e9)
 
 	// doctor_cert_expiry_timestamp_seconds: the earliest per runner and subject.
 	type ckey struct{ runner, subject string }
@@ -146,9 +168,11 @@ func Registry(rep *report.Report, obs []checks.Observation) (*prometheus.Registr
 		}
 	}
 	for k, v := range exp {
-		certExpiry.WithLabelValues(k.runner, k.subject).Set(v)
+		certExpiry.set(v, k.runner, k.subject)
 	}
-	return reg, nil
+	fams := []*gauge{status, findings, duration, runDuration, lastRun, certExpiry}
+	sort.Slice(fams, func(i, j int) bool { return fams[i].name < fams[j].name })
+	return fams, nil
 }
 
 func statusValue(s checks.Status) float64 {

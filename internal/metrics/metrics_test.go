@@ -12,7 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -211,19 +212,76 @@ func TestTextfileParses(t *testing.T) {
 }
 
 // TestLint runs client_golang's own linter (promtool check metrics) over the
-// registry: names, units and help are as Prometheus conventions want.
+// file: names, units and help are as Prometheus conventions want.
 func TestLint(t *testing.T) {
-	rep, obs := fabricated()
-	reg, err := Registry(rep, obs)
+	text, err := Text(fabricated())
 	if err != nil {
 		t.Fatal(err)
 	}
-	problems, err := testutil.GatherAndLint(reg)
+	problems, err := promlint.New(bytes.NewReader(text)).Lint()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range problems {
 		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
+}
+
+// TestTextIsClientGolangs: the file is byte for byte what client_golang's
+// registry and expfmt write for the same gauges, runner names that need
+// escaping included. client_golang is the oracle; doctor does not link it
+// (TestDoctorDoesNotLinkClientGolang).
+func TestTextIsClientGolangs(t *testing.T) {
+	rep, obs := fabricated()
+	rep.Runners = append(rep.Runners, report.Runner{Index: 5, Name: "quote\" back\\slash\nnewline", Executor: "shell"})
+	rep.Checks = append(rep.Checks, report.CheckStatus{ID: "runner-rbac", Runner: ref(5, "quote\" back\\slash\nnewline"), Status: checks.StatusFail})
+	rep.Findings = append(rep.Findings, report.Finding{Check: "runner-rbac", Runner: ref(5, "quote\" back\\slash\nnewline"), Severity: checks.Error})
+	got, err := Text(rep, obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fams, err := families(rep, obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	for _, f := range fams {
+		vec := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: f.name, Help: f.help}, f.labels)
+		for _, s := range f.series {
+			vec.WithLabelValues(s.values...).Set(s.value)
+		}
+		reg.MustRegister(vec)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	for _, mf := range mfs {
+		if _, err := expfmt.MetricFamilyToText(&want, mf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Errorf("doctor's textfile differs from client_golang's:\n--- doctor\n%s\n--- client_golang\n%s", got, want.Bytes())
+	}
+	if !bytes.Contains(got, []byte(`runner="quote\" back\\slash\nnewline"`)) {
+		t.Errorf("the escaped runner name is not in the file:\n%s", got)
+	}
+}
+
+// TestTextInvalidUTF8: a runner name with a byte that is not UTF-8 is
+// written with U+FFFD in its place; the file still parses.
+func TestTextInvalidUTF8(t *testing.T) {
+	rep := &report.Report{Runners: []report.Runner{{Index: 1, Name: "bad\xffname"}},
+		Checks: []report.CheckStatus{{ID: "config-lint", Runner: ref(1, "bad\xffname"), Status: checks.StatusPass}}}
+	text, err := Text(rep, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mfs := parse(t, text)
+	if got := series(mfs[CheckStatus]); len(got) != 1 || got[0] != "{check=\"config-lint\",runner=\"bad\uFFFDname\"} 1" {
+		t.Errorf("check status series = %q", got)
 	}
 }
 
