@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/socialwebcomputer/doctor/internal/lazyre"
 )
 
 // Evidence describes a value it did not make: a config line's value is
@@ -49,11 +51,11 @@ func describeSecret(s string) string {
 // optionName is an environment variable's name, as environment = [...]
 // spells them (upper case), or an option's (MachineOptions' engine-label=…,
 // lower case): never a mix of both cases, which is a secret's shape.
-var optionName = lazyRegexp(`^(?:[A-Z_][A-Z0-9_]*|[a-z_][a-z0-9_.-]*)$`)
+var optionName = lazyre.MustCompile(`^(?:[A-Z_][A-Z0-9_]*|[a-z_][a-z0-9_.-]*)$`)
 
 // cronFields is a cron-like period ("* * 9-17 * * mon-fri *"): fields of
 // digits, names and cron's punctuation, no secret's shape.
-var cronFields = lazyRegexp(`^` + cronField + `( ` + cronField + `){1,7}$`)
+var cronFields = lazyre.MustCompile(`^` + cronField + `( ` + cronField + `){1,7}$`)
 
 const cronField = `(?:[0-9]{1,4}|[0-9]{0,4}[*/,?-][0-9*/,?-]{0,16}|[A-Za-z]{3}(?:-[A-Za-z]{3})?)`
 
@@ -129,18 +131,18 @@ func LooksSecret(s string) bool {
 
 // secretRun is a run of the characters keys, tokens and base64 are made
 // of, long enough to be one.
-var secretRun = lazyRegexp(`[A-Za-z0-9+/_]{16,}`)
+var secretRun = lazyre.MustCompile(`[A-Za-z0-9+/_]{16,}`)
 
 // quotedPart is a quoted part of a parser's message, with what names it as
 // a key: toml's "(last key \"runners.output_limit\")" and "Key 'x' has
 // already been defined" quote keys; every other quote (expected value but
 // found "hunter2" instead, invalid float: '…', time: invalid duration "…",
 // no kind "…" is registered) can be the value it choked on.
-var quotedPart = lazyRegexp(`((?:last key|[Kk]ey|field) )?("(?:[^"\\]|\\.)*"|'[^']*'|` + "`[^`]*`" + `)`)
+var quotedPart = lazyre.MustCompile(`((?:last key|[Kk]ey|field) )?("(?:[^"\\]|\\.)*"|'[^']*'|` + "`[^`]*`" + `)`)
 
 // quotedWord is a quoted value that is a short word (Config, v1, true):
 // no secret has that shape.
-var quotedWord = lazyRegexp(`^[A-Za-z]?[a-z]{0,11}[0-9]?$`)
+var quotedWord = lazyre.MustCompile(`^[A-Za-z]?[a-z]{0,11}[0-9]?$`)
 
 // DescribeQuoted is a parser's message (toml's, YAML's, client-go's) with
 // the values it quotes replaced by their length: keys, single characters

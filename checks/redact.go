@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/socialwebcomputer/doctor/internal/lazyre"
 )
 
 // Redaction is made where evidence is made (checks describe certificates and
@@ -27,14 +29,6 @@ var secretPatterns = sync.OnceValue(func() []secretPattern {
 type secretPattern struct {
 	re   *regexp.Regexp
 	with string
-}
-
-// lazyRegexp compiles expr on first use. Most runs redact little and
-// describe few config lines: compiled at start, these expressions (a
-// {64,} is 64 copies of its class) cost every run a millisecond before
-// main.
-func lazyRegexp(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
 
 // Redact removes PEM blocks, GitLab tokens, bearer tokens, URL userinfo,
@@ -64,7 +58,7 @@ func redactAll(s string) string {
 
 // urlUserinfo is the userinfo of a URL (user:password@, or user@), after
 // its scheme.
-var urlUserinfo = lazyRegexp(`([a-zA-Z][a-zA-Z0-9+.\-]*://)[^/\s@"'<>]+@`)
+var urlUserinfo = lazyre.MustCompile(`([a-zA-Z][a-zA-Z0-9+.\-]*://)[^/\s@"'<>]+@`)
 
 // StripUserinfo is a URL as doctor prints it: without its userinfo, which
 // Redact would mark <redacted>. Text that is no URL is returned as it is.
@@ -73,7 +67,7 @@ func StripUserinfo(s string) string {
 }
 
 // urlPassword is the user:password@ of a URL: the user stays.
-var urlPassword = lazyRegexp(`([a-zA-Z][a-zA-Z0-9+.\-]*://)([^/\s@:"']+):([^/\s@"']+)@`)
+var urlPassword = lazyre.MustCompile(`([a-zA-Z][a-zA-Z0-9+.\-]*://)([^/\s@:"']+):([^/\s@"']+)@`)
 
 // ReplaceURLPasswords replaces the password of every URL in s (the
 // user:password@ part) with with(password); the user stays.
@@ -88,7 +82,7 @@ func ReplaceURLPasswords(s string, with func(password string) string) string {
 }
 
 // urlUser is the user of a URL's userinfo, and the password after it.
-var urlUser = lazyRegexp(`([a-zA-Z][a-zA-Z0-9+.\-]*://)([^/\s@:"'<>]+)((?::[^/\s@"'<>]*)?@)`)
+var urlUser = lazyre.MustCompile(`([a-zA-Z][a-zA-Z0-9+.\-]*://)([^/\s@:"'<>]+)((?::[^/\s@"'<>]*)?@)`)
 
 // ReplaceURLUsers replaces the user of every URL in s (the user of
 // user:password@ or user@) with with(user): a user alone can be a token
@@ -179,7 +173,7 @@ func ReplaceSecretValues(s string, with func(key, value string) string, prose bo
 
 // envPair is a Kubernetes-style environment entry, name then value, in a
 // flow mapping ({name: K, value: v}) or on two lines of a block one.
-var envPair = lazyRegexp(`(\bname["']?\s*:\s*["']?([A-Za-z_][A-Za-z0-9_]*)["']?\s*[,\n][\s-]*["']?value["']?\s*:\s*)("[^"\n]*"|'[^'\n]*'|[^\s,}\]"']+)`)
+var envPair = lazyre.MustCompile(`(\bname["']?\s*:\s*["']?([A-Za-z_][A-Za-z0-9_]*)["']?\s*[,\n][\s-]*["']?value["']?\s*:\s*)("[^"\n]*"|'[^'\n]*'|[^\s,}\]"']+)`)
 
 // replaceEnvPairs replaces the value of every secret-named entry of an
 // env list: the name is on one key, the secret on the next.
@@ -196,7 +190,7 @@ func replaceEnvPairs(s string, with func(key, value string) string) string {
 
 // secretFlag is a secret-named flag and the argument after it in an
 // argv array (an exec plugin's args: ["--token", "…"]).
-var secretFlag = lazyRegexp(`(["']?-{1,2}([A-Za-z][A-Za-z0-9_-]*)["']?\s*,\s*)("[^"\n]*"|'[^'\n]*'|[^\s,\]"']+)`)
+var secretFlag = lazyre.MustCompile(`(["']?-{1,2}([A-Za-z][A-Za-z0-9_-]*)["']?\s*,\s*)("[^"\n]*"|'[^'\n]*'|[^\s,\]"']+)`)
 
 // replaceFlagValues replaces the argument of every secret-named flag in
 // an array.
@@ -212,7 +206,7 @@ func replaceFlagValues(arr string, with func(key, value string) string) string {
 
 // nestedAssignment is a value that begins as an assignment of its own: a
 // short name, then = or :, then something other than base64 padding.
-var nestedAssignment = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]{0,63}[=:][^=:]`)
+var nestedAssignment = lazyre.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}[=:][^=:]`)
 
 // blockFlag is a secret-named flag as one item of a YAML block sequence
 // and its argument as the next (an exec plugin's args, as kubectl writes
@@ -221,7 +215,7 @@ var nestedAssignment = lazyRegexp(`^[A-Za-z_][A-Za-z0-9_]{0,63}[=:][^=:]`)
 //	args:
 //	- --token
 //	- …
-var blockFlag = lazyRegexp(`(?m)(^[ \t]*-[ \t]+["']?-{1,2}([A-Za-z][A-Za-z0-9_-]*)["']?[ \t]*\n[ \t]*-[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s#]+)`)
+var blockFlag = lazyre.MustCompile(`(?m)(^[ \t]*-[ \t]+["']?-{1,2}([A-Za-z][A-Za-z0-9_-]*)["']?[ \t]*\n[ \t]*-[ \t]+)("[^"\n]*"|'[^'\n]*'|[^\s#]+)`)
 
 // replaceBlockFlagValues replaces the argument after every secret-named
 // flag of a block sequence.
@@ -237,7 +231,7 @@ func replaceBlockFlagValues(s string, with func(key, value string) string) strin
 
 // flagAssignment is a secret-named flag with its argument after `=`
 // (--token=…, -password=…), anywhere: a command line, an args item.
-var flagAssignment = lazyRegexp(`((?:^|[\s"'\[,])-{1,2}([A-Za-z][A-Za-z0-9_-]*)=)("[^"\n]*"|'[^'\n]*'|[^\s"',\]]+)`)
+var flagAssignment = lazyre.MustCompile(`((?:^|[\s"'\[,])-{1,2}([A-Za-z][A-Za-z0-9_-]*)=)("[^"\n]*"|'[^'\n]*'|[^\s"',\]]+)`)
 
 // replaceFlagAssignments replaces the argument of every secret-named
 // --flag=value.
@@ -256,14 +250,14 @@ func replaceFlagAssignments(s string, with func(key, value string) string) strin
 // quoted, bracketed (a TOML array), braced (an inline table) or bare up to
 // a separator. A key that ends its line (YAML's "user:") has no value
 // there, and must not take the next line's key for one.
-var secretAssignment = lazyRegexp(`(^|[\s"'{,(\[])([A-Za-z_][A-Za-z0-9_.\-]*)("?[ \t]*[:=][ \t]*)("[^"\n]*"|'[^'\n]*'|\[[^\]\n]*\]|\{[^}\n]*\}|[^\s"',}\]#]+)`)
+var secretAssignment = lazyre.MustCompile(`(^|[\s"'{,(\[])([A-Za-z_][A-Za-z0-9_.\-]*)("?[ \t]*[:=][ \t]*)("[^"\n]*"|'[^'\n]*'|\[[^\]\n]*\]|\{[^}\n]*\}|[^\s"',}\]#]+)`)
 
 // lowerWord is a bare word of small letters.
-var lowerWord = lazyRegexp(`^[a-z]+$`)
+var lowerWord = lazyre.MustCompile(`^[a-z]+$`)
 
 // plainValue is a bare value that is no secret whatever its key: a
 // boolean, a number or a duration.
-var plainValue = lazyRegexp(`^(true|false|null|[+-]?[0-9][0-9_.:eE+-]*[smhd]?)$`)
+var plainValue = lazyre.MustCompile(`^(true|false|null|[+-]?[0-9][0-9_.:eE+-]*[smhd]?)$`)
 
 // SecretKey reports whether a key or variable name says its value is a
 // secret: it contains secret, password, passwd, token, key, credential or

@@ -5,11 +5,12 @@ import (
 	"embed"
 	"fmt"
 	"path"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/socialwebcomputer/doctor/internal/lazyre"
 )
 
 // keyLists are the key lists read from gitlab-runner's struct source, one
@@ -19,11 +20,11 @@ import (
 //go:embed testdata/gitlab-runner-v*-keys.txt
 var keyLists embed.FS
 
-var keyListName = regexp.MustCompile(`^gitlab-runner-v(\d+)\.(\d+)\.(\d+)-keys\.txt$`)
+var keyListName = lazyre.MustCompile(`^gitlab-runner-v(\d+)\.(\d+)\.(\d+)-keys\.txt$`)
 
 // versionPrefix matches what the runner prints as its version: "19.3.0",
 // "v19.3.0", "19.4.0~pre.123.gabcdef12", "19.3.0-rc1".
-var versionPrefix = regexp.MustCompile(`^v?(\d+)\.(\d+)(?:\.(\d+))?(?:$|[~+-])`)
+var versionPrefix = lazyre.MustCompile(`^v?(\d+)\.(\d+)(?:\.(\d+))?(?:$|[~+-])`)
 
 type keyList struct {
 	version      string // "19.3.0"
@@ -45,7 +46,7 @@ func loadKeyLists() {
 		return
 	}
 	for _, e := range ents {
-		m := keyListName.FindStringSubmatch(e.Name())
+		m := keyListName().FindStringSubmatch(e.Name())
 		if m == nil {
 			continue
 		}
@@ -105,7 +106,7 @@ func keyListsLoaded() []keyList {
 // The 19.4 list was read from gitlab-runner's main branch before any 19.4
 // tag existed (see the header of testdata/gitlab-runner-v19.4.0-keys.txt).
 func KeysFor(version string) (keys map[string]bool, ok bool) {
-	m := versionPrefix.FindStringSubmatch(strings.TrimSpace(version))
+	m := versionPrefix().FindStringSubmatch(strings.TrimSpace(version))
 	if m == nil {
 		return nil, false
 	}

@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/lazyre"
 )
 
 // Process is one gitlab-runner process as /proc shows it.
@@ -85,13 +85,13 @@ func notRunEvidence(proc *Process) checks.Evidence {
 		return checks.Evidence{Source: src, Detail: fmt.Sprintf("%s: comm %s, %v", cmdline, proc.Comm, checks.FileCause(proc.CmdlineErr))}
 	}
 	sub := subcommand(proc.Cmdline)
-	if !validSubcommand.MatchString(sub) {
+	if !validSubcommand().MatchString(sub) {
 		sub = "no subcommand"
 	}
 	return checks.Evidence{Source: src, Detail: fmt.Sprintf("%s: %s %s, not the run subcommand", cmdline, truncateForEvidence(path.Base(proc.Cmdline[0])), sub)}
 }
 
-var validSubcommand = regexp.MustCompile(`^[a-z][a-z-]{0,30}$`)
+var validSubcommand = lazyre.MustCompile(`^[a-z][a-z-]{0,30}$`)
 
 // Runner finds gitlab-runner run processes through /proc/*/comm and cmdline.
 var Runner = &checks.Fact[*Runners]{

@@ -23,12 +23,12 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/lazyre"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
@@ -173,7 +173,7 @@ func redactTape(t *checks.Tape) (map[string]*checks.FileRecord, map[string]*chec
 	for _, r := range t.Files {
 		if r.Read {
 			si.prepareCerts(r.Content)
-			for _, m := range dataLine.FindAllSubmatch(r.Content, -1) {
+			for _, m := range dataLine().FindAllSubmatch(r.Content, -1) {
 				if raw, err := base64.StdEncoding.DecodeString(string(m[3])); err == nil {
 					si.prepareCerts(raw)
 				}
@@ -183,7 +183,7 @@ func redactTape(t *checks.Tape) (map[string]*checks.FileRecord, map[string]*chec
 	for _, r := range t.Files {
 		if r.Read {
 			si.prepare(r.Content)
-			for _, m := range dataLine.FindAllSubmatch(r.Content, -1) {
+			for _, m := range dataLine().FindAllSubmatch(r.Content, -1) {
 				if raw, err := base64.StdEncoding.DecodeString(string(m[3])); err == nil {
 					si.prepare(raw)
 				}
@@ -242,7 +242,7 @@ func redactTape(t *checks.Tape) (map[string]*checks.FileRecord, map[string]*chec
 }
 
 // dataLine is a kubeconfig's inline certificate or key.
-var dataLine = regexp.MustCompile(`(?m)^(\s*(?:client-certificate-data|client-key-data|certificate-authority-data)\s*:\s*)("?)([A-Za-z0-9+/=]+)("?)\s*$`)
+var dataLine = lazyre.MustCompile(`(?m)^(\s*(?:client-certificate-data|client-key-data|certificate-authority-data)\s*:\s*)("?)([A-Za-z0-9+/=]+)("?)\s*$`)
 
 // redactFile redacts one file's content by what it is.
 func redactFile(si *standIns, p string, b []byte) ([]byte, []string) {
@@ -259,9 +259,9 @@ func redactFile(si *standIns, p string, b []byte) ([]byte, []string) {
 		b = si.replace(b)
 		what = append(what, "PEM keys and certificates")
 	}
-	if dataLine.Match(b) {
-		b = dataLine.ReplaceAllFunc(b, func(m []byte) []byte {
-			sub := dataLine.FindSubmatch(m)
+	if dataLine().Match(b) {
+		b = dataLine().ReplaceAllFunc(b, func(m []byte) []byte {
+			sub := dataLine().FindSubmatch(m)
 			// The line keeps its place; a YAML comment says what stood there.
 			return []byte(string(sub[1]) + string(sub[2]) + si.replaceBase64(string(sub[3])) + string(sub[4]) +
 				" # doctor bundle: " + si.describeBase64(string(sub[3])))
@@ -282,7 +282,7 @@ func redactOutsidePEM(b []byte) ([]byte, []string) {
 	var out []byte
 	var keys []string
 	last := 0
-	for _, loc := range pemBlock.FindAllIndex(b, -1) {
+	for _, loc := range pemBlock().FindAllIndex(b, -1) {
 		seg, k := redactText(b[last:loc[0]])
 		out, keys = append(append(out, seg...), b[loc[0]:loc[1]]...), append(keys, k...)
 		last = loc[1]

@@ -11,9 +11,9 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 
+	"github.com/socialwebcomputer/doctor/internal/lazyre"
 	"github.com/socialwebcomputer/doctor/internal/sshkey"
 )
 
@@ -38,7 +38,7 @@ func newStandIns() *standIns {
 // an SSH key and gets its description (sshkey.Description), which keeps
 // its public half for the checks that compare it.
 func (s *standIns) prepareCerts(b []byte) {
-	for _, m := range pemBlock.FindAll(b, -1) {
+	for _, m := range pemBlock().FindAll(b, -1) {
 		blk, _ := pem.Decode(m)
 		if blk == nil || blk.Type != "CERTIFICATE" {
 			continue
@@ -51,12 +51,12 @@ func (s *standIns) prepareCerts(b []byte) {
 	}
 }
 
-var pemBlock = regexp.MustCompile(`(?s)-----BEGIN ([A-Z0-9 ]+)-----.*?-----END [A-Z0-9 ]+-----\n?`)
+var pemBlock = lazyre.MustCompile(`(?s)-----BEGIN ([A-Z0-9 ]+)-----.*?-----END [A-Z0-9 ]+-----\n?`)
 
 // prepare finds every private key in b, so certificates anywhere can be
 // re-issued for its stand-in.
 func (s *standIns) prepare(b []byte) {
-	for _, m := range pemBlock.FindAll(b, -1) {
+	for _, m := range pemBlock().FindAll(b, -1) {
 		blk, _ := pem.Decode(m)
 		if blk == nil || !strings.Contains(blk.Type, "PRIVATE KEY") {
 			continue
@@ -80,7 +80,7 @@ func (s *standIns) prepare(b []byte) {
 // replaced key re-issued, other certificates (CAs, servers) kept, since
 // they are public.
 func (s *standIns) replace(b []byte) []byte {
-	return pemBlock.ReplaceAllFunc(b, func(m []byte) []byte {
+	return pemBlock().ReplaceAllFunc(b, func(m []byte) []byte {
 		blk, _ := pem.Decode(m)
 		if blk == nil {
 			return []byte("-----BEGIN REDACTED-----\n-----END REDACTED-----\n")
@@ -215,7 +215,7 @@ func (s *standIns) describeBase64(v string) string {
 		return "not base64, not kept"
 	}
 	var parts []string
-	for _, m := range pemBlock.FindAll(raw, -1) {
+	for _, m := range pemBlock().FindAll(raw, -1) {
 		blk, _ := pem.Decode(m)
 		if blk == nil {
 			continue

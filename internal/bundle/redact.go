@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"path"
-	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/lazyre"
 )
 
 // The bundle is redacted where it is written, file by file: a secret is
@@ -30,7 +30,7 @@ func redactText(b []byte) ([]byte, []string) {
 	// output_limit) has a secret's shape: it becomes a stand-in, still a
 	// string, so what decodes and what does not stays the same.
 	s = redactFreeText(s)
-	s = quotedString.ReplaceAllStringFunc(s, func(q string) string {
+	s = quotedString().ReplaceAllStringFunc(s, func(q string) string {
 		if inner := q[1 : len(q)-1]; checks.LooksSecret(inner) && !strings.Contains(inner, "REDACTED-") {
 			if !slices.Contains(what, "secret-looking strings") {
 				what = append(what, "secret-looking strings")
@@ -43,30 +43,30 @@ func redactText(b []byte) ([]byte, []string) {
 }
 
 // quotedString is one string of a TOML array.
-var quotedString = regexp.MustCompile(`"[^"\n]*"|'[^'\n]*'`)
+var quotedString = lazyre.MustCompile(`"[^"\n]*"|'[^'\n]*'`)
 
 // accountName is a URL user that names an account: lowercase, short.
-var accountName = regexp.MustCompile(`^[a-z][a-z0-9_.-]{0,31}$`)
+var accountName = lazyre.MustCompile(`^[a-z][a-z0-9_.-]{0,31}$`)
 
 // inlineValue is one value of an inline table or flow mapping ({x: v}).
-var inlineValue = regexp.MustCompile(`([:=]\s*)("[^"\n]*"|'[^'\n]*'|[^\s,}]+)`)
+var inlineValue = lazyre.MustCompile(`([:=]\s*)("[^"\n]*"|'[^'\n]*'|[^\s,}]+)`)
 
 // bareItem is one unquoted item of a YAML flow sequence ([a, b]).
-var bareItem = regexp.MustCompile(`[^\s\[\],"']+`)
+var bareItem = lazyre.MustCompile(`[^\s\[\],"']+`)
 
 // standInValue is a value with its secret replaced and its syntax kept: a
 // quoted string stays a quoted string, an array an array of stand-ins.
 func standInValue(val string) string {
 	switch {
 	case val[0] == '{':
-		return inlineValue.ReplaceAllStringFunc(val, func(m string) string {
-			sub := inlineValue.FindStringSubmatch(m)
+		return inlineValue().ReplaceAllStringFunc(val, func(m string) string {
+			sub := inlineValue().FindStringSubmatch(m)
 			return sub[1] + standInValue(sub[2])
 		})
-	case val[0] == '[' && !quotedString.MatchString(val):
-		return "[" + bareItem.ReplaceAllStringFunc(val[1:], checks.StandIn)
+	case val[0] == '[' && !quotedString().MatchString(val):
+		return "[" + bareItem().ReplaceAllStringFunc(val[1:], checks.StandIn)
 	case val[0] == '[':
-		return quotedString.ReplaceAllStringFunc(val, func(q string) string {
+		return quotedString().ReplaceAllStringFunc(val, func(q string) string {
 			return q[:1] + checks.StandIn(q[1:len(q)-1]) + q[:1]
 		})
 	case len(val) >= 2 && (val[0] == '"' || val[0] == '\''):
@@ -80,7 +80,7 @@ func standInValue(val string) string {
 func redactFreeText(s string) string {
 	s = checks.ReplaceURLPasswords(s, checks.StandIn)
 	s = checks.ReplaceURLUsers(s, func(user string) string {
-		if accountName.MatchString(user) && !checks.LooksSecret(user) {
+		if accountName().MatchString(user) && !checks.LooksSecret(user) {
 			return user // app, git, gitlab-ci-token: an account, which analyze may need
 		}
 		return checks.StandIn(user)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"regexp"
 	"runtime"
 	"runtime/debug"
 	"sort"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/all"
+	"github.com/socialwebcomputer/doctor/internal/lazyre"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
@@ -204,7 +204,7 @@ type VersionInfo struct {
 
 // pseudoVersion is a module pseudo-version's time and revision
 // (v0.0.0-20261129120000-55279d6b1c2a, optionally +dirty).
-var pseudoVersion = regexp.MustCompile(`[-.]([0-9]{14})-([0-9a-f]{12})(\+incompatible)?(\+dirty)?$`)
+var pseudoVersion = lazyre.MustCompile(`[-.]([0-9]{14})-([0-9a-f]{12})(\+incompatible)?(\+dirty)?$`)
 
 // versionFrom reads the version, commit, date and Go version from a
 // binary's build info.
@@ -230,7 +230,7 @@ func versionFrom(bi *debug.BuildInfo, ok bool) VersionInfo {
 			v.Modified = s.Value == "true"
 		}
 	}
-	if m := pseudoVersion.FindStringSubmatch(mv); m != nil && v.Commit == "" {
+	if m := pseudoVersion().FindStringSubmatch(mv); m != nil && v.Commit == "" {
 		v.Commit = m[2]
 		t := m[1]
 		v.Date = t[0:4] + "-" + t[4:6] + "-" + t[6:8] + "T" + t[8:10] + ":" + t[10:12] + ":" + t[12:14] + "Z"

@@ -10,9 +10,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/socialwebcomputer/doctor/internal/lazyre"
 )
 
 const (
@@ -32,7 +33,7 @@ const (
 
 // stampShape is what ci/version prints: "19.3.0", "19.3.0-rc1",
 // "19.4.0~pre.12.gd79f3e7b".
-var stampShape = regexp.MustCompile(`^\d{1,4}\.\d{1,4}\.\d{1,4}(?:-rc\d{1,4}|~pre\.\d{1,7}\.g[0-9a-f]{8})?$`)
+var stampShape = lazyre.MustCompile(`^\d{1,4}\.\d{1,4}\.\d{1,4}(?:-rc\d{1,4}|~pre\.\d{1,7}\.g[0-9a-f]{8})?$`)
 
 // FromBinary reads the version of a gitlab-runner binary at hostPath under
 // root WITHOUT executing it (see the package documentation for what it
@@ -129,7 +130,7 @@ func FromBinary(root, hostPath string) (Version, error) {
 
 	// 4. The main module's version, the runner's own fallback.
 	if mv := info.Main.Version; isRunner && mv != "" && mv != "(devel)" {
-		if pseudoVersion.MatchString(mv) {
+		if pseudoVersion().MatchString(mv) {
 			// gitlab-runner's module path has no /v19 suffix, so Go cannot
 			// take a v19 tag for it: a VCS build is stamped v0.0.0-<time>-<rev>.
 			return fail(fmt.Errorf("%w: not stamped with -X %s=…, only the Go pseudo-version %s (revision %s)", ErrNoVersion, versionVar, mv, orUnknown(revision(""))))
@@ -143,7 +144,7 @@ func FromBinary(root, hostPath string) (Version, error) {
 }
 
 // pseudoVersion is a Go module pseudo-version (go.dev/ref/mod#pseudo-versions).
-var pseudoVersion = regexp.MustCompile(`^v\d+\.\d+\.\d+-(?:[0-9A-Za-z.-]+\.)?(?:0\.)?\d{14}-[0-9a-f]{12}(?:\+[0-9A-Za-z.-]+)?$`)
+var pseudoVersion = lazyre.MustCompile(`^v\d+\.\d+\.\d+-(?:[0-9A-Za-z.-]+\.)?(?:0\.)?\d{14}-[0-9a-f]{12}(?:\+[0-9A-Za-z.-]+)?$`)
 
 func orUnknown(s string) string {
 	if s == "" {
@@ -343,7 +344,7 @@ func scanStamps(ef *elf.File) ([]string, error) {
 			// The bytes before a stamp belong to whatever the linker put
 			// there: try each start.
 			for n := 0; n+5 <= len(s); n++ {
-				if (n == 0 || !isDigit(s[n-1])) && stampShape.Match(s[n:]) {
+				if (n == 0 || !isDigit(s[n-1])) && stampShape().Match(s[n:]) {
 					cands = append(cands, cand{ro.Addr + uint64(base) + uint64(i+n), string(s[n:])})
 					break
 				}

@@ -229,7 +229,7 @@ func TestPseudoVersion(t *testing.T) {
 		"v19.3.0":     false,
 		"v19.3.0-rc1": false,
 	} {
-		if got := pseudoVersion.MatchString(v); got != want {
+		if got := pseudoVersion().MatchString(v); got != want {
 			t.Errorf("pseudoVersion(%s) = %v", v, got)
 		}
 	}

@@ -70,6 +70,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/socialwebcomputer/doctor/internal/lazyre"
 )
 
 // Module is gitlab-runner's Go module path.
@@ -105,9 +107,9 @@ func (e *FileError) Unwrap() error { return e.Err }
 // imageVersions find a release version in an image tag, "v" first:
 // "v19.3.1", "alpine-v19.3.1", "alpine3.21-v19.3.1", "v19.3.0-rc1", then
 // "19.3.1".
-var imageVersions = []*regexp.Regexp{
-	regexp.MustCompile(`(?:^|[-_])v(\d+\.\d+\.\d+(?:-rc\d+)?)(?:$|[-_])`),
-	regexp.MustCompile(`(?:^|[-_])(\d+\.\d+\.\d+(?:-rc\d+)?)(?:$|[-_])`),
+var imageVersions = []func() *regexp.Regexp{
+	lazyre.MustCompile(`(?:^|[-_])v(\d+\.\d+\.\d+(?:-rc\d+)?)(?:$|[-_])`),
+	lazyre.MustCompile(`(?:^|[-_])(\d+\.\d+\.\d+(?:-rc\d+)?)(?:$|[-_])`),
 }
 
 // FromImage reads the version from a container image reference's tag:
@@ -136,7 +138,7 @@ func FromImage(ref string) (Version, error) {
 		return Version{}, fmt.Errorf("image reference %q: no tag (means latest), which names no version", ref)
 	}
 	for _, re := range imageVersions {
-		if m := re.FindStringSubmatch(tag); m != nil {
+		if m := re().FindStringSubmatch(tag); m != nil {
 			return Version{Version: m[1], Source: "image tag of " + r}, nil
 		}
 	}

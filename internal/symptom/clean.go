@@ -1,10 +1,10 @@
 package symptom
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/lazyre"
 )
 
 // A job log downloaded from GitLab (or copied from the runner's trace)
@@ -14,12 +14,12 @@ import (
 // common/buildlogger, gitlab-runner v19.3.0). Neither is part of what the
 // runner said, and either would split a symptom in two.
 var (
-	sectionMarker = regexp.MustCompile(`section_(?:start|end):[0-9]+:[A-Za-z0-9_.\-]*(?:\[[^\]\r\n]*\])?\r?`)
+	sectionMarker = lazyre.MustCompile(`section_(?:start|end):[0-9]+:[A-Za-z0-9_.\-]*(?:\[[^\]\r\n]*\])?\r?`)
 	// CSI (colour, erase line), OSC (titles, links) and two-byte escapes.
-	ansiEscape = regexp.MustCompile("\x1b(?:\\[[0-?]*[ -/]*[@-~]|\\][^\x07\x1b]*(?:\x07|\x1b\\\\)|[@-Z\\\\-_])")
+	ansiEscape = lazyre.MustCompile("\x1b(?:\\[[0-?]*[ -/]*[@-~]|\\][^\x07\x1b]*(?:\x07|\x1b\\\\)|[@-Z\\\\-_])")
 	// A log pasted from a browser may keep the codes without their ESC byte:
 	// "[0;m[31;1mERROR: …".
-	bareSGR = regexp.MustCompile(`\[[0-9]{1,3}(?:;[0-9]{0,3})*[mK]`)
+	bareSGR = lazyre.MustCompile(`\[[0-9]{1,3}(?:;[0-9]{0,3})*[mK]`)
 )
 
 // Clean is a log line as the reader of the log sees it: without colours,
@@ -27,13 +27,13 @@ var (
 // are kept: matching is byte for byte.
 func Clean(line string) string {
 	if strings.Contains(line, "section_") {
-		line = sectionMarker.ReplaceAllString(line, "")
+		line = sectionMarker().ReplaceAllString(line, "")
 	}
 	if strings.IndexByte(line, 0x1b) >= 0 {
-		line = ansiEscape.ReplaceAllString(line, "")
+		line = ansiEscape().ReplaceAllString(line, "")
 	}
 	if strings.IndexByte(line, '[') >= 0 {
-		line = bareSGR.ReplaceAllString(line, "")
+		line = bareSGR().ReplaceAllString(line, "")
 	}
 	line = strings.TrimRight(line, "\r")
 	// A carriage return inside a line is a progress display overwriting
