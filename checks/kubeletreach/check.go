@@ -63,7 +63,7 @@ var Check = &checks.Check{
 			"error dialing backend: dial tcp *:10250: connect: no route to host",
 		},
 	},
-	Requires:  []checks.Node{SystemPodsFact, cluster.ListsFact, facts.APIClient, facts.ThisRunner},
+	Requires:  []checks.Node{SystemPodsFact, EarlyReadsFact, cluster.ListsFact, facts.APIClient, facts.ThisRunner},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run: func(p *checks.Pass) error {
@@ -161,15 +161,7 @@ func run(p *checks.Pass, in inputs) error {
 			continue
 		}
 		wg.Go(func() {
-			// One read per pod and target, whichever runners ask: N runners
-			// on one cluster read each kubelet once.
-			pod := " " + pr.pod.Namespace + "/" + pr.pod.Name
-			key := "kubelet-reach " + in.target + pod
-			r, _ := checks.Shared(p, key, func() (read, error) {
-				t0 := time.Now()
-				err := readOneByte(p.Context, in.client, pr.pod, in.timeout)
-				return read{err, checks.Elapsed(p.Env, key, time.Since(t0))}, nil
-			})
+			r := readShared(p, in.target, in.client, pr.pod, in.timeout)
 			pr.err, pr.took = r.err, r.took
 		})
 	}
@@ -241,6 +233,19 @@ func errText(err error) string {
 		return "ok"
 	}
 	return err.Error()
+}
+
+// readShared reads one byte of the pod's log once per pod and target,
+// whichever runners ask (N runners on one cluster read each kubelet once),
+// and whether the early reads (early.go) or the check asks first.
+func readShared(p *checks.Pass, target string, c kube.Interface, pod *corev1.Pod, timeout time.Duration) read {
+	key := "kubelet-reach " + target + " " + pod.Namespace + "/" + pod.Name
+	r, _ := checks.Shared(p, key, func() (read, error) {
+		t0 := time.Now()
+		err := readOneByte(p.Context, c, pod, timeout)
+		return read{err, checks.Elapsed(p.Env, key, time.Since(t0))}, nil
+	})
+	return r
 }
 
 // readOneByte asks for at most one byte of the pod's log: the same path

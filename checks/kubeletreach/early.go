@@ -1,0 +1,65 @@
+package kubeletreach
+
+import (
+	"sort"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/apiauth"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+)
+
+// EarlyReadsFact sends the log reads as soon as kube-system's pod list is
+// in, before the node list and the other cluster lists the check waits
+// for: a Running kube-system pod names its node, which is all a read
+// needs. The check then finds each read done (readShared), instead of
+// sending it after the slowest of the lists.
+//
+// Only when kube-system's Running pods are on at most MaxNodes nodes: the
+// check reads only the nodes Sample picks, which takes the node list to
+// know. With that few nodes named, a read the sample does not want is
+// possible only when the cluster has more nodes than MaxNodes and kube-system
+// runs on few of them, and it costs at most MaxNodes reads.
+var EarlyReadsFact = &checks.Fact[struct{}]{
+	ID:       "kube-system-log-reads",
+	Doc:      "one-byte log reads of a Running kube-system pod per node, sent when kube-system's pods are listed",
+	Requires: []checks.Node{checks.Gate(apiauth.Check), SystemPodsFact, facts.APIClient},
+	Network:  true,
+	Compute: func(p *checks.Pass) (struct{}, error) {
+		sys := SystemPodsFact.Get(p)
+		if sys == nil || sys.err != nil {
+			return struct{}{}, nil
+		}
+		nodes := earlyNodes(sys.pods)
+		if len(nodes) == 0 || len(nodes) > MaxNodes {
+			return struct{}{}, nil
+		}
+		api := facts.APIClient.Get(p)
+		timeout := readTimeout(p)
+		var wg sync.WaitGroup
+		for _, n := range nodes {
+			pod := podOn(n, sys.pods)
+			wg.Go(func() { readShared(p, api.TapeKey, api.Client, pod, timeout) })
+		}
+		wg.Wait()
+		return struct{}{}, nil
+	},
+}
+
+// earlyNodes are the nodes the pods run on, sorted.
+func earlyNodes(pods []corev1.Pod) []string {
+	seen := map[string]bool{}
+	var out []string
+	for i := range pods {
+		n := pods[i].Spec.NodeName
+		if n == "" || seen[n] || podOn(n, pods) == nil {
+			continue
+		}
+		seen[n] = true
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
