@@ -24,7 +24,10 @@ func setup(t *testing.T) *bench {
 	b := &bench{t: t, dir: t.TempDir()}
 	b.doctor, b.peakrss = filepath.Join(b.dir, "doctor"), filepath.Join(b.dir, "peakrss")
 	for bin, pkg := range map[string]string{b.doctor: "cmd/doctor", b.peakrss: "internal/testenv/peakrss"} {
-		if out, err := exec.Command("go", "build", "-o", bin, "github.com/socialwebcomputer/doctor/"+pkg).CombinedOutput(); err != nil {
+		// Static, as the README's install builds it.
+		build := exec.Command("go", "build", "-o", bin, "github.com/socialwebcomputer/doctor/"+pkg)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
 			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 		}
 	}

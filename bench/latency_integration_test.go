@@ -106,14 +106,16 @@ func (b *bench) useServer(server string) {
 }
 
 // runDoctorVia is runDoctor for a run whose requests may reach the
-// apiserver through the front, as the front's identity.
+// apiserver through the front, as the front's identity. It runs doctor
+// without peakrss: these rows report no RSS.
 func (b *bench) runDoctorVia(via string) doctorRun {
-	if via == "apiserver" {
-		return b.runDoctor()
-	}
 	offset := b.auditSize()
-	r := b.runDoctorNoAudit()
-	r.Requests = b.waitRequestsAnyUser(offset, doctorUA)
+	r := b.execDoctor(false)
+	if via == "apiserver" {
+		r.Requests = b.waitRequests(offset, doctorUA)
+	} else {
+		r.Requests = b.waitRequestsAnyUser(offset, doctorUA)
+	}
 	return r
 }
 
