@@ -16,6 +16,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/all"
+	"github.com/socialwebcomputer/doctor/checks/kube"
 	"github.com/socialwebcomputer/doctor/internal/metrics"
 	"github.com/socialwebcomputer/doctor/internal/state"
 	"github.com/socialwebcomputer/doctor/internal/symptom"
@@ -251,6 +252,9 @@ func (a *app) run(cmd *cobra.Command, f *runFlags) (int, error) {
 	if a.io.ErrTTY && f.verbosity == 0 && !f.debug {
 		lp = startProgress(a.io.Err, a.width())
 		opt.Progress = lp.hear
+	}
+	if !env.Offline {
+		kube.Prepare()
 	}
 	res, err := checks.Run(ctx, env, all.Checks(), opt)
 	if lp != nil {
