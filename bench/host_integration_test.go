@@ -59,8 +59,13 @@ func setup(t *testing.T) *bench {
 }
 
 // seedSmall is a small, healthy cluster: three nodes with their node-dns
-// pod, two Running job pods. It returns the function that deletes them.
+// pod, two Running job pods. The nodes' kubelet is a fake one on loopback,
+// so kubelet-reach's log reads reach it through the apiserver and pass, as
+// on a healthy cluster (with no kubelet port the apiserver's dial failed,
+// and every run reported three unreachable kubelets). It returns the
+// function that deletes them.
 func seedSmall(t *testing.T, env *testenv.Env) (unseed func()) {
+	kubelet := env.StartFakeKubelet(t)
 	cs, err := fastClient(env)
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +90,7 @@ func seedSmall(t *testing.T, env *testenv.Env) (unseed func()) {
 		n, err := core.Nodes().Create(t.Context(), node(tenK.Nodes+i), metav1.CreateOptions{})
 		if err == nil {
 			n.Status = nodeStatus(i)
+			n.Status.DaemonEndpoints.KubeletEndpoint.Port = int32(kubelet.Port)
 			_, err = core.Nodes().UpdateStatus(t.Context(), n, metav1.UpdateOptions{})
 		}
 		if err != nil {
