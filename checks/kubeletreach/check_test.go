@@ -99,3 +99,26 @@ func TestKubeletAddr(t *testing.T) {
 		t.Errorf("KubeletAddr = %s, want the InternalIP before the ExternalIP", got)
 	}
 }
+
+// TestEarlyNodes: the early reads go to each node that runs a Running
+// kube-system pod, once, in name order; a pod on no node, or not Running,
+// names none.
+func TestEarlyNodes(t *testing.T) {
+	pod := func(name, node string, phase corev1.PodPhase) corev1.Pod {
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: name}, Spec: corev1.PodSpec{NodeName: node},
+			Status: corev1.PodStatus{Phase: phase}}
+	}
+	pods := []corev1.Pod{
+		pod("a", "n2", corev1.PodRunning),
+		pod("b", "n1", corev1.PodRunning),
+		pod("c", "n2", corev1.PodRunning),
+		pod("d", "n3", corev1.PodPending),
+		pod("e", "", corev1.PodRunning),
+	}
+	if got := fmt.Sprint(earlyNodes(pods)); got != "[n1 n2]" {
+		t.Errorf("earlyNodes = %s, want [n1 n2]", got)
+	}
+	if got := earlyNodes(nil); len(got) != 0 {
+		t.Errorf("earlyNodes(nil) = %v", got)
+	}
+}
