@@ -230,7 +230,7 @@ func TestLint(t *testing.T) {
 // TestTextIsClientGolangs: the file is byte for byte what client_golang's
 // registry and expfmt write for the same gauges, runner names that need
 // escaping included. client_golang is the oracle; doctor does not link it
-// (TestDoctorDoesNotLinkClientGolang).
+// (TestDoctorDoesNotLink, cmd/doctor).
 func TestTextIsClientGolangs(t *testing.T) {
 	rep, obs := fabricated()
 	rep.Runners = append(rep.Runners, report.Runner{Index: 5, Name: "quote\" back\\slash\nnewline", Executor: "shell"})
