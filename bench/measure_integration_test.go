@@ -171,12 +171,14 @@ func (b *bench) execDoctor(withRSS bool) doctorRun {
 	} else if err != nil {
 		t.Fatalf("doctor: %v", err)
 	}
-	if !withRSS {
-		// no figure to read
-	} else if rss, err := os.ReadFile(rssFile); err != nil {
-		t.Fatalf("doctor's peak RSS: %v (stderr %s)", err, errb.String())
-	} else if r.MaxRSS, err = strconv.ParseInt(strings.TrimSpace(string(rss)), 10, 64); err != nil {
-		t.Fatalf("doctor's peak RSS %q: %v", rss, err)
+	if withRSS {
+		rss, err := os.ReadFile(rssFile)
+		if err != nil {
+			t.Fatalf("doctor's peak RSS: %v (stderr %s)", err, errb.String())
+		}
+		if r.MaxRSS, err = strconv.ParseInt(strings.TrimSpace(string(rss)), 10, 64); err != nil {
+			t.Fatalf("doctor's peak RSS %q: %v", rss, err)
+		}
 	}
 	r.Report = &report.Report{}
 	if err := json.Unmarshal(out.Bytes(), r.Report); err != nil {
