@@ -328,7 +328,7 @@ func podOn(node string, pods []corev1.Pod) *corev1.Pod {
 	}
 	for i := range pods {
 		p := &pods[i]
-		if p.Spec.NodeName != node || p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
+		if p.Spec.NodeName != node || !readable(p) {
 			continue
 		}
 		if best == nil || rank(p) < rank(best) {
@@ -336,6 +336,11 @@ func podOn(node string, pods []corev1.Pod) *corev1.Pod {
 		}
 	}
 	return best
+}
+
+// readable is a pod whose log its kubelet serves: Running, not being deleted.
+func readable(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil
 }
 
 // containerOf is a running container of the pod, so the kubelet has a log

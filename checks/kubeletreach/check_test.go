@@ -115,10 +115,17 @@ func TestEarlyNodes(t *testing.T) {
 		pod("d", "n3", corev1.PodPending),
 		pod("e", "", corev1.PodRunning),
 	}
-	if got := fmt.Sprint(earlyNodes(pods)); got != "[n1 n2]" {
+	if got := fmt.Sprint(earlyNodes(pods, MaxNodes)); got != "[n1 n2]" {
 		t.Errorf("earlyNodes = %s, want [n1 n2]", got)
 	}
-	if got := earlyNodes(nil); len(got) != 0 {
+	if got := earlyNodes(nil, MaxNodes); len(got) != 0 {
 		t.Errorf("earlyNodes(nil) = %v", got)
+	}
+	// More nodes than max: no early reads (the check samples them).
+	if got := earlyNodes(pods, 1); got != nil {
+		t.Errorf("earlyNodes(max 1) = %v, want none", got)
+	}
+	if got := fmt.Sprint(earlyNodes(pods, 2)); got != "[n1 n2]" {
+		t.Errorf("earlyNodes(max 2) = %s, want [n1 n2]", got)
 	}
 }

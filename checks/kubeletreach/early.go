@@ -32,8 +32,8 @@ var EarlyReadsFact = &checks.Fact[struct{}]{
 		if sys == nil || sys.err != nil {
 			return struct{}{}, nil
 		}
-		nodes := earlyNodes(sys.pods)
-		if len(nodes) == 0 || len(nodes) > MaxNodes {
+		nodes := earlyNodes(sys.pods, MaxNodes)
+		if len(nodes) == 0 {
 			return struct{}{}, nil
 		}
 		api := facts.APIClient.Get(p)
@@ -48,14 +48,20 @@ var EarlyReadsFact = &checks.Fact[struct{}]{
 	},
 }
 
-// earlyNodes are the nodes the pods run on, sorted.
-func earlyNodes(pods []corev1.Pod) []string {
+// earlyNodes are the nodes a readable pod runs on, sorted; none when they
+// are more than max. One pass, which stops at the node past max: at a
+// thousand nodes kube-system holds a thousand pods, and a podOn per pod
+// would scan them all again for each.
+func earlyNodes(pods []corev1.Pod, max int) []string {
 	seen := map[string]bool{}
 	var out []string
 	for i := range pods {
 		n := pods[i].Spec.NodeName
-		if n == "" || seen[n] || podOn(n, pods) == nil {
+		if n == "" || seen[n] || !readable(&pods[i]) {
 			continue
+		}
+		if len(out) == max {
+			return nil
 		}
 		seen[n] = true
 		out = append(out, n)
