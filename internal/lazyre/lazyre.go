@@ -11,8 +11,9 @@ import (
 
 // MustCompile returns a function that compiles expr on its first call and
 // returns the same *regexp.Regexp on every call; it panics, as
-// regexp.MustCompile does, if expr does not compile. Each expression is
-// compiled by a test at least once, so a typo still fails the tests.
+// regexp.MustCompile does, if expr does not compile. That panic comes at
+// the first use instead of at start-up, so an expression needs a test that
+// uses it.
 func MustCompile(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
