@@ -3,11 +3,11 @@ package cluster
 import (
 	"context"
 
-	"github.com/socialwebcomputer/doctor/checks/kube"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/kube"
 )
 
 // SystemNamespace is where the cluster's own pods run: the node-local DNS

@@ -3,7 +3,6 @@ package nodelocaldns
 import (
 	"context"
 	"errors"
-	"github.com/socialwebcomputer/doctor/checks/kube/kubefake"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/dnsq/dnsqtest"
+	"github.com/socialwebcomputer/doctor/checks/kube/kubefake"
 	"github.com/socialwebcomputer/doctor/report"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )

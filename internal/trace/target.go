@@ -11,11 +11,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/socialwebcomputer/doctor/checks/kube"
 	"k8s.io/client-go/rest"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/kube"
 	"github.com/socialwebcomputer/doctor/checks/pendingnonode"
 )
 

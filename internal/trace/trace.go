@@ -7,11 +7,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/socialwebcomputer/doctor/checks/kube"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/socialwebcomputer/doctor/checks/kube"
 )
 
 // Options say what to trace and how long to wait.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/socialwebcomputer/doctor/checks/kube/kubefake"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -19,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/socialwebcomputer/doctor/checks/kube/kubefake"
 )
 
 // The watch loop against client-go's fake clientset: 410 Gone relists,
