@@ -50,11 +50,13 @@ func setup(t *testing.T) *bench {
 	b.root = root.Dir
 	// The operator's shell: the same kubeconfig, the plain kubectl, and a
 	// discovery cache of its own (warm after hyperfine's warm-up runs, as
-	// an operator's is) instead of this machine's ~/.kube/cache.
+	// an operator's is) instead of this machine's ~/.kube/cache; doctor's
+	// cache (--cache-dir's default) is the benchmark's own too.
 	b.cmdEnv = append(os.Environ(),
 		"KUBECONFIG="+filepath.Join(root.Dir, testroot.KubeconfigPath),
 		"KUBECTL="+testenv.Bin(t, "kubectl"),
-		"KUBECACHEDIR="+filepath.Join(b.dir, "kube-cache"))
+		"KUBECACHEDIR="+filepath.Join(b.dir, "kube-cache"),
+		"XDG_CACHE_HOME="+filepath.Join(b.dir, "cache"))
 	return b
 }
 

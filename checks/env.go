@@ -54,6 +54,13 @@ type Env struct {
 	// The CLI redacts what it prints; callers still never pass a secret.
 	Log func(level int, format string, args ...any)
 
+	// CacheDir is --cache-dir: where doctor keeps, between runs, what lets
+	// the next run send its requests earlier (the pods kubelet-reach read,
+	// so their reads leave in the first round trip). Never a finding's
+	// input: a run with an empty, stale or unreadable cache reports what a
+	// run without one does. "" keeps nothing.
+	CacheDir string
+
 	// Settings for later checks (API, DNS, HTTP) live here too, each with a
 	// production default that the CLI sets and tests override.
 	Settings map[string]string

@@ -36,7 +36,7 @@ const (
 	rulesFile   = "prometheus-rules.yaml"
 	rulesTests  = "prometheus-rules.test.yaml"
 
-	wantExecStart = "/usr/local/bin/doctor run --textfile /var/lib/node_exporter/textfile_collector/doctor.prom --state /var/lib/doctor/state.json -o json"
+	wantExecStart = "/usr/local/bin/doctor run --textfile /var/lib/node_exporter/textfile_collector/doctor.prom --state /var/lib/doctor/state.json --cache-dir /var/cache/doctor -o json"
 )
 
 func read(t *testing.T, name string) string {
@@ -86,13 +86,13 @@ func (u unit) get(t *testing.T, sec, key string) string {
 
 // TestServiceUnit pins what the health cron promises: the command, the
 // exit codes that count as success, and the read-only sandbox with exactly
-// the two directories doctor writes.
+// the directories doctor writes.
 func TestServiceUnit(t *testing.T) {
 	u := parseUnit(t, read(t, serviceFile))
 	want := map[string]string{
 		"Type": "oneshot", "ExecStart": wantExecStart, "SuccessExitStatus": "1 2", "User": "root",
 		"ProtectSystem": "strict", "NoNewPrivileges": "yes", "PrivateTmp": "yes", "ProtectHome": "read-only",
-		"StateDirectory": "doctor",
+		"StateDirectory": "doctor", "CacheDirectory": "doctor",
 	}
 	for k, v := range want {
 		if got := u.get(t, "Service", k); got != v {
@@ -102,9 +102,12 @@ func TestServiceUnit(t *testing.T) {
 	// Every file the command writes is in a ReadWritePaths directory.
 	rw := strings.Fields(u.get(t, "Service", "ReadWritePaths"))
 	args := strings.Fields(wantExecStart)
-	for _, flag := range []string{"--textfile", "--state"} {
+	for _, flag := range []string{"--textfile", "--state", "--cache-dir"} {
 		i := slices.Index(args, flag)
 		dir := filepath.Dir(args[i+1])
+		if flag == "--cache-dir" {
+			dir = args[i+1] // the directory itself
+		}
 		if !slices.Contains(rw, dir) && !slices.Contains(rw, "-"+dir) {
 			t.Errorf("%s %s: its directory %s is not in ReadWritePaths %v", flag, args[i+1], dir, rw)
 		}

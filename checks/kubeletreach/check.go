@@ -43,7 +43,9 @@ var Check = &checks.Check{
 			"10250. A rented node behind the provider's NAT, or a firewall that keeps 10250 closed to the control plane, " +
 			"passes every other check: it is Ready, it runs pods, and jobs placed on it fail the moment the runner attaches. " +
 			"doctor asks, read-only, for one byte of the log of a running pod on each sampled node (the node-local DNS pod " +
-			"where there is one), which the apiserver can only serve through that kubelet.",
+			"where there is one), which the apiserver can only serve through that kubelet. It remembers the pods it read " +
+			"(--cache-dir), and the next run sends those reads with its first requests instead of after kube-system's pod " +
+			"list: one round trip fewer. The pods are still chosen from that run's lists, so the cache never changes a finding.",
 		// The apiserver's upgrade proxy wording ("error dialing backend: %v",
 		// k8s.io/apimachinery/pkg/util/proxy/upgradeaware.go) as the runner's
 		// job log shows it; "error dialing backend" and "connection refused"
@@ -63,7 +65,7 @@ var Check = &checks.Check{
 			"error dialing backend: dial tcp *:10250: connect: no route to host",
 		},
 	},
-	Requires:  []checks.Node{SystemPodsFact, EarlyReadsFact, cluster.ListsFact, facts.APIClient, facts.ThisRunner},
+	Requires:  []checks.Node{SystemPodsFact, RememberedReadsFact, EarlyReadsFact, cluster.ListsFact, facts.APIClient, facts.ThisRunner},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run: func(p *checks.Pass) error {
@@ -73,7 +75,8 @@ var Check = &checks.Check{
 		}
 		api := facts.APIClient.Get(p)
 		e := facts.ThisRunner.Get(p)
-		in := inputs{label: e.Label(), target: api.TapeKey, nodes: l.Nodes, client: api.Client, wait: kubeletserving.WaitsForReachable(e), timeout: readTimeout(p)}
+		in := inputs{label: e.Label(), target: api.TapeKey, nodes: l.Nodes, client: api.Client, wait: kubeletserving.WaitsForReachable(e), timeout: readTimeout(p),
+			cacheKey: api.Key, remembered: RememberedReadsFact.Get(p)}
 		if len(in.nodes) == 0 {
 			return checks.Skip("the cluster has no node: nothing to reach until one is rented")
 		}
@@ -134,6 +137,10 @@ type inputs struct {
 	client  kube.Interface
 	wait    kubeletserving.Waiting
 	timeout time.Duration
+	// cacheKey names the target in the cache (facts.API.Key); remembered
+	// is what the last run saved there, nil in a test that keeps no cache.
+	cacheKey   string
+	remembered *remembered
 }
 
 // read is what one log read got, shared by the runners of a target.
@@ -161,11 +168,12 @@ func run(p *checks.Pass, in inputs) error {
 			continue
 		}
 		wg.Go(func() {
-			r := readShared(p, in.target, in.client, pr.pod, in.timeout)
+			r := readShared(p, p.Context, in.target, in.client, pr.pod, in.timeout)
 			pr.err, pr.took = r.err, r.took
 		})
 	}
 	wg.Wait()
+	remember(p, in.cacheKey, in.remembered, probes)
 	of := fmt.Sprintf("%d of %d nodes sampled", len(sample), len(in.nodes))
 	p.Observe(checks.Observation{Name: "kubelet_reach_nodes_sampled", Labels: map[string]string{}, Value: float64(len(sample))})
 	var read, reached int
@@ -235,14 +243,16 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// readShared reads one byte of the pod's log once per pod and target,
-// whichever runners ask (N runners on one cluster read each kubelet once),
-// and whether the early reads (early.go) or the check asks first.
-func readShared(p *checks.Pass, target string, c kube.Interface, pod *corev1.Pod, timeout time.Duration) read {
-	key := "kubelet-reach " + target + " " + pod.Namespace + "/" + pod.Name
+// readShared reads one byte of the pod's log once per pod, container and
+// target, whichever runners ask (N runners on one cluster read each kubelet
+// once), and whether the remembered reads (remember.go), the early reads
+// (early.go) or the check asks first. The read runs under ctx, the first
+// asker's.
+func readShared(p *checks.Pass, ctx context.Context, target string, c kube.Interface, pod *corev1.Pod, timeout time.Duration) read {
+	key := "kubelet-reach " + target + " " + pod.Namespace + "/" + pod.Name + " " + containerOf(pod)
 	r, _ := checks.Shared(p, key, func() (read, error) {
 		t0 := time.Now()
-		err := readOneByte(p.Context, c, pod, timeout)
+		err := readOneByte(ctx, c, pod, timeout)
 		return read{err, checks.Elapsed(p.Env, key, time.Since(t0))}, nil
 	})
 	return r

@@ -41,7 +41,7 @@ var EarlyReadsFact = &checks.Fact[struct{}]{
 		var wg sync.WaitGroup
 		for _, n := range nodes {
 			pod := podOn(n, sys.pods)
-			wg.Go(func() { readShared(p, api.TapeKey, api.Client, pod, timeout) })
+			wg.Go(func() { readShared(p, p.Context, api.TapeKey, api.Client, pod, timeout) })
 		}
 		wg.Wait()
 		return struct{}{}, nil

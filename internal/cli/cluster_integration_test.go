@@ -132,6 +132,12 @@ func runClusterCases(t *testing.T, cases []clusterCase) {
 // runAgainst runs doctor on a fake host whose runner holds kubeconfig.
 func runAgainst(t *testing.T, config string, kubeconfig []byte, now time.Duration) *report.Report {
 	t.Helper()
+	return runAgainstWith(t, config, kubeconfig, now)
+}
+
+// runAgainstWith is runAgainst with more flags.
+func runAgainstWith(t *testing.T, config string, kubeconfig []byte, now time.Duration, flags ...string) *report.Report {
+	t.Helper()
 	root := testroot.New(t)
 	root.GuideRunner(config, kubeconfig)
 	// The cluster worlds have no GitLab: gitlab-reachability (and the
@@ -139,7 +145,7 @@ func runAgainst(t *testing.T, config string, kubeconfig []byte, now time.Duratio
 	// GitLab, and here would only be unknown for want of a resolver.
 	args := []string{"run", "--root", root.Dir, "-o", "json", "--now", time.Now().Add(now).UTC().Format(time.RFC3339), "--timeout", "60s",
 		"--skip", "gitlab-reachability"}
-	rep, _ := runReport(t, args...)
+	rep, _ := runReport(t, append(args, flags...)...)
 	return rep
 }
 

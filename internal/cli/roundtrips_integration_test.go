@@ -4,10 +4,14 @@ package cli
 
 import (
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/socialwebcomputer/doctor/internal/testenv"
+	"github.com/socialwebcomputer/doctor/report"
 )
 
 // maxRoundTrips is issue 13's goal for a healthy run across the internet:
@@ -34,7 +38,62 @@ func TestRoundTripsOfAHealthyRun(t *testing.T) {
 	}
 	const oneWay = 50 * time.Millisecond
 	proxy := testenv.StartLatencyProxy(t, api.Host, oneWay)
-	rep := runAgainst(t, pauseConfig, ownerKubeconfig(env, "https://"+proxy.Addr, time.Now().Add(12*time.Hour)), time.Hour)
+	kubeconfig := ownerKubeconfig(env, "https://"+proxy.Addr, time.Now().Add(12*time.Hour))
+	cache := t.TempDir()
+	rep := runAgainstWith(t, pauseConfig, kubeconfig, time.Hour, "--cache-dir", cache)
+	n := assertRoundTrips(t, rep, proxy, maxRoundTrips)
+
+	// The next run sends the reads of the pods this one read with its
+	// first requests (--cache-dir): one round trip fewer, the same report.
+	proxy.Reset()
+	warm := runAgainstWith(t, pauseConfig, kubeconfig, time.Hour, "--cache-dir", cache)
+	if w := assertRoundTrips(t, warm, proxy, maxRoundTrips-1); w != n-1 {
+		t.Errorf("the run with the cache waits for %d round trips, the one before for %d: want one fewer", w, n)
+	}
+	if a, b := findingIDs(rep), findingIDs(warm); a != b {
+		t.Errorf("the cache changed the findings: %s, then %s", a, b)
+	}
+	if a, b := checkStatuses(rep), checkStatuses(warm); a != b {
+		t.Errorf("the cache changed the checks' statuses:\n%s\nthen\n%s", a, b)
+	}
+
+	// A remembered pod that is gone costs a wasted read, not a finding:
+	// the check reads the node's new pod, one round trip later.
+	if err := env.Clientset().CoreV1().Pods("kube-system").Delete(t.Context(), "node-dns-rented-1", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+		t.Fatal(err)
+	}
+	createDNSPod(t, env, "node-dns-rented-1-b", "rented-1", testenv.PodRunning())
+	proxy.Reset()
+	stale := runAgainstWith(t, pauseConfig, kubeconfig, time.Hour, "--cache-dir", cache)
+	if s := assertRoundTrips(t, stale, proxy, maxRoundTrips); s != n {
+		t.Errorf("with the remembered pod gone, the run waits for %d round trips, want %d as without a cache", s, n)
+	}
+	if a, b := checkStatuses(rep), checkStatuses(stale); a != b {
+		t.Errorf("a stale cache changed the checks' statuses:\n%s\nthen\n%s", a, b)
+	}
+}
+
+func findingIDs(rep *report.Report) string {
+	var s []string
+	for _, f := range rep.Findings {
+		s = append(s, f.Check+" "+f.Fingerprint)
+	}
+	return strings.Join(s, ", ")
+}
+
+func checkStatuses(rep *report.Report) string {
+	var s []string
+	for _, c := range rep.Checks {
+		s = append(s, c.ID+" "+string(c.Status))
+	}
+	return strings.Join(s, ", ")
+}
+
+// assertRoundTrips checks a run through the proxy: no check unknown, at
+// most max round trips in a chain, and the connections the run needs. It
+// returns the chain's length.
+func assertRoundTrips(t *testing.T, rep *report.Report, proxy *testenv.LatencyProxy, max int) int {
+	t.Helper()
 	for _, c := range rep.Checks {
 		if c.Status == "unknown" {
 			t.Errorf("%s unknown: %s", c.ID, c.Reason)
@@ -47,10 +106,10 @@ func TestRoundTripsOfAHealthyRun(t *testing.T) {
 			conns++
 		}
 	}
-	n := testenv.RoundTrips(evs, oneWay)
+	n := testenv.RoundTrips(evs, proxy.Delay)
 	t.Logf("%d round trips in a chain, %d connections, %d chunks through the proxy", n, conns, len(evs))
-	if n > maxRoundTrips {
-		t.Errorf("a healthy run waits for %d round trips one after another; the goal is at most %d (TCP, TLS, the reads, the log reads)", n, maxRoundTrips)
+	if n > max {
+		t.Errorf("a healthy run waits for %d round trips one after another; the goal is at most %d (TCP, TLS, the reads, the log reads unless remembered)", n, max)
 	}
 	// One HTTP/2 connection carries every read; exec-upgrade's two probes
 	// need an HTTP/1.1 connection each (an upgrade takes its connection).
@@ -60,4 +119,5 @@ func TestRoundTripsOfAHealthyRun(t *testing.T) {
 	if n < 3 {
 		t.Errorf("%d round trips: fewer than TCP, TLS and one read; the proxy's count is broken", n)
 	}
+	return n
 }

@@ -35,12 +35,44 @@ type runFlags struct {
 	requestTimeout                         requestTimeout
 	settings                               func() map[string]string
 	textfile, state, bundle                string
+	cacheDir                               cacheDir
 	changesOnly                            bool
 	// log is --log; journal is --journal; why is doctor why's FILE|- (or
 	// "" with --journal alone), and selects the checks its lines name.
 	log, whyArg string
 	journal     bool
 	why         bool
+}
+
+// cacheDir is --cache-dir: a path, "" for none, or unset for the default.
+type cacheDir struct {
+	path string
+	set  bool
+}
+
+func (c *cacheDir) String() string     { return c.path }
+func (c *cacheDir) Type() string       { return "string" }
+func (c *cacheDir) Set(s string) error { c.path, c.set = s, true; return nil }
+
+// or is the flag's path, or def when it was not given.
+func (c *cacheDir) or(def string) string {
+	if c.set {
+		return c.path
+	}
+	return def
+}
+
+// defaultCacheDir is where os.UserCacheDir puts a user's caches on Unix,
+// from the environment the CLI was given: $XDG_CACHE_HOME when absolute,
+// else $HOME/.cache, then doctor. "" (no cache) without either.
+func (a *app) defaultCacheDir() string {
+	if d := a.io.Getenv("XDG_CACHE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "doctor")
+	}
+	if h := a.io.Getenv("HOME"); filepath.IsAbs(h) {
+		return filepath.Join(h, ".cache", "doctor")
+	}
+	return ""
 }
 
 // requestTimeout is --request-timeout: a Go duration, or whole seconds as
@@ -135,6 +167,7 @@ func registerRunFlags(cmd *cobra.Command, f *runFlags) {
 	fs.Var(&f.requestTimeout, "request-timeout", "the bound of one API call, a duration (5s) or whole seconds")
 	fs.StringVar(&f.now, "now", "", "the clock for every time comparison, an `RFC3339` time (default: now)")
 	fs.BoolVar(&f.offline, "offline", false, "no network and no API calls; checks that need them are skipped")
+	fs.Var(&f.cacheDir, "cache-dir", "keep in `DIR` the pods kubelet-reach read, so the next run sends those reads with its first requests (default $XDG_CACHE_HOME/doctor, else ~/.cache/doctor; '' keeps nothing)")
 	fs.StringVarP(&f.output, "output", "o", "table", "the output `FORMAT`: table, wide (adds evidence and fingerprints), json, yaml or markdown")
 	if run {
 		fs.StringSliceVar(&f.only, "only", nil, "run only these check `IDS` (and what they require)")
@@ -159,6 +192,7 @@ func registerRunFlags(cmd *cobra.Command, f *runFlags) {
 	f.settings = registerSettings(fs)
 
 	_ = cmd.MarkFlagDirname("root")
+	_ = cmd.MarkFlagDirname("cache-dir")
 	if run {
 		_ = cmd.RegisterFlagCompletionFunc("only", completeCheckList)
 	}
@@ -335,7 +369,7 @@ func (a *app) buildEnv(f *runFlags, absRoot string) (*checks.Env, error) {
 	env := &checks.Env{Root: absRoot, Offline: f.offline, Deep: f.deep, ExecCredentialPlugins: f.execPlugins, RunnerPID: f.pid,
 		ConfigPath: f.config, KubeconfigPath: f.kubeconfig, Settings: f.settings(),
 		ContextOverride: f.kubeContext, NamespaceOverride: f.namespace,
-		RequestTimeout: time.Duration(f.requestTimeout)}
+		RequestTimeout: time.Duration(f.requestTimeout), CacheDir: f.cacheDir.or(a.defaultCacheDir())}
 	if f.now != "" {
 		t, err := time.Parse(time.RFC3339, f.now)
 		if err != nil {

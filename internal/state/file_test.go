@@ -142,27 +142,6 @@ func TestLoadBadInputs(t *testing.T) {
 	}
 }
 
-// The open itself must not block on a FIFO swapped in after the stat.
-func TestOpenNonblockFIFO(t *testing.T) {
-	fifo := filepath.Join(t.TempDir(), "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		f, err := openNonblock(fifo)
-		if err == nil {
-			f.Close()
-		}
-		done <- err
-	}()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("openNonblock blocked on a FIFO")
-	}
-}
-
 func sample() *State {
 	st := New()
 	st.Findings[fpA] = entry("cert-expiry", ref(1, "k8s"), checks.Critical, "expired", t0, now)

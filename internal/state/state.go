@@ -22,14 +22,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/atomicfile"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
@@ -91,37 +89,12 @@ func Load(path string) (*State, error) {
 	fail := func(format string, a ...any) error {
 		return fmt.Errorf("state file %s: %s", path, fmt.Sprintf(format, a...))
 	}
-	fi, err := os.Stat(path)
+	b, err := atomicfile.Read(path, MaxSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return New(), nil
 	}
 	if err != nil {
-		return nil, fail("%v", unwrapPath(err))
-	}
-	if err := regular(fi); err != "" {
-		return nil, fail("%s", err)
-	}
-	f, err := openNonblock(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return New(), nil // removed since the stat
-	}
-	if err != nil {
-		return nil, fail("%v", unwrapPath(err))
-	}
-	defer f.Close()
-	// The path may have been replaced between the stat and the open.
-	if fi, err = f.Stat(); err != nil {
-		return nil, fail("%v", unwrapPath(err))
-	}
-	if err := regular(fi); err != "" {
-		return nil, fail("%s", err)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
-	if err != nil {
-		return nil, fail("%v", unwrapPath(err))
-	}
-	if len(b) > MaxSize {
-		return nil, fail("larger than %d MiB: not a state file doctor wrote", MaxSize>>20)
+		return nil, fail("%v: not a state file doctor wrote", err)
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil, fail("empty: not a state file doctor wrote (remove it to start afresh)")
@@ -147,34 +120,10 @@ func Load(path string) (*State, error) {
 	return &st, nil
 }
 
-// regular says why fi is not a state file's kind and size, "" when it is.
-func regular(fi fs.FileInfo) string {
-	switch m := fi.Mode(); {
-	case m.IsDir():
-		return "is a directory, not a file"
-	case !m.IsRegular():
-		return fmt.Sprintf("is not a regular file (%s)", checks.FileType(m))
-	case fi.Size() > MaxSize:
-		return fmt.Sprintf("is %d bytes, larger than %d MiB: not a state file doctor wrote", fi.Size(), MaxSize>>20)
-	}
-	return ""
-}
-
-// unwrapPath drops the *PathError's own copy of the path, which the caller's
-// message already names.
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
-// Save writes st to path atomically: a temporary file in path's directory,
-// mode 0600, synced, then renamed over path. On any error path is left as
-// it was and the temporary file is removed.
+// Save writes st to path atomically (atomicfile.Write): mode 0600, and on
+// any error path is left as it was.
 func Save(path string, st *State) error {
-	fail := func(err error) error { return fmt.Errorf("state file %s: %w", path, unwrapPath(err)) }
+	fail := func(err error) error { return fmt.Errorf("state file %s: %w", path, err) }
 	if st == nil {
 		return fail(errors.New("no state to save"))
 	}
@@ -185,52 +134,12 @@ func Save(path string, st *State) error {
 	if out.Findings == nil {
 		out.Findings = map[string]Entry{}
 	}
-	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-		return fail(errors.New(regular(fi))) // never replace a directory, FIFO or device
-	}
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return fail(err)
 	}
-	b = append(b, '\n')
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
+	if err := atomicfile.Write(path, append(b, '\n')); err != nil {
 		return fail(err)
-	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := tmp.Chmod(0o600); err != nil {
-		return fail(err)
-	}
-	if _, err := tmp.Write(b); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		done = true
-		return fail(err)
-	}
-	done = true
-	// The rename is durable once the directory is synced; a failure here
-	// leaves a correct file that may not survive a crash, so it is not one.
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
 	}
 	return nil
 }
