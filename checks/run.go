@@ -517,6 +517,7 @@ func execute(x *run, s *scope, n Node, r *nodeResult) {
 	}
 	out := make(chan outcome, 1)
 	go func() {
+		growStack()
 		defer func() {
 			if v := recover(); v != nil {
 				out <- outcome{err: fmt.Errorf("panic: %v\n%s", v, firstFrames(debug.Stack()))}

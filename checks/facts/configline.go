@@ -2,7 +2,6 @@ package facts
 
 import (
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/lazyre"
 )
 
 // A config.toml line is evidence, and a line can hold a token, a password
@@ -33,11 +33,11 @@ func describeLine(lines []string, n int) string {
 	case strings.HasPrefix(t, "#"):
 		return fmt.Sprintf("<a comment, %d characters>", utf8.RuneCountInString(t))
 	case strings.HasPrefix(t, "["):
-		if m := tableHeader.FindString(t); m != "" {
+		if m := tableHeader().FindString(t); m != "" {
 			return m
 		}
 	}
-	m := keyValue.FindStringSubmatch(t)
+	m := keyValue().FindStringSubmatch(t)
 	if m == nil {
 		return fmt.Sprintf("<%d characters that are no TOML key = value>", utf8.RuneCountInString(t))
 	}
@@ -46,21 +46,21 @@ func describeLine(lines []string, n int) string {
 	if v, ok := decodeValue(rest, lines[n:]); ok {
 		return key + " = " + describeValue(last, v, 0)
 	}
-	if unparsedPlain.MatchString(rest) {
+	if unparsedPlain().MatchString(rest) {
 		return key + " = " + rest // "= 51200": the doubled '=' is the error, and no letters are a secret's
 	}
 	return fmt.Sprintf("%s = <%d characters that do not parse as a TOML value>", key, utf8.RuneCountInString(rest))
 }
 
 // tableHeader is a [table] or [[array]] header, its comment left off.
-var tableHeader = regexp.MustCompile(`^\[\[?[^\[\]#]*\]\]?`)
+var tableHeader = lazyre.MustCompile(`^\[\[?[^\[\]#]*\]\]?`)
 
 // keyValue is a key (bare, quoted or dotted) and the rest of the line.
-var keyValue = regexp.MustCompile(`^((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=\s*(.*)$`)
+var keyValue = lazyre.MustCompile(`^((?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_-]+|"[^"]*"|'[^']*'))*)\s*=\s*(.*)$`)
 
 // unparsedPlain is a value that does not parse but holds nothing a secret
 // is made of: digits, signs and brackets.
-var unparsedPlain = regexp.MustCompile(`^[0-9\s=.,+\-_\[\]{}"']{0,24}$`)
+var unparsedPlain = lazyre.MustCompile(`^[0-9\s=.,+\-_\[\]{}"']{0,24}$`)
 
 // lastKey is the last part of a dotted key, unquoted.
 func lastKey(key string) string {
