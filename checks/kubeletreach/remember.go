@@ -173,7 +173,7 @@ func remember(p *checks.Pass, key string, last *remembered, probes []*probe) {
 			pods = append(pods, cachedPod{Node: pr.node.Name, Namespace: pr.pod.Namespace, Name: pr.pod.Name, Container: containerOf(pr.pod)})
 		}
 	}
-	if slices.Equal(pods, last.pods) && time.Since(last.saved) < cacheFresh/2 {
+	if !needsSave(pods, last, time.Now()) {
 		return
 	}
 	checks.Shared(p, "kubelet-reach remember "+key, func() (struct{}, error) {
@@ -182,6 +182,17 @@ func remember(p *checks.Pass, key string, last *remembered, probes []*probe) {
 		}
 		return struct{}{}, nil
 	})
+}
+
+// needsSave says whether this run's pods are worth a write (a rename and
+// two fsyncs): when they differ from the remembered ones, or those are half
+// way to stale. A cron every five minutes then writes about once in 12 hours.
+// Nothing read and nothing remembered is nothing to write.
+func needsSave(pods []cachedPod, last *remembered, now time.Time) bool {
+	if len(pods) == 0 && len(last.pods) == 0 {
+		return false
+	}
+	return !slices.Equal(pods, last.pods) || now.Sub(last.saved) >= cacheFresh/2
 }
 
 func saveCache(env *checks.Env, key string, pods []cachedPod) error {

@@ -188,3 +188,27 @@ func TestCachingOff(t *testing.T) {
 		t.Errorf("recording a bundle: not caching, but the live run may")
 	}
 }
+
+// TestNeedsSave: a run writes the cache only when its pods changed or the
+// remembered ones are half way to stale, not on every run of a cron.
+func TestNeedsSave(t *testing.T) {
+	now := time.Now()
+	fresh := &remembered{saved: now.Add(-time.Hour), pods: pods(2)}
+	for _, c := range []struct {
+		name string
+		pods []cachedPod
+		last *remembered
+		want bool
+	}{
+		{"the same pods, saved an hour ago", pods(2), fresh, false},
+		{"one pod more", pods(3), fresh, true},
+		{"another pod on a node", []cachedPod{pods(1)[0], {Node: "n1", Namespace: "kube-system", Name: "other", Container: "node-dns"}}, fresh, true},
+		{"none read now", nil, fresh, true},
+		{"the same pods, half a day old", pods(2), &remembered{saved: now.Add(-cacheFresh / 2), pods: pods(2)}, true},
+		{"nothing remembered, nothing read (every kubelet unreachable)", nil, &remembered{}, false},
+	} {
+		if got := needsSave(c.pods, c.last, now); got != c.want {
+			t.Errorf("%s: needsSave = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
