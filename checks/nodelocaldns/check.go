@@ -52,13 +52,13 @@ var Check = &checks.Check{
 	},
 	// The cluster side needs the API; the direct probe does not, and in a job
 	// pod with no kubeconfig it is the whole check. So the API is optional.
-	Requires:  []checks.Node{checks.Optional(apiauth.Check), checks.Optional(cluster.ListsFact), checks.Optional(AddonFact), checks.Optional(facts.APIClient), facts.ThisRunner},
+	Requires:  []checks.Node{checks.Optional(apiauth.Check), checks.Optional(cluster.ListsFact), checks.Optional(AddonFact), checks.Optional(facts.APIClient), facts.ThisRunner, ProbeFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	// Two UDP+TCP timeouts of the probe and the two lists fit well inside.
 	Timeout: 15 * time.Second,
 	Run: func(p *checks.Pass) error {
-		in := inputs{runner: facts.ThisRunner.Get(p).Runner}
+		in := inputs{runner: facts.ThisRunner.Get(p).Runner, probed: true, probe: ProbeFact.Get(p)}
 		if l := cluster.ListsFact.Get(p); l != nil {
 			in.api, in.nodes, in.nodesErr = true, l.Nodes, l.Err("nodes")
 			api := facts.APIClient.Get(p)
@@ -78,6 +78,10 @@ type inputs struct {
 	target   string               // the API target's key: runners of one cluster share its view
 	runner   *runnerconfig.Runner // the runner whose GitLab URL a job clones from
 	addon    *fetched             // the add-on as AddonFact listed it; nil: fetch it
+	// probe is ProbeFact's answer (nil: no server to ask) when probed; a
+	// test that does not give one has run probe itself.
+	probe  *probeResult
+	probed bool
 }
 
 // run looks at the cluster and, when doctor is where a job resolves (or was
@@ -96,7 +100,10 @@ func run(p *checks.Pass, in inputs) error {
 	}
 	go func() {
 		defer close(done)
-		if server != "" {
+		switch {
+		case in.probed:
+			pr = in.probe
+		case server != "":
 			pr = probe(ctx, p.Env, server, why, targets(in.runner, p.Env.Setting(settingRepositoryURL, "")))
 		}
 	}()
@@ -135,6 +142,30 @@ func run(p *checks.Pass, in inputs) error {
 		}
 	}
 	return err
+}
+
+// ProbeFact asks the DNS server a job resolves through (or --dns-server)
+// for the runner's GitLab names as soon as the runner is known. It needs
+// nothing from the cluster, and the check, which waits for the cluster's
+// lists, then finds it answered instead of starting it after them: on a
+// cluster with nodes the lists are the run's last answers.
+var ProbeFact = &checks.Fact[*probeResult]{
+	ID:       "node-dns-probe",
+	Doc:      "the DNS server a job resolves through (or --dns-server), asked for the runner's GitLab names over UDP and TCP",
+	Requires: []checks.Node{facts.ThisRunner},
+	Network:  true,
+	Compute: func(p *checks.Pass) (*probeResult, error) {
+		e := facts.ThisRunner.Get(p)
+		server, why := probeServer(p.Env)
+		// Only for a runner the check applies to: no query for a Docker
+		// runner's sake.
+		if server == "" || e.Executor != checks.Kubernetes {
+			return nil, nil
+		}
+		ctx, cancel := budget(p.Context)
+		defer cancel()
+		return probe(ctx, p.Env, server, why, targets(e.Runner, p.Env.Setting(settingRepositoryURL, ""))), nil
+	},
 }
 
 // fetch lists the node-local DNS add-on once per target.
