@@ -64,19 +64,70 @@ var APIClient = &checks.Fact[*API]{
 			return nil, err
 		}
 		key := TargetKey(cfg)
-		return checks.Shared(p, "api "+key, func() (*API, error) {
+		api, err := checks.Shared(p, "api "+key, func() (*API, error) {
 			// An exec plugin runs only when the operator asks, on a live
 			// host, as the runner (execplugin.go); else it is refused.
 			cred, err := pluginCredentialFor(p, cfg)
 			if err != nil {
 				return nil, checks.CouldNotCheck(err)
 			}
-			api, err := newAPI(p.Env, cfg, cred)
-			if api != nil {
-				api.Source, api.Key = source, key
-			}
-			return api, err
+			return keyedAPI(p.Env, cfg, cred, source, key)
 		})
+		if api != nil && api.Source != source {
+			// The target's client, made first for another branch (or by
+			// EarlyIdentity): the same connection, this runner's source.
+			own := *api
+			own.Source = source
+			api = &own
+		}
+		return api, err
+	},
+}
+
+func keyedAPI(env *checks.Env, cfg *rest.Config, cred *pluginCredential, source, key string) (*API, error) {
+	api, err := newAPI(env, cfg, cred)
+	if api != nil {
+		api.Source, api.Key = source, key
+	}
+	return api, err
+}
+
+// EarlyIdentity sends the self-review of the kubeconfig's current context
+// (or --context's) as soon as the kubeconfig is read, before config.toml is
+// decoded and its runners are known: the connection (TCP, TLS) is made
+// while the rest of the host is read. A runner whose client is that one
+// (the same server and credential, facts.TargetKey) then finds the client
+// built and its identity answered or on its way; a runner that uses another
+// context, a [runners.kubernetes] host or the in-cluster account makes its
+// own, and the early review cost one request. Never for a credential that
+// takes a plugin: a plugin runs only for a runner that needs it.
+var EarlyIdentity = &checks.Fact[struct{}]{
+	ID:       "early-identity",
+	Doc:      "the self-review of the kubeconfig's current context, sent as soon as the kubeconfig is read",
+	Requires: []checks.Node{KubeconfigFact},
+	Network:  true,
+	Compute: func(p *checks.Pass) (struct{}, error) {
+		if t := p.Env.Tape; t != nil && t.Replay {
+			return struct{}{}, nil
+		}
+		k := ResolveContext(KubeconfigFact.Get(p), p.Env.ContextOverride)
+		if k.AuthInfo == nil || k.AuthInfo.Exec != nil || k.AuthInfo.AuthProvider != nil {
+			return struct{}{}, nil
+		}
+		cfg, source, err := contextConfig(p.Env, k)
+		if err != nil || cfg.ExecProvider != nil || cfg.AuthProvider != nil {
+			return struct{}{}, nil // the runner's api-client says why
+		}
+		key := TargetKey(cfg)
+		api, err := checks.Shared(p, "api "+key, func() (*API, error) { return keyedAPI(p.Env, cfg, nil, source, key) })
+		if err != nil || api == nil {
+			return struct{}{}, nil
+		}
+		// The review outlives this fact, whose context ends when it
+		// returns; whoami bounds it by one API call's timeout.
+		ctx := context.WithoutCancel(p.Context)
+		go checks.Shared(p, "whoami "+key, func() (*Identity, error) { return whoami(ctx, p.Env, api) })
+		return struct{}{}, nil
 	},
 }
 
@@ -94,6 +145,12 @@ func restConfig(p *checks.Pass) (*rest.Config, string, error) {
 			return cfg, "in-cluster service account", err
 		}
 	}
+	return contextConfig(p.Env, k)
+}
+
+// contextConfig is the rest.Config of a kubeconfig context, as client-go
+// builds it, with the files it names read under the root.
+func contextConfig(env *checks.Env, k *KubeTarget) (*rest.Config, string, error) {
 	kc := k.Kubeconfig
 	if kc.Merged == nil || k.Context == nil {
 		if kc.None != "" {
@@ -104,7 +161,7 @@ func restConfig(p *checks.Pass) (*rest.Config, string, error) {
 		}
 		return nil, "", fmt.Errorf("the kubeconfig does not load (see kubeconfig-file)")
 	}
-	merged, err := InlineKubeconfigFiles(p.Env, kc.Merged, k.ContextName)
+	merged, err := InlineKubeconfigFiles(env, kc.Merged, k.ContextName)
 	if err != nil {
 		return nil, "", err
 	}
@@ -113,7 +170,7 @@ func restConfig(p *checks.Pass) (*rest.Config, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("client config: %w", err)
 	}
-	if err := inlineFiles(p.Env, cfg); err != nil {
+	if err := inlineFiles(env, cfg); err != nil {
 		return nil, "", err
 	}
 	return cfg, "kubeconfig context " + k.ContextName, nil
@@ -369,17 +426,17 @@ type Identity struct {
 var Whoami = &checks.Fact[*Identity]{
 	ID:       "identity",
 	Doc:      "the user and groups the API server authenticates a runner's credential as",
-	Requires: []checks.Node{APIClient},
+	Requires: []checks.Node{APIClient, checks.Optional(EarlyIdentity)},
 	Network:  true,
 	Compute: func(p *checks.Pass) (*Identity, error) {
 		api := APIClient.Get(p)
-		return checks.Shared(p, "whoami "+api.Key, func() (*Identity, error) { return whoami(p, api) })
+		return checks.Shared(p, "whoami "+api.Key, func() (*Identity, error) { return whoami(p.Context, p.Env, api) })
 	},
 }
 
-func whoami(p *checks.Pass, api *API) (*Identity, error) {
+func whoami(ctx context.Context, env *checks.Env, api *API) (*Identity, error) {
 	id := &Identity{Server: api.Server}
-	ctx, cancel := context.WithTimeout(p.Context, p.Env.APITimeout())
+	ctx, cancel := context.WithTimeout(ctx, env.APITimeout())
 	defer cancel()
 	r, err := api.Client.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authnv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	if apierrors.IsNotFound(err) {

@@ -72,7 +72,7 @@ var PluginAPIClient = &checks.Fact[*PluginAPI]{
 			return nil, err
 		}
 		out.API = api
-		out.Identity, err = checks.Shared(p, "whoami "+api.Key, func() (*Identity, error) { return whoami(p, api) })
+		out.Identity, err = checks.Shared(p, "whoami "+api.Key, func() (*Identity, error) { return whoami(p.Context, p.Env, api) })
 		return out, err
 	},
 }
