@@ -28,7 +28,7 @@ func Read(path string, max int64) ([]byte, error) {
 	if why := NotRegular(fi, max); why != "" {
 		return nil, errors.New(why)
 	}
-	f, err := openNonblock(path)
+	f, err := OpenNonblock(path)
 	if err != nil {
 		return nil, unwrapPath(err)
 	}

@@ -72,7 +72,7 @@ func TestOpenNonblockFIFO(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		f, err := openNonblock(fifo)
+		f, err := OpenNonblock(fifo)
 		if err == nil {
 			f.Close()
 		}
@@ -81,7 +81,7 @@ func TestOpenNonblockFIFO(t *testing.T) {
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
-		t.Fatal("openNonblock blocked on a FIFO")
+		t.Fatal("OpenNonblock blocked on a FIFO")
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/socialwebcomputer/doctor/internal/atomicfile"
 	"github.com/socialwebcomputer/doctor/internal/lazyre"
 )
 
@@ -54,7 +55,7 @@ func FromBinary(root, hostPath string) (Version, error) {
 	if !st.Mode().IsRegular() {
 		return fail(fmt.Errorf("%w (%s)", ErrNotRegular, modeName(st.Mode())))
 	}
-	f, err := openNonblock(p)
+	f, err := atomicfile.OpenNonblock(p)
 	if err != nil {
 		return fail(unwrapPathError(err))
 	}

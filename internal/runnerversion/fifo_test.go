@@ -35,28 +35,3 @@ func TestFromBinaryFIFO(t *testing.T) {
 		t.Fatal("FromBinary blocked on a FIFO")
 	}
 }
-
-// The open itself must not block either: openNonblock on a FIFO with no
-// writer returns at once.
-func TestOpenNonblockFIFO(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "fifo")
-	if err := syscall.Mkfifo(p, 0o644); err != nil {
-		t.Skip("mkfifo:", err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		f, err := openNonblock(p)
-		if err == nil {
-			f.Close()
-		}
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("openNonblock: %v", err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("openNonblock blocked on a FIFO")
-	}
-}
