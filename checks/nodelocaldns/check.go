@@ -58,7 +58,7 @@ var Check = &checks.Check{
 	// Two UDP+TCP timeouts of the probe and the two lists fit well inside.
 	Timeout: 15 * time.Second,
 	Run: func(p *checks.Pass) error {
-		in := inputs{runner: facts.ThisRunner.Get(p).Runner, probed: true, probe: ProbeFact.Get(p)}
+		in := inputs{probe: ProbeFact.Get(p)}
 		if l := cluster.ListsFact.Get(p); l != nil {
 			in.api, in.nodes, in.nodesErr = true, l.Nodes, l.Err("nodes")
 			api := facts.APIClient.Get(p)
@@ -75,38 +75,23 @@ type inputs struct {
 	nodes    []corev1.Node
 	nodesErr error
 	client   kube.Interface
-	target   string               // the API target's key: runners of one cluster share its view
-	runner   *runnerconfig.Runner // the runner whose GitLab URL a job clones from
-	addon    *fetched             // the add-on as AddonFact listed it; nil: fetch it
-	// probe is ProbeFact's answer (nil: no server to ask) when probed; a
-	// test that does not give one has run probe itself.
-	probe  *probeResult
-	probed bool
+	target   string       // the API target's key: runners of one cluster share its view
+	addon    *fetched     // the add-on as AddonFact listed it; nil: fetch it
+	probe    *probeResult // the DNS server's answers (ProbeFact, probeRunner); nil: no server to ask
 }
 
 // run looks at the cluster and, when doctor is where a job resolves (or was
-// told a server), probes the DNS server at the same time. The cluster's
+// told a server), takes the DNS server's answers (in.probe). The cluster's
 // findings are reported first: on a cluster where no node has a Ready DNS
 // pod, a probe that finds no server folds under the cluster's finding.
 func run(p *checks.Pass, in inputs) error {
 	ctx, cancel := budget(p.Context)
 	defer cancel()
 
-	var pr *probeResult
-	done := make(chan struct{})
-	server, why := probeServer(p.Env)
-	if !in.api && server == "" {
+	pr := in.probe
+	if !in.api && pr == nil {
 		return checks.Skip("needs api-auth for the cluster side, and doctor is not where a job resolves: give --dns-server to ask a node's DNS directly")
 	}
-	go func() {
-		defer close(done)
-		switch {
-		case in.probed:
-			pr = in.probe
-		case server != "":
-			pr = probe(ctx, p.Env, server, why, targets(in.runner, p.Env.Setting(settingRepositoryURL, "")))
-		}
-	}()
 
 	var (
 		found     []checks.Finding
@@ -126,7 +111,6 @@ func run(p *checks.Pass, in inputs) error {
 			found, noneWorks = judge(in.nodes, v)
 		}
 	}
-	<-done
 
 	causedBy := ""
 	for _, f := range found {
@@ -156,16 +140,25 @@ var ProbeFact = &checks.Fact[*probeResult]{
 	Network:  true,
 	Compute: func(p *checks.Pass) (*probeResult, error) {
 		e := facts.ThisRunner.Get(p)
-		server, why := probeServer(p.Env)
 		// Only for a runner the check applies to: no query for a Docker
 		// runner's sake.
-		if server == "" || e.Executor != checks.Kubernetes {
+		if e.Executor != checks.Kubernetes {
 			return nil, nil
 		}
 		ctx, cancel := budget(p.Context)
 		defer cancel()
-		return probe(ctx, p.Env, server, why, targets(e.Runner, p.Env.Setting(settingRepositoryURL, ""))), nil
+		return probeRunner(ctx, p.Env, e.Runner), nil
 	},
+}
+
+// probeRunner asks the server a job resolves through (probeServer) for the
+// names a job of runner r resolves; nil when doctor has no server to ask.
+func probeRunner(ctx context.Context, env *checks.Env, r *runnerconfig.Runner) *probeResult {
+	server, why := probeServer(env)
+	if server == "" {
+		return nil
+	}
+	return probe(ctx, env, server, why, targets(r, env.Setting(settingRepositoryURL, "")))
 }
 
 // fetch lists the node-local DNS add-on once per target.

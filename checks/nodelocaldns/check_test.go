@@ -99,7 +99,10 @@ func runCheck(t *testing.T, cl apiState, env *checks.Env, timeout time.Duration)
 	c := *Check
 	c.Requires = nil
 	c.Run = func(p *checks.Pass) error {
-		return run(p, inputs{api: !cl.noAPI, nodes: cl.nodes, client: kubefake.Wrap(cs), runner: config(t)})
+		// The probe as ProbeFact makes it, under the check's own budget.
+		ctx, cancel := budget(p.Context)
+		defer cancel()
+		return run(p, inputs{api: !cl.noAPI, nodes: cl.nodes, client: kubefake.Wrap(cs), probe: probeRunner(ctx, p.Env, config(t))})
 	}
 	if timeout > 0 {
 		c.Timeout = timeout
