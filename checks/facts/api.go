@@ -111,10 +111,10 @@ var EarlyIdentity = &checks.Fact[struct{}]{
 			return struct{}{}, nil
 		}
 		k := ResolveContext(KubeconfigFact.Get(p), p.Env.ContextOverride)
-		if k.AuthInfo == nil || k.AuthInfo.Exec != nil || k.AuthInfo.AuthProvider != nil {
-			return struct{}{}, nil
-		}
 		cfg, source, err := contextConfig(p.Env, k)
+		// A plugin's credential is the runner's api-client's to ask for
+		// (pluginCredentialFor): the client made here, memoized under the
+		// same key, would have none.
 		if err != nil || cfg.ExecProvider != nil || cfg.AuthProvider != nil {
 			return struct{}{}, nil // the runner's api-client says why
 		}
