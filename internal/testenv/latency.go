@@ -202,12 +202,20 @@ func (p *LatencyProxy) pipe(id int, kind EventKind, src, dst net.Conn, notBefore
 // client chunk is one more than the deepest answer it was sent after, on
 // any connection; an answer is as deep as the deepest client chunk the
 // server had received on its connection when it sent it. Client chunks that
-// get no answer (a closing alert, an ACK of settings) end no chain.
+// get no answer (an ACK of settings) end no chain, and a closing alert
+// deepens no answer: the server's own close_notify, sent back when it reads
+// the client's, is no answer the client waits for (it arrives, or not, as
+// the process exits).
 //
 // On loopback the server and the client take a few milliseconds; with a
 // delay well above that, a chunk sent after an answer arrived is a chunk
 // that waited for it.
 func RoundTrips(events []ProxyEvent, delay time.Duration) int {
+	// closingAlertBytes is a TLS 1.3 alert record as it travels: a 5-byte
+	// header, the 2-byte alert and its 1-byte inner type, a 16-byte AEAD
+	// tag. No request is that small: an HTTP/2 frame header alone is 9
+	// bytes (a SETTINGS ACK's record is 31).
+	const closingAlertBytes = 5 + 2 + 1 + 16
 	type answer struct {
 		at    time.Time
 		depth int
@@ -249,6 +257,9 @@ func RoundTrips(events []ProxyEvent, delay time.Duration) int {
 		case Connect:
 			syn[e.Conn] = 1 + deepestBefore(e.Read)
 		case Up:
+			if e.Bytes == closingAlertBytes {
+				continue
+			}
 			// The first bytes waited for the SYN-ACK, which the proxy's
 			// hold emulates rather than delivers.
 			d := max(1+deepestBefore(e.Read), 1+syn[e.Conn])

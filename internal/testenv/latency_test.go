@@ -6,8 +6,9 @@ import (
 )
 
 // RoundTrips on a made-up log: a connection, a TLS flight, a wave of
-// reads, a read that needs their answer, and a closing chunk that gets no
-// answer (it ends no chain).
+// reads, a read that needs their answer, a closing chunk that gets no
+// answer (it ends no chain), and on a second connection a closing alert the
+// server answers with its own (it deepens nothing).
 func TestRoundTripsCountsTheLongestChain(t *testing.T) {
 	const d = 10 * time.Millisecond
 	t0 := time.Unix(0, 0)
@@ -17,6 +18,9 @@ func TestRoundTripsCountsTheLongestChain(t *testing.T) {
 	}
 	down := func(conn, read, sent int) ProxyEvent {
 		return ProxyEvent{Conn: conn, Kind: Down, Read: at(read), Sent: at(sent)}
+	}
+	alert := func(conn, read, sent int) ProxyEvent {
+		return ProxyEvent{Conn: conn, Kind: Up, Read: at(read), Sent: at(sent), Bytes: 24}
 	}
 	evs := []ProxyEvent{
 		{Conn: 1, Kind: Connect, Read: at(0), Sent: at(0)},
@@ -29,8 +33,12 @@ func TestRoundTripsCountsTheLongestChain(t *testing.T) {
 		down(1, 77, 87), // its answer: 4
 		up(1, 90, 100),  // a closing alert, unanswered
 		{Conn: 2, Kind: Connect, Read: at(5), Sent: at(5)},
-		up(2, 6, 30),    // a second connection's handshake
-		down(2, 31, 41), // 2
+		up(2, 6, 30),     // a second connection's handshake
+		down(2, 31, 41),  // 2
+		up(2, 42, 52),    // its request: 3
+		down(2, 53, 63),  // its answer: 3
+		alert(2, 88, 98), // its close_notify, after the deepest answer (4)
+		down(2, 99, 109), // the server's close_notify back: no 5
 	}
 	if n := RoundTrips(evs, d); n != 4 {
 		t.Errorf("RoundTrips = %d, want 4", n)
