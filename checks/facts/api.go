@@ -231,11 +231,13 @@ func outOfCluster(env *checks.Env, k *runnerconfig.Kubernetes) (*rest.Config, er
 	return cfg, nil
 }
 
-// TargetKey names a target without its secrets: the server, and a hash of
-// everything that makes the credential.
+// TargetKey names a target without its secrets: the server without URL
+// userinfo, and a hash of everything that makes the credential, the
+// userinfo included. It is a memo key, a tape key and kubelet-reach's cache
+// key (a file doctor writes), so a password in the server URL stays out.
 func TargetKey(cfg *rest.Config) string {
 	h := sha256.New()
-	for _, b := range [][]byte{cfg.CertData, cfg.KeyData, cfg.CAData, []byte(cfg.CertFile), []byte(cfg.KeyFile),
+	for _, b := range [][]byte{[]byte(cfg.Host), cfg.CertData, cfg.KeyData, cfg.CAData, []byte(cfg.CertFile), []byte(cfg.KeyFile),
 		[]byte(cfg.CAFile), []byte(cfg.BearerToken), []byte(cfg.BearerTokenFile), []byte(cfg.Username), []byte(cfg.Password),
 		[]byte(cfg.TLSClientConfig.ServerName), []byte(fmt.Sprint(cfg.Insecure, cfg.ExecProvider != nil, cfg.AuthProvider != nil))} {
 		h.Write(b)
@@ -244,7 +246,7 @@ func TargetKey(cfg *rest.Config) string {
 	if cfg.ExecProvider != nil {
 		fmt.Fprint(h, cfg.ExecProvider.Command, cfg.ExecProvider.Args)
 	}
-	return cfg.Host + "#" + hex.EncodeToString(h.Sum(nil))[:12]
+	return checks.StripUserinfo(cfg.Host) + "#" + hex.EncodeToString(h.Sum(nil))[:12]
 }
 
 // ServiceAccountDir is where a pod's service-account credentials are mounted.
