@@ -8,6 +8,8 @@ import (
 	"net"
 	"sync"
 	"testing"
+
+	"github.com/socialwebcomputer/doctor/internal/closedport"
 )
 
 // Kubelets that fail the way rented nodes do, for the apiserver to dial.
@@ -55,10 +57,11 @@ func StartSilentKubelet(t testing.TB) int {
 }
 
 // ClosedKubeletPort is a loopback port nothing listens on: the apiserver's
-// dial is refused.
+// dial is refused. It stays reserved until the test ends, so no server
+// started after it can take it.
 func ClosedKubeletPort(t testing.TB) int {
 	t.Helper()
-	return FreePort(t)
+	return closedport.Reserve(t)
 }
 
 // serve accepts on ln until the test ends, handling each connection.

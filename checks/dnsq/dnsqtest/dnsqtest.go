@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/socialwebcomputer/doctor/internal/closedport"
 )
 
 // Server is one loopback DNS server.
@@ -118,12 +120,11 @@ func TruncatedUDP(t testing.TB, tcpIP string) *Server {
 func Silent(t testing.TB) *Server { return Listen(t) }
 
 // Closed is an address where nothing listens on UDP or TCP: a UDP question
-// gets ICMP port unreachable, a TCP connect a reset.
+// gets ICMP port unreachable, a TCP connect a reset. The port stays
+// reserved until the test ends, so no server started after it can take it.
 func Closed(t testing.TB) string {
-	s := Listen(t)
-	s.UDP.Close()
-	s.TCP.Close()
-	return s.Addr
+	t.Helper()
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(closedport.Reserve(t)))
 }
 
 // GarbageReply is what Garbage sends: not DNS.
