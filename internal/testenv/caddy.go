@@ -26,6 +26,17 @@ type Caddy struct {
 // storage in a temp dir. Caddy stops at cleanup.
 func StartCaddy(t testing.TB, sites string, port int) *Caddy {
 	t.Helper()
+	c, err := startCaddy(t, sites, port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// startCaddy is one attempt of StartCaddy: an error when Caddy exits or
+// does not listen in time.
+func startCaddy(t testing.TB, sites string, port int) (*Caddy, error) {
+	t.Helper()
 	bin := Bin(t, "caddy")
 	dir := t.TempDir()
 	global := fmt.Sprintf(`{
@@ -42,15 +53,16 @@ func StartCaddy(t testing.TB, sites string, port int) *Caddy {
 `, filepath.Join(dir, "data"))
 	file := filepath.Join(dir, "Caddyfile")
 	if err := os.WriteFile(file, []byte(global+sites), 0o600); err != nil {
-		t.Fatalf("testenv: %v", err)
+		return nil, fmt.Errorf("testenv: %w", err)
 	}
 	// XDG dirs: caddy's default config/data locations, kept out of $HOME.
 	p := startProcess(t, "caddy", dir, []string{"XDG_CONFIG_HOME=" + dir, "XDG_DATA_HOME=" + dir},
 		bin, "run", "--config", file, "--adapter", "caddyfile")
 	if err := waitListening(p, port, 30*time.Second); err != nil {
-		t.Fatalf("testenv: caddy: %v\nCaddyfile:\n%s", err, global+sites)
+		p.stop()
+		return nil, fmt.Errorf("testenv: caddy: %w\nCaddyfile:\n%s", err, global+sites)
 	}
-	return &Caddy{Port: port, LogPath: p.logPath}
+	return &Caddy{Port: port, LogPath: p.logPath}, nil
 }
 
 // FrontOptions chooses how StartFront's Caddy reverse-proxies the apiserver.
@@ -74,7 +86,23 @@ type FrontOptions struct {
 // and returns it with URL set.
 func (e *Env) StartFront(t testing.TB, o FrontOptions) *Caddy {
 	t.Helper()
-	port := FreePort(t)
+	for attempt := 1; ; attempt++ {
+		c, err := e.startFront(t, o, FreePort(t))
+		if err == nil {
+			return c
+		}
+		// The free port was taken before Caddy bound it: another port.
+		if attempt < 3 && strings.Contains(err.Error(), "address already in use") {
+			t.Logf("testenv: port race, retrying: %v", err)
+			continue
+		}
+		t.Fatal(err)
+	}
+}
+
+// startFront is one attempt of StartFront, on the given port.
+func (e *Env) startFront(t testing.TB, o FrontOptions, port int) (*Caddy, error) {
+	t.Helper()
 	certPEM, keyPEM := o.UpstreamCertPEM, o.UpstreamKeyPEM
 	if certPEM == nil {
 		certPEM, keyPEM = e.AdminCertPEM()
@@ -111,9 +139,12 @@ func (e *Env) StartFront(t testing.TB, o FrontOptions) *Caddy {
 	}
 }
 `, site, tlsBlock, e.URL, versions, e.CAFile, certFile, keyFile)
-	c := StartCaddy(t, sites, port)
+	c, err := startCaddy(t, sites, port)
+	if err != nil {
+		return nil, err
+	}
 	c.URL = site
-	return c
+	return c, nil
 }
 
 // Log returns caddy's log so far.

@@ -134,8 +134,8 @@ func (p *process) tail() string {
 	return string(b)
 }
 
-// waitListening waits until 127.0.0.1:port accepts TCP connections, failing
-// early if the process has exited.
+// waitListening waits until p listens on 127.0.0.1:port, failing early if
+// the process has exited.
 func waitListening(p *process, port int, timeout time.Duration) error {
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	deadline := time.Now().Add(timeout)
@@ -143,7 +143,13 @@ func waitListening(p *process, port int, timeout time.Duration) error {
 		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err == nil {
 			c.Close()
-			return nil
+			// Someone listens: it must be p, not a test that took the
+			// port first (p then exits with "address already in use").
+			if owned, err := ownsListener(p.cmd.Process.Pid, port); err != nil {
+				return fmt.Errorf("%s: who listens on %s: %w", p.name, addr, err)
+			} else if owned {
+				return nil
+			}
 		}
 		if p.exited() {
 			return fmt.Errorf("%s exited before listening on %s:\n%s", p.name, addr, p.tail())
