@@ -22,6 +22,12 @@ type Doc struct {
 	Patterns []string
 }
 
+// PrepareHint ends every error of a job's prepare stage as the runner
+// prints it: common/build.go, gitlab-runner v19.3.0 (executePrepareScripts):
+// fmt.Errorf("prepare environment: %w. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information", err).
+// A Symptom of that stage ends with it.
+const PrepareHint = ". Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information"
+
 // Node is a vertex of the DAG: a fact provider or a check.
 type Node interface {
 	NodeID() string

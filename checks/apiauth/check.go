@@ -20,7 +20,10 @@ var Check = &checks.Check{
 		Cause: "The runner's first API call fails: the client certificate expired or was revoked (the front " +
 			"answers 401 within a second of a revocation), the account no longer owns the cluster, or the " +
 			"connection itself fails (TLS authority, hostname, refused, timeout) before any credential is read.",
-		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up credentials: … the server has asked for the client to provide credentials (Unauthorized)",
+		// The parenthesis is client-go's verb and resource for a 401 whose body is
+		// no Status (k8s.io/apimachinery pkg/api/errors/errors.go, v0.37.2:
+		// NewGenericServerResponse, "%s (%s %s)"); a Status body gives its message, Unauthorized.
+		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up credentials: the server has asked for the client to provide credentials (post secrets)" + checks.PrepareHint,
 		Fix:     "Download a new kubeconfig with getKubeconfig and install it over the old file; for a connection failure, fix what the finding names.",
 		Verify:  "KUBECONFIG=/etc/gitlab-runner/tenant-ci/kubeconfig.yaml kubectl auth whoami",
 		Patterns: []string{

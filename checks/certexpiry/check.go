@@ -34,7 +34,7 @@ var Check = &checks.Check{
 			"forever. Past its NotAfter the client certificate front answers 401 and every job fails at " +
 			"authentication; rotation is downloading a new kubeconfig over the file. A certificate with no " +
 			"expiry ends only when the user revokes it.",
-		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up credentials: … Unauthorized; or `error: You must be logged in to the server (the server has asked for the client to provide credentials)` from kubectl",
+		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up credentials: Unauthorized" + checks.PrepareHint + "; or `error: You must be logged in to the server (the server has asked for the client to provide credentials)` from kubectl",
 		Fix:     "Download a new kubeconfig with getKubeconfig and install it over the old file (sudo install -m 0600 <cluster>.kubeconfig.yaml /etc/gitlab-runner/tenant-ci/kubeconfig.yaml). Nothing else in the runner changes.",
 		Verify:  "kubectl config view --raw --minify -o jsonpath='{.users[0].user.client-certificate-data}' | base64 -d | openssl x509 -noout -subject -enddate",
 		Patterns: []string{

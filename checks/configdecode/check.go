@@ -37,6 +37,8 @@ var Check = &checks.Check{
 			"decoding configuration file: ",
 			// common/config.go, v19.3.0: fmt.Errorf("loading configuration for %s runner: %w", r.Name, err).
 			"loading configuration for * runner: ",
+			// The same error up to v19.2.2 (common/config.go, v19.1.0 and v19.2.2): "loading coniguration for %s runner: %w".
+			"loading coniguration for * runner: ",
 			// common/config.go, v19.3.0: fmt.Errorf("invalid config: %w", err), behind
 			// commands/multi.go's Fatal("Service run failed").
 			"Service run failed*invalid config: ",

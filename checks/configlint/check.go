@@ -21,7 +21,7 @@ var Check = &checks.Check{
 			"is still booting (the runner's default is 180 s); concurrent below the number of [[runners]], or a limit of 1 or 2 " +
 			"with request_concurrency 1, leaves a job waiting out GitLab's long poll; without required pod anti-affinity two jobs share a " +
 			"node; an autoscaler policy with idle_count > 0 and no periods keeps a node billed around the clock.",
-		Symptom: "ERROR: Job failed (system failure): prepare environment: waiting for pod running: timed out waiting for pod to start; or \"Job's log exceeded limit of 4194304 bytes.\"",
+		Symptom: "ERROR: Job failed (system failure): prepare environment: waiting for pod running: timed out waiting for pod to start (last phase: Pending)" + checks.PrepareHint + "; or \"Job's log exceeded limit of 4194304 bytes.\"",
 		Fix:     "Set the values the guide's settings table gives: concurrent = <nodes you pay for>, output_limit = 51200, poll_timeout = 3600, required pod anti-affinity on kubernetes.io/hostname, and idle_count > 0 only inside periods.",
 		Verify:  "doctor run --only config-lint",
 		Patterns: []string{
@@ -29,6 +29,8 @@ var Check = &checks.Check{
 			"CONFIGURATION: Long polling issues detected.",
 			"Worker starvation bottleneck: 'concurrent' setting (*) is less than number of runners (*)",
 			"Build limit bottleneck: * runners have low 'limit' settings (≤2) with request_concurrency=1",
+			// commands/multi.go, v19.3.0 (updateWorkers): concurrent below 1 stops the runner.
+			"Current configuration 'concurrent = *' means that no jobs will be processed",
 			// commands/register.go, v19.3.0
 			"The specified runner request concurrency (*) is larger than the current global concurrent limit (*).",
 			// executors/kubernetes/util.go, v19.3.0: fmt.Errorf("timed out waiting for pod to start
@@ -53,7 +55,7 @@ const (
 func run(p *checks.Pass) error {
 	c := facts.Config.Get(p)
 	cfg := c.Config
-	if cfg.Concurrent <= 1 {
+	if cfg.Concurrent <= 1 && !concurrentStopsTheRunner(c) {
 		src, line := c.At([]string{"concurrent"})
 		p.Report(checks.Finding{
 			Cause:    fmt.Sprintf("concurrent = %d: one job in flight at a time, and a stale job from a cancelled pipeline wedges the runner.", max(cfg.Concurrent, 1)),

@@ -22,7 +22,12 @@ import (
 // bottleneck" says.
 func lintConcurrency(p *checks.Pass, c *facts.ConfigFile) {
 	cfg := c.Config
-	concurrent := max(cfg.Concurrent, 1) // the runner's default is 1
+	if concurrentStopsTheRunner(c) {
+		src, line := c.At([]string{"concurrent"})
+		stopsTheRunner(p, cfg.Concurrent, src, line)
+		return
+	}
+	concurrent := max(cfg.Concurrent, 1) // absent: the runner's default is 1 (NewConfig, common/config.go, v19.3.0)
 	if n := len(cfg.Runners); concurrent < n {
 		src, line := c.At([]string{"concurrent"})
 		p.Report(checks.Finding{
@@ -62,4 +67,32 @@ func lintConcurrency(p *checks.Pass, c *facts.ConfigFile) {
 			})
 		}
 	}
+}
+
+// concurrentStopsTheRunner: concurrent is written out and below 1. Decode
+// leaves an absent key 0, which the runner reads as its default, 1.
+func concurrentStopsTheRunner(c *facts.ConfigFile) bool {
+	_, line := c.At([]string{"concurrent"})
+	return line != "" && c.Config.Concurrent < 1
+}
+
+// stopsTheRunner: concurrent set below 1 is no slow poll but a runner that
+// exits. updateWorkers (commands/multi.go, gitlab-runner v19.3.0), run
+// moments after start-up and on every reload, does
+//
+//	mr.log().Fatalln(fmt.Printf("Current configuration 'concurrent = %d' means that no jobs will be processed, see https://docs.gitlab.com/runner/configuration/advanced-configuration.html#the-global-section", concurrentLimit))
+//
+// so the sentence goes to stdout unterminated and the FATAL line that ends
+// the process carries Printf's byte count and nil error. Under systemd the
+// unit restarts and dies again.
+func stopsTheRunner(p *checks.Pass, concurrent int, src, line string) {
+	p.Report(checks.Finding{
+		Severity: checks.Critical,
+		Cause: fmt.Sprintf("concurrent = %d: the runner starts no worker and exits: it prints \"Current configuration "+
+			"'concurrent = %d' means that no jobs will be processed\" and stops with a FATAL line, at start-up and at the "+
+			"first reload after the change, so no [[runners]] takes a job.", concurrent, concurrent),
+		Evidence: []checks.Evidence{{Source: src, Detail: line}},
+		Fix: "Set concurrent to the number of jobs the runner may run at once (at least 1; the guide's value is the number of nodes " +
+			"you pay for). To stop one runner taking jobs, pause it in GitLab instead.",
+	})
 }

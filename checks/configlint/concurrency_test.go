@@ -47,6 +47,29 @@ func TestConcurrentBelowTheNumberOfRunners(t *testing.T) {
 		"Set concurrent to at least 4", "/etc/gitlab-runner/config.toml:1: concurrent = 2")
 }
 
+// TestConcurrentZeroStopsTheRunner: concurrent = 0 written out is a runner
+// that exits (commands/multi.go updateWorkers, v19.3.0); left out, it is
+// the runner's default of 1 and one runner is no finding.
+func TestConcurrentZeroStopsTheRunner(t *testing.T) {
+	r := lint(t, shells("concurrent = 0", ""))
+	checktest.WantSays(t, r, checks.StatusFail,
+		"concurrent = 0: the runner starts no worker and exits", "'concurrent = 0' means that no jobs will be processed",
+		"/etc/gitlab-runner/config.toml:1: concurrent = 0", "pause it in GitLab")
+	if len(r.Findings) != 1 || r.Findings[0].Severity != checks.Critical {
+		t.Errorf("want one critical finding, got %d:\n%s", len(r.Findings), checktest.Text(r))
+	}
+	if !checktest.Matches(configlint.Check.Doc, "Current configuration 'concurrent = 0' means that no jobs will be processed, see https://docs.gitlab.com/runner/configuration/advanced-configuration.html#the-global-section") {
+		t.Error("no pattern matches the runner's line")
+	}
+
+	r = lint(t, shells("check_interval = 3", ""))
+	for _, f := range r.Findings {
+		if strings.Contains(f.Cause, "exits") || strings.Contains(f.Cause, "less than") {
+			t.Errorf("concurrent left out (the runner's 1, one runner): %s", f.Cause)
+		}
+	}
+}
+
 func TestLowLimitWithOneRequest(t *testing.T) {
 	r := lint(t, shells("concurrent = 4", "  limit = 1", "  limit = 1\n  request_concurrency = 2", "  request_concurrency = 8"))
 	checktest.WantSays(t, r, checks.StatusFail,

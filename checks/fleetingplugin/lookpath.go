@@ -28,7 +28,7 @@ import (
 //     $FLEETING_PLUGIN_PATH, else os.UserHomeDir()/.config/fleeting/plugins.
 //     installer.LookPath returns that path without looking at the file.
 
-// Defaults of a short reference (pkg/internal/defname/defname.go,
+// Defaults of a short reference (pkg/internal/defname/name.go,
 // fleeting-artifact v0.0.0-20241018172108-3f6e6586dc5c).
 const (
 	defaultRegistry  = "registry.gitlab.com"

@@ -8,11 +8,14 @@ import (
 )
 
 // The runner stops asking for jobs for a while after its job requests fail
-// in a row (commands/health_helper.go, gitlab-runner v19.3.0): a request
-// that never got an answer (clientError: DNS, connect, TLS, timeout) or a
-// 403 marks the runner unhealthy (network/gitlab.go RequestJob); after
-// unhealthy_requests_limit of them (DefaultUnhealthyRequestsLimit = 3) it
-// logs
+// in a row (commands/health_helper.go, gitlab-runner v19.3.0). Only two
+// answers mark it unhealthy (network/gitlab.go RequestJob, v19.3.0): a 403,
+// and clientError, which getClient returns when it cannot build a client
+// for the url at all. A request that gets no HTTP answer (DNS, connect,
+// TLS, timeout) is status -1 (network/client.go doJSON), logged as
+// "Checking for jobs... failed" with the runner still healthy, as are a 422
+// and a 5xx. After unhealthy_requests_limit unhealthy answers in a row
+// (DefaultUnhealthyRequestsLimit = 3) it logs
 //
 //	Runner "<url><short token>" is unhealthy and will be disabled for 1h0m0s seconds!
 //

@@ -14,7 +14,6 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/configdecode"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/gitlab"
-	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
 var Check = &checks.Check{
@@ -29,15 +28,30 @@ var Check = &checks.Check{
 			"(100.64.0.0/10, fd7a:115c:a1e0::/48) works on a host on the tailnet and nowhere else: a rented " +
 			"node's egress is the provider's, so it reaches GitLab only through a name public DNS resolves, " +
 			"such as a Tailscale Funnel.",
-		Symptom: "fatal: unable to access 'https://gitlab.dorper-matrix.ts.net:8443/group/project.git/': Failed to connect to gitlab.dorper-matrix.ts.net port 8443 (job log, after DNS resolved); or, in the runner's log, ERROR: Checking for jobs... failed ... dial tcp: lookup ...: no such host / x509: certificate has expired",
+		// network/gitlab.go, v19.3.0 (RequestJob): a request with no HTTP answer
+		// comes back from network/client.go (doJSON) as status -1 with
+		// "execute JSON request: %w" around "execute request: %w" around
+		// network/retry_requester.go's "couldn't execute %s against %s: %w", and takes
+		// the default branch: Warningln("Checking for jobs...", "failed"), the
+		// runner still healthy.
+		Symptom: "fatal: unable to access 'https://gitlab.dorper-matrix.ts.net:8443/group/project.git/': Failed to connect to gitlab.dorper-matrix.ts.net port 8443 (job log, after DNS resolved); " +
+			"or, in the runner's log, WARNING: Checking for jobs... failed … status=execute JSON request: execute request: " +
+			"couldn't execute POST against https://…/api/v4/jobs/request: Post \"https://…/api/v4/jobs/request\": " +
+			"dial tcp: lookup …: no such host (or …: x509: certificate has expired …)",
 		Fix: "Fix the stage the finding names. For a tailnet-only name: publish GitLab on a name the public " +
-			"internet resolves and reaches (a Tailscale Funnel on the GitLab port), or give the jobs GIT_STRATEGY: none.",
+			"internet resolves and reaches (a Tailscale Funnel on the GitLab port), or give the jobs GIT_STRATEGY: none. " +
+			"A job request that gets no answer leaves the runner healthy: it keeps asking every check_interval and takes " +
+			"jobs again as soon as GitLab answers, with no restart.",
 		Verify: "curl -sS -o /dev/null -w '%{http_code}\\n' https://gitlab.dorper-matrix.ts.net:8443/api/v4/version  # 401 means a GitLab answered; dig +short gitlab.dorper-matrix.ts.net @1.1.1.1",
 		Patterns: []string{
 			// network/gitlab.go, v19.3.0 (RequestJob, VerifyRunner): Warningln("Checking for jobs...",
 			// "failed") and Errorln("Verifying runner...", "failed"): no HTTP answer from GitLab.
 			"Checking for jobs... failed",
 			"Verifying runner... failed",
+			// network/gitlab.go, v19.3.0 (RequestJob): Errorln("Checking for jobs...", "client error")
+			// when no client can be built for the url (getClient: "parse URL: %w", "only http or https
+			// scheme supported", network/client.go): the url finding. This one marks the runner unhealthy.
+			"Checking for jobs... client error",
 			// commands/health_helper.go, v19.3.0: "Runner %q is unhealthy and will be disabled for %s seconds!".
 			"is unhealthy and will be disabled for * seconds!",
 			// docs/configuration/tls-self-signed.md, v19.3.0: "Post https://hostname.tld/api/v4/jobs/request:
@@ -90,14 +104,9 @@ func run(p *checks.Pass) error {
 	// probe finished first.
 	var errs []error
 	for i, r := range results {
-		for j, f := range r.findings {
+		for _, f := range r.findings {
 			if len(ts[i].Runners) == 1 {
 				f.Runner = &ts[i].Runners[0]
-			}
-			if r.disables[j] && len(ts[i].Runners) > 0 {
-				// A request that gets no answer marks the runner unhealthy
-				// (network/gitlab.go RequestJob, clientError, v19.3.0).
-				f.Fix += gitlab.DisabledNote(runnerOf(cfg, ts[i].Runners[0]), "gitlab-runner restart, or restart its service")
 			}
 			p.Report(f)
 		}
@@ -110,33 +119,13 @@ func run(p *checks.Pass) error {
 
 type result struct {
 	findings []checks.Finding
-	disables []bool // per finding: the runner's own job request fails the same way
-	err      error  // could not judge: no resolver
+	err      error // could not judge: no resolver
 }
 
 func (r *result) add(f *checks.Finding) {
 	if f != nil {
 		r.findings = append(r.findings, *f)
-		r.disables = append(r.disables, false)
 	}
-}
-
-// addUnanswered adds a failure where the runner's job request would get
-// no answer at all (name, connection, TLS, no response): those mark it
-// unhealthy.
-func (r *result) addUnanswered(f *checks.Finding) {
-	if f != nil {
-		r.add(f)
-		r.disables[len(r.disables)-1] = true
-	}
-}
-
-// runnerOf is the [[runners]] entry a finding's runner names.
-func runnerOf(cfg *facts.ConfigFile, ref checks.RunnerRef) *runnerconfig.Runner {
-	if cfg.Decoded() && ref.Index >= 1 && ref.Index <= len(cfg.Config.Runners) {
-		return cfg.Config.Runners[ref.Index-1]
-	}
-	return nil
 }
 
 // probe walks the stages for one target and stops at the first failure.
@@ -148,13 +137,13 @@ func probe(ctx context.Context, env *checks.Env, t *gitlab.Target, dl gitlab.Dea
 		return r
 	}
 	if !sys.Resolved() {
-		r.addUnanswered(dnsFailure(t, sys))
+		r.add(dnsFailure(t, sys))
 		return r
 	}
 	r.add(rentedView(ctx, env, t, sys, dl))
 	conn, fail := gitlab.Connect(ctx, env, t, sys.Addrs, dl)
 	if fail != nil {
-		r.addUnanswered(connectFailure(t, sys, fail))
+		r.add(connectFailure(t, sys, fail))
 		return r
 	}
 	if conn.Cert != nil && conn.Cert.Soon() {
@@ -163,7 +152,7 @@ func probe(ctx context.Context, env *checks.Env, t *gitlab.Target, dl gitlab.Dea
 	u := t.Endpoint("api/v4/version")
 	resp, err := conn.Request(ctx, "GET", u, nil, nil, true, dl.HTTP)
 	if err != nil {
-		r.addUnanswered(stageFinding(t, gitlab.StageHTTP, conn.Addr, err.Error(),
+		r.add(stageFinding(t, gitlab.StageHTTP, conn.Addr, err.Error(),
 			"GitLab (or whatever holds the port) accepted the connection and did not answer the request: "+
 				"check that GitLab is up (gitlab-ctl status in its container) and that the proxy or Funnel in front forwards to it.",
 			checks.Evidence{Source: "GET " + u.String(), Detail: err.Error()}))

@@ -17,7 +17,8 @@ var Check = &checks.Check{
 	Doc: checks.Doc{
 		Cause: "After a node boots, the job's image does not exist, its name is invalid, or the rented node cannot " +
 			"reach its registry (a rented node's egress is the provider's, not the operator's).",
-		Symptom: "ERROR: Job failed: prepare environment: waiting for pod running: pulling image \"…\": image pull failed: Back-off pulling image \"…\" (ImagePullBackOff)",
+		// executors/kubernetes/internal/pull/errors.go, v19.3.0 (ImagePullError): "pulling image %q for container %s: %s".
+		Symptom: "ERROR: Job failed: prepare environment: waiting for pod running: pulling image \"…\" for container build: image pull failed: Back-off pulling image \"…\"" + checks.PrepareHint,
 		Fix:     "Correct the image name in .gitlab-ci.yml or [runners.kubernetes] image, or use a registry the rented nodes reach; 03's check (one curl to the registry from a node) saves a node boot.",
 		Verify:  "kubectl get pods -n gitlab-runner -o jsonpath='{range .items[*]}{.metadata.name}{\" \"}{.status.containerStatuses[*].state.waiting.reason}{\"\\n\"}{end}'",
 		Patterns: []string{

@@ -38,7 +38,7 @@ var Check = &checks.Check{
 		// executors/kubernetes/kubernetes.go, v19.3.0: "Timed out while waiting for %s/%s to be present in the cluster";
 		// pkg/kubelet/kubelet.go (kubernetes v1.37.2): "Unable to retrieve some image pull secrets (%s); ..."
 		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up build pod: pods \"runner-…\" is forbidden: " +
-			"error looking up service account gitlab-runner/ci: serviceaccount \"ci\" not found; or … is forbidden: violates " +
+			"error looking up service account gitlab-runner/ci: serviceaccount \"ci\" not found" + checks.PrepareHint + "; or … is forbidden: violates " +
 			"PodSecurity \"restricted:latest\": allowPrivilegeEscalation != false (…); or Timed out while waiting for " +
 			"ServiceAccount/ci to be present in the cluster",
 		Fix: "Create the service account and pull secrets in the runner namespace (kubectl create serviceaccount …, " +

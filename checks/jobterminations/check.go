@@ -31,11 +31,13 @@ var Check = &checks.Check{
 			"ephemeral storage, or a container passes ephemeral_storage_limit; or the pod is disrupted " +
 			"(DisruptionTarget: preempted by a higher priority pod, drained, its rented node deleted). A limit " +
 			"above what any node can allocate protects nothing: the node gives out first.",
-		// executors/kubernetes/kubernetes.go, v19.3.0 (podContainerError.Error);
+		// executors/kubernetes/kubernetes.go, v19.3.0 (podContainerError.Error, returned
+		// bare by runWithAttach: not a BuildError, so common/build.go prints it as
+		// "Job failed (system failure):");
 		// client-go tools/remotecommand (the exec of the legacy execution strategy),
 		// asserted in executors/kubernetes/kubernetes_integration_test.go, v19.3.0;
 		// executors/kubernetes/internal/watchers/pod.go, v19.3.0 (checkTerminalPodErrors).
-		Symptom: "ERROR: Job failed: Error in container build: exit code: 137, reason: 'OOMKilled'; or " +
+		Symptom: "ERROR: Job failed (system failure): Error in container build: exit code: 137, reason: 'OOMKilled'; or " +
 			"command terminated with exit code 137; or pod \"gitlab-runner/runner-…\" is disrupted: reason \"EvictionByEvictionAPI\", message \"…\"; " +
 			"or WARNING: Event retrieved from the cluster: The node was low on resource: ephemeral-storage.",
 		Fix: "Give the container that was killed a limit it fits in and that a node can hold: raise memory_limit " +

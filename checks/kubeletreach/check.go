@@ -50,7 +50,7 @@ var Check = &checks.Check{
 		// k8s.io/apimachinery/pkg/util/proxy/upgradeaware.go) as the runner's
 		// job log shows it; "error dialing backend" and "connection refused"
 		// are in retryNetworkErrorsGroup (executors/kubernetes/kubernetes.go, v19.3.0).
-		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up trapping scripts on emptyDir: error dialing backend: dial tcp 203.0.113.7:10250: i/o timeout",
+		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up trapping scripts on emptyDir: error dialing backend: dial tcp 203.0.113.7:10250: i/o timeout" + checks.PrepareHint,
 		Fix: "Open the kubelet port 10250 from the control plane to the nodes (the provider's firewall or security group), " +
 			"or have the nodes register an address the control plane can reach (kubelet --node-ip). For a node whose " +
 			"kubelet has no serving certificate, see kubelet-serving.",

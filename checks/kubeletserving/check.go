@@ -42,7 +42,7 @@ var Check = &checks.Check{
 		// (k8s.io/apimachinery/pkg/util/proxy/upgradeaware.go); the kubelet's
 		// alert reads "remote error: tls: internal error" (Go crypto/tls).
 		// "tls: internal error" is in retryNetworkErrorsGroup (kubernetes.go, v19.3.0).
-		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up trapping scripts on emptyDir: error dialing backend: remote error: tls: internal error",
+		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up trapping scripts on emptyDir: error dialing backend: remote error: tls: internal error" + checks.PrepareHint,
 		Fix: "Approve the node's CSR (kubectl certificate approve <csr>), and run an approver for kubelet-serving CSRs " +
 			"(for example postfinance/kubelet-csr-approver) so the next rented node gets its certificate without you. " +
 			"Set FF_WAIT_FOR_POD_TO_BE_REACHABLE = true in [runners.feature_flags] so a job waits for the kubelet instead of failing.",

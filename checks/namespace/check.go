@@ -22,7 +22,7 @@ var Check = &checks.Check{
 		Cause: "The runner does not create its namespace: setupBuildNamespace returns at once unless namespace_per_job " +
 			"= true, so with the default the configured namespace has to exist. The user applies it once; a " +
 			"namespace being deleted (Terminating) refuses new pods just the same.",
-		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up build pod: namespaces \"gitlab-runner\" not found",
+		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up build pod: namespaces \"gitlab-runner\" not found" + checks.PrepareHint,
 		Fix:     "kubectl apply -f - <<'EOF'\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: gitlab-runner\nEOF",
 		Verify:  "kubectl get ns gitlab-runner",
 		Patterns: []string{

@@ -40,7 +40,7 @@ var Check = &checks.Check{
 		// requested: %s, used: %s, limited: %s", "failed quota: %s: %v"), pkg/quota/v1/evaluator/core/pods.go,
 		// kubernetes v1.37.2 ("must specify %s"), plugin/pkg/admission/limitranger/admission.go ("maximum %s usage per %s is %s, but limit is %s").
 		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up build pod: pods \"runner-…\" is forbidden: " +
-			"exceeded quota: compute, requested: limits.memory=21Gi, used: limits.memory=0, limited: limits.memory=16Gi; or " +
+			"exceeded quota: compute, requested: limits.memory=21Gi, used: limits.memory=0, limited: limits.memory=16Gi" + checks.PrepareHint + "; or " +
 			"… is forbidden: failed quota: compute: must specify limits.cpu for: build,helper,init-permissions; or " +
 			"… is forbidden: maximum memory usage per Container is 8Gi, but limit is 20Gi",
 		Fix: "Make the job pod fit: give cpu/memory requests and limits for build, helper (helper_*) and services " +

@@ -37,10 +37,15 @@ var Check = &checks.Check{
 			"with the kubernetes.io/arch of the nodes the node_selector admits, and reads recent job pods for the failure. " +
 			"It does not read the build image's manifest list from its registry.",
 		// executors/kubernetes/internal/watchers/pod.go, v19.3.0:
-		// fmt.Errorf("container %q is in CrashLoopBackOff: %s", ...), whose
-		// message ends in the last termination's "exec format error"; the
-		// exec into a helper that never started reads container not found.
-		Symptom: `ERROR: Job failed (system failure): prepare environment: container "helper" is in CrashLoopBackOff: back-off 10s: exec format error; or unable to upgrade connection: container not found ("helper")`,
+		// fmt.Errorf("container %q is in CrashLoopBackOff: %s", ...) in a
+		// BuildError{FailureReason: ConfigurationError} (so "Job failed:", not
+		// a system failure), whose message ends in the last termination's
+		// "exec format error"; executors/kubernetes/kubernetes.go, v19.3.0
+		// (waitForPod) wraps it in "waiting for pod running: %w". The exec into
+		// a helper that never started reads container not found.
+		Symptom: `ERROR: Job failed: prepare environment: waiting for pod running: container "helper" is in CrashLoopBackOff: ` +
+			`back-off 10s restarting failed container=helper pod=runner-…: exec format error` + checks.PrepareHint +
+			`; or unable to upgrade connection: container not found ("helper")`,
 		Fix: "Pin the jobs to the architecture their images are built for: [runners.kubernetes.node_selector] " +
 			"\"kubernetes.io/arch\" = \"amd64\" (the helper follows that label), or \"arm64\" when the cluster rents only arm64 nodes.",
 		Verify: "kubectl get nodes -L kubernetes.io/arch; grep -A3 'node_selector' /etc/gitlab-runner/config.toml",

@@ -25,7 +25,8 @@ var Check = &checks.Check{
 		Cause: "The cluster rests at zero nodes: a job pod is Pending until the market rents, boots and joins a node, " +
 			"which takes minutes and is normal. Past poll_timeout the runner gives up. With zero nodes for that long, " +
 			"nothing rented a node: the provider is not running, or the market lost the RFP.",
-		Symptom: "ERROR: Job failed (system failure): prepare environment: waiting for pod running: timed out waiting for pod to start",
+		// executors/kubernetes/util.go, v19.3.0: "timed out waiting for pod to start (last phase: %s)".
+		Symptom: "ERROR: Job failed (system failure): prepare environment: waiting for pod running: timed out waiting for pod to start (last phase: Pending)" + checks.PrepareHint,
 		Fix:     "Compare kubectl get pods -A with kubectl get nodes: a Pending pod the scale decision never sees is a provider that is not running; start it, or raise poll_timeout to cover a node boot (3600).",
 		Verify:  "kubectl get pods -n gitlab-runner -o wide -w; kubectl get nodes -w",
 		Patterns: []string{

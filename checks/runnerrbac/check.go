@@ -27,7 +27,7 @@ var Check = &checks.Check{
 			"FF_KUBERNETES_HONOR_ENTRYPOINT, FF_WAIT_FOR_POD_TO_BE_REACHABLE or CI_DEBUG_SERVICES; serviceaccounts " +
 			"get when service_account is set; apps/deployments for pause pods; policy/poddisruptionbudgets with " +
 			"pod_disruption_budget. A credential without one fails the job at the step that needs it.",
-		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up build pod: pods is forbidden: User \"…\" cannot create resource \"pods\" in API group \"\" in the namespace \"gitlab-runner\"",
+		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up build pod: pods is forbidden: User \"…\" cannot create resource \"pods\" in API group \"\" in the namespace \"gitlab-runner\"" + checks.PrepareHint,
 		Fix:     "Bind the runner's identity to a Role in the runner namespace with the missing verbs (the Deckhouse guide's code-runner Role lists them).",
 		Verify:  "kubectl auth can-i create pods/exec -n gitlab-runner; kubectl auth can-i create secrets -n gitlab-runner",
 		Patterns: []string{

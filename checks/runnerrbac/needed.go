@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
@@ -176,13 +177,10 @@ func ciDebugServices(r *runnerconfig.Runner) bool {
 	return err == nil && v
 }
 
-// The text the runner appends to every error of the prepare stage
-// (executePrepareScripts, common/build.go v19.3.0), and the prefix a
-// non-BuildError gets in the job log (setTraceStatus).
-const (
-	jobFailed   = "ERROR: Job failed (system failure): prepare environment: "
-	shellNotice = ". Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information"
-)
+// The prefix a non-BuildError of the prepare stage gets in the job log
+// (setTraceStatus and executePrepareScripts, common/build.go v19.3.0); the
+// stage's error ends with checks.PrepareHint.
+const jobFailed = "ERROR: Job failed (system failure): prepare environment: "
 
 // NeededFor is every access the Kubernetes executor of this runner uses, following its settings and feature flags as the runner's RBAC table does.
 //
@@ -229,9 +227,9 @@ func NeededFor(r *runnerconfig.Runner) []facts.Access {
 	// pod: %w"), the legacy setupPodLegacy returns the bare API error.
 	setup := func(step, forbidden string) string {
 		if attach && step != "" {
-			return jobFailed + step + ": " + forbidden + shellNotice
+			return jobFailed + step + ": " + forbidden + checks.PrepareHint
 		}
-		return jobFailed + forbidden + shellNotice
+		return jobFailed + forbidden + checks.PrepareHint
 	}
 
 	var b accessList
@@ -322,7 +320,7 @@ func NeededFor(r *runnerconfig.Runner) []facts.Access {
 		b.add("list", "", "events", ns, `the pod's warning events are not shown (only a debug line: Error retrieving events list: events is forbidden)`)
 	}
 	if podEvents {
-		b.add("watch", "", "events", ns, jobFailed+`events is forbidden: User "…" cannot watch resource "events"`+shellNotice)
+		b.add("watch", "", "events", ns, jobFailed+`events is forbidden: User "…" cannot watch resource "events"`+checks.PrepareHint)
 	}
 
 	// Row "namespaces | create, delete (kubernetes.NamespacePerJob=true)",

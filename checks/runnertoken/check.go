@@ -27,15 +27,18 @@ var Check = &checks.Check{
 			"deleted in GitLab, or the token was reset or mistyped, GitLab answers 403 and the runner takes no job " +
 			"while its process looks healthy. A 422 means GitLab knows the token but the runner is orphaned: the " +
 			"runner manager GitLab recorded for this runner's system_id is gone.",
-		Symptom: "ERROR: Checking for jobs... forbidden (runner log, every check_interval); gitlab-runner verify: Verifying runner... is not valid (a glrt- token), or ERROR: Verifying runner... is removed (a legacy token)",
+		Symptom: "ERROR: Checking for jobs... forbidden (runner log, every check_interval; for a 422, WARNING: Checking for jobs... failed … " +
+			"status=POST https://…/api/v4/jobs/request: 422 Unprocessable Entity); gitlab-runner verify: Verifying runner... is not valid (a glrt- token), or ERROR: Verifying runner... is removed (a legacy token)",
 		Fix: "Register the runner again: create it in the project's Settings > CI/CD > Runners, then gitlab-runner register " +
 			"--url <GitLab url> --token <new glrt- token>, and restart the runner.",
 		Verify: "gitlab-runner verify --config /etc/gitlab-runner/config.toml",
 		Patterns: []string{
-			// network/gitlab.go, v19.3.0: Errorln("Checking for jobs...", "forbidden") on a 403, and
-			// "client error" on another 4xx (422: the runner manager is gone).
+			// network/gitlab.go, v19.3.0 (RequestJob): Errorln("Checking for jobs...", "forbidden") on a 403.
 			"Checking for jobs... forbidden",
-			"Checking for jobs... client error",
+			// A 422 (the runner manager is gone) takes RequestJob's default branch, Warningln("Checking
+			// for jobs...", "failed"), its status ResponseError.Error() (network/client.go, v19.3.0):
+			// "%v %s: %s" with "%d %s", e.g. "POST https://…/api/v4/jobs/request: 422 Unprocessable Entity".
+			"Checking for jobs... failed * 422 Unprocessable Entity",
 			// network/gitlab.go, v19.3.0 (VerifyRunner): "is not valid" (glrt- token), "is removed" (legacy).
 			"Verifying runner... is not valid",
 			"Verifying runner... is removed",

@@ -123,7 +123,7 @@ func TestForbiddenOrphanedAndLegacy(t *testing.T) {
 		"restart the runner (sudo systemctl restart")
 	for _, f := range r.token.Findings {
 		if strings.Contains(f.Cause, "422") && strings.Contains(f.Fix, "unhealthy") {
-			t.Errorf("the 422 finding says the runner disables itself; only a 403 or no answer does: %s", f.Fix)
+			t.Errorf("the 422 finding says the runner disables itself; only a 403 (or a url no client can be built for) does: %s", f.Fix)
 		}
 	}
 	if n := len(r.token.Findings); n != 2 {

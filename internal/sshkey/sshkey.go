@@ -7,8 +7,9 @@
 // (ssh/keys.go, v0.54.0, the version gitlab-runner v19.3.0's go.mod
 // requires): PEM blocks "RSA PRIVATE KEY" (PKCS#1), "EC PRIVATE KEY"
 // (SEC1), "DSA PRIVATE KEY", "PRIVATE KEY" (PKCS#8) and "OPENSSH PRIVATE
-// KEY" (openssh-key-v1, what `ssh-keygen` writes); anything else it
-// refuses with `ssh: unsupported key type`, and a passphrase-protected key
+// KEY" (openssh-key-v1, what `ssh-keygen` writes); another PEM block type
+// it refuses with `ssh: unsupported key type %q`, input with no PEM block
+// with `ssh: no key found`, and a passphrase-protected key
 // with `ssh: this private key is passphrase protected`.
 package sshkey
 

@@ -29,6 +29,8 @@ var captured = map[string][]string{
 		`FATAL: Service run failed                           error=decoding configuration file: toml: line 1 (last key "concurrent"): incompatible types: TOML value has type string; destination has type integer`,
 		// common/config.go, v19.3.0, with the runner's own error (runnerconfig/refusals_test.go).
 		"FATAL: Service run failed                           error=loading configuration for dm runner: compiling docker machine autoscaling periods: invalid time periods [* * 25 * * * *], caused by: syntax error in hour field: '25'",
+		// common/config.go, v19.2.2: the same error, misspelt.
+		"FATAL: Service run failed                           error=loading coniguration for dm runner: compiling docker machine autoscaling periods: invalid time periods [* * 25 * * * *], caused by: syntax error in hour field: '25'",
 		"FATAL: Service run failed                           error=invalid config: validating global labels: invalid label value, doesn't match ^[a-z]: platform/ci",
 		// docs/configuration/autoscale.md, v19.3.0.
 		"FATAL: Service run failed   error=toml: cannot load TOML value of type int64 into a Go float",
@@ -69,13 +71,17 @@ var captured = map[string][]string{
 		"WARNING: CONFIGURATION: Long polling issues detected.",
 		"  - Worker starvation bottleneck: 'concurrent' setting (1) is less than number of runners (2)",
 		"  - Build limit bottleneck: 2 runners have low 'limit' settings (≤2) with request_concurrency=1",
+		// commands/multi.go updateWorkers, v19.3.0: fmt.Printf's sentence (no newline), then Fatalln of its result.
+		"Current configuration 'concurrent = 0' means that no jobs will be processed, see https://docs.gitlab.com/runner/configuration/advanced-configuration.html#the-global-sectionFATAL: 178 <nil>                                     builds=0 max_builds=0",
 		// commands/register.go, v19.3.0 (logrus.Warningf).
 		"WARNING: The specified runner request concurrency (4) is larger than the current global concurrent limit (2). The global concurrent limit will not be increased and takes precedence.",
 	},
 	"gitlab-reachability": {
 		// network/gitlab.go RequestJob / VerifyRunner, v19.3.0.
-		`WARNING: Checking for jobs... failed                runner=Zx8y1Abc status=couldn't execute POST against https://gitlab.example.invalid/api/v4/jobs/request: Post "https://gitlab.example.invalid/api/v4/jobs/request": dial tcp: lookup gitlab.example.invalid: no such host`,
-		"ERROR: Verifying runner... failed                   runner=Zx8y1Abc status=couldn't execute POST against https://gitlab.example.invalid/api/v4/runners/verify",
+		`WARNING: Checking for jobs... failed                runner=Zx8y1Abc status=execute JSON request: execute request: couldn't execute POST against https://gitlab.example.invalid/api/v4/jobs/request: Post "https://gitlab.example.invalid/api/v4/jobs/request": dial tcp: lookup gitlab.example.invalid: no such host`,
+		"ERROR: Verifying runner... failed                   runner=Zx8y1Abc status=execute JSON request: execute request: couldn't execute POST against https://gitlab.example.invalid/api/v4/runners/verify",
+		// network/gitlab.go getClient / doMeasuredJSON, v19.3.0: no client for the url.
+		"ERROR: Checking for jobs... client error             runner=Zx8y1Abc status=get client: only http or https scheme supported",
 		// commands/health_helper.go, v19.3.0.
 		`ERROR: Runner "https://gitlab.example.invalidZx8y1Abc" is unhealthy and will be disabled for 1h0m0s seconds!  unhealthy_requests=3 unhealthy_requests_limit=3`,
 		// docs/configuration/tls-self-signed.md, v19.3.0.
@@ -87,7 +93,8 @@ var captured = map[string][]string{
 	"runner-token": {
 		// network/gitlab.go, v19.3.0.
 		"ERROR: Checking for jobs... forbidden                runner=Zx8y1Abc status=403 Forbidden",
-		"ERROR: Checking for jobs... client error             runner=Zx8y1Abc status=422 Unprocessable Entity",
+		// A 422 takes RequestJob's default branch; its status is ResponseError.Error() (network/client.go, v19.3.0).
+		"WARNING: Checking for jobs... failed                runner=Zx8y1Abc status=POST https://gitlab.example.invalid/api/v4/jobs/request: 422 Unprocessable Entity",
 		"Verifying runner... is not valid                    runner=Zx8y1Abc",
 		"ERROR: Verifying runner... is removed                runner=Zx8y1Abc status=403 Forbidden",
 		// commands/health_helper.go, v19.3.0.
@@ -122,8 +129,9 @@ var captured = map[string][]string{
 		"\tUnschedulable: \"0/2 nodes are available: 2 Insufficient memory. preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod.\"",
 	},
 	"image-pull": {
-		// executors/kubernetes/internal/watchers/pod.go, v19.3.0, with the kubelet's waiting message.
-		`ERROR: Job failed: prepare environment: waiting for pod running: image pull failed: Back-off pulling image "registry.example.invalid/ci/golang:1.24". Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information`,
+		// executors/kubernetes/internal/watchers/pod.go and internal/pull/errors.go (ImagePullError), v19.3.0,
+		// with the kubelet's waiting message.
+		`ERROR: Job failed: prepare environment: waiting for pod running: pulling image "registry.example.invalid/ci/golang:1.24" for container build: image pull failed: Back-off pulling image "registry.example.invalid/ci/golang:1.24". Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information`,
 		// executors/kubernetes/kubernetes.go "Event retrieved from the cluster: %s", v19.3.0, with
 		// pkg/kubelet/images/image_manager.go's events, v1.37.2.
 		`WARNING: Event retrieved from the cluster: Failed to pull image "registry.example.invalid/ci/golang:1.24": rpc error: code = NotFound desc = failed to pull and unpack image "registry.example.invalid/ci/golang:1.24": not found`,
@@ -172,8 +180,8 @@ var captured = map[string][]string{
 		`WARNING: Event retrieved from the cluster: Unable to retrieve some image pull secrets (registry-credentials); attempting to pull the image may not succeed.`,
 	},
 	"job-terminations": {
-		// executors/kubernetes/kubernetes.go podContainerError, v19.3.0.
-		"ERROR: Job failed: Error in container build: exit code: 137, reason: 'OOMKilled'",
+		// executors/kubernetes/kubernetes.go podContainerError, v19.3.0: no BuildError, so a system failure.
+		"ERROR: Job failed (system failure): Error in container build: exit code: 137, reason: 'OOMKilled'",
 		// executors/kubernetes/kubernetes.go commandTerminatedError, v19.3.0.
 		"ERROR: Job failed: command terminated with exit code 137",
 		// executors/kubernetes/internal/watchers/pod.go checkTerminalPodErrors, v19.3.0.
@@ -211,7 +219,7 @@ var captured = map[string][]string{
 	"clock-skew": {
 		// crypto/x509/verify.go (go1.26) CertificateInvalidError, in crypto/tls's "tls: failed to
 		// verify certificate: %w", as network/gitlab.go prints it (v19.3.0).
-		`WARNING: Checking for jobs... failed                runner=Zx8y1Abc status=couldn't execute POST against https://gitlab.example.invalid/api/v4/jobs/request: Post "https://gitlab.example.invalid/api/v4/jobs/request": tls: failed to verify certificate: x509: certificate has expired or is not yet valid: current time 2026-11-29T12:00:40Z is before 2026-11-29T12:01:00Z`,
+		`WARNING: Checking for jobs... failed                runner=Zx8y1Abc status=execute JSON request: execute request: couldn't execute POST against https://gitlab.example.invalid/api/v4/jobs/request: Post "https://gitlab.example.invalid/api/v4/jobs/request": tls: failed to verify certificate: x509: certificate has expired or is not yet valid: current time 2026-11-29T12:00:40Z is before 2026-11-29T12:01:00Z`,
 		// the same, from client-go behind "setting up credentials: %w" (executors/kubernetes/kubernetes.go, v19.3.0).
 		`ERROR: Job failed (system failure): prepare environment: setting up credentials: Post "https://127.0.0.1:6443/api/v1/namespaces/gitlab-runner/secrets": tls: failed to verify certificate: x509: certificate has expired or is not yet valid: current time 2026-11-29T12:02:10Z is after 2026-11-29T12:01:00Z. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information`,
 	},

@@ -10,8 +10,8 @@ import (
 // A job log downloaded from GitLab (or copied from the runner's trace)
 // carries the runner's colours and GitLab's collapsible-section markers:
 // `\x1b[0Ksection_start:1733040000:prepare_executor\r\x1b[0K` before a
-// heading, `section_end:…` after it (helpers/trace and
-// common/buildlogger, gitlab-runner v19.3.0). Neither is part of what the
+// heading, `section_end:…` after it (helpers/build_section.go,
+// gitlab-runner v19.3.0). Neither is part of what the
 // runner said, and either would split a symptom in two.
 var (
 	sectionMarker = lazyre.MustCompile(`section_(?:start|end):[0-9]+:[A-Za-z0-9_.\-]*(?:\[[^\]\r\n]*\])?\r?`)
