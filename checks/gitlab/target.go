@@ -86,6 +86,14 @@ func (t *Target) Endpoint(path string) *url.URL {
 // Named joins where the target came from: `[[runners]] "a" url and CI_REPOSITORY_URL`.
 func (t *Target) Named() string { return strings.Join(t.From, " and ") }
 
+// NoClientError is a url the runner cannot build a GitLab client for
+// either: newClient (network/client.go, gitlab-runner v19.3.0) fails with
+// "parse URL: %w" or "only http or https scheme supported", so every job
+// request is clientError, which marks the runner unhealthy.
+type NoClientError struct{ msg string }
+
+func (e *NoClientError) Error() string { return e.msg }
+
 // ParseURL reads a runner url. CI_REPOSITORY_URL carries the job token as
 // user info (https://gitlab-ci-token:<token>@host/...), so user info is
 // dropped here and never reaches a finding; keepPath false drops the path
@@ -94,10 +102,10 @@ func ParseURL(raw string, keepPath bool, from string) (*Target, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
 		// url's error quotes the input, which may hold the job token.
-		return nil, fmt.Errorf("%s is not a URL", from)
+		return nil, &NoClientError{fmt.Sprintf("%s is not a URL", from)}
 	}
 	if u.Scheme != "https" && u.Scheme != "http" {
-		return nil, fmt.Errorf("%s is not an http or https URL (scheme %q)", from, u.Scheme)
+		return nil, &NoClientError{fmt.Sprintf("%s is not an http or https URL (scheme %q)", from, u.Scheme)}
 	}
 	if u.Hostname() == "" {
 		return nil, fmt.Errorf("%s has no host", from)

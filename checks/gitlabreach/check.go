@@ -80,11 +80,17 @@ func run(p *checks.Pass) error {
 		if b.Runner != nil {
 			src, line = cfg.AtRunner(b.Pos, "url")
 		}
+		fix := "Set url in [[runners]] to GitLab's external_url, with its scheme and port (https://<gitlab host>:<port>/)."
+		var noClient *gitlab.NoClientError
+		if b.Runner != nil && errors.As(b.Err, &noClient) {
+			// The runner logs "Checking for jobs... client error" and counts it unhealthy.
+			fix += gitlab.DisabledNote(cfg.Config.Runners[b.Pos], "gitlab-runner restart, or restart its service")
+		}
 		p.Report(checks.Finding{
 			Runner:   b.Runner,
 			Cause:    b.Err.Error() + ": the runner cannot reach a GitLab it cannot name.",
 			Evidence: []checks.Evidence{{Source: src, Detail: line}},
-			Fix:      "Set url in [[runners]] to GitLab's external_url, with its scheme and port (https://<gitlab host>:<port>/).",
+			Fix:      fix,
 		})
 	}
 	if len(ts) == 0 {

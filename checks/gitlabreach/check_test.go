@@ -212,3 +212,24 @@ func TestOfflineSkips(t *testing.T) {
 		t.Errorf("under --offline: %s %q", r.Status, r.Reason)
 	}
 }
+
+// A url the runner builds no client for (no http or https scheme) is its
+// clientError: "Checking for jobs... client error", which marks it
+// unhealthy (network/gitlab.go RequestJob, v19.3.0), so the finding says
+// to restart it after the fix. A url with no host builds a client whose
+// requests fail to dial: healthy, no restart.
+func TestURLTheRunnerCannotUse(t *testing.T) {
+	w := newWorld(t, gitlabtest.Options{})
+	root := gitlabtest.NewRoot(t, gitlabtest.Config(
+		gitlabtest.Runner{Name: "no-scheme", URL: "gitlab.example.invalid:8443", Token: "glrt-test-token-0123456789"},
+		gitlabtest.Runner{Name: "no-host", URL: "https:///", Token: "glrt-test-token-0123456789"},
+	), w.gl.CA)
+	r := reach(t, root, w.settings())
+	wantSays(t, r, checks.StatusFail, `"no-scheme" url is not an http or https URL`, `"no-host" url has no host`)
+	for _, f := range r.Findings {
+		disables := strings.Contains(f.Fix, "is unhealthy and will be disabled for 1h0m0s seconds!")
+		if strings.Contains(f.Cause, "no-scheme") != disables {
+			t.Errorf("%q: restart note %v, want it only for the url no client is built for:\n%s", f.Cause, disables, f.Fix)
+		}
+	}
+}

@@ -36,15 +36,21 @@ var Check = &checks.Check{
 			"its first instruction; the build image can be wrong the same way. doctor compares the helper's architecture " +
 			"with the kubernetes.io/arch of the nodes the node_selector admits, and reads recent job pods for the failure. " +
 			"It does not read the build image's manifest list from its registry.",
-		// executors/kubernetes/internal/watchers/pod.go, v19.3.0:
-		// fmt.Errorf("container %q is in CrashLoopBackOff: %s", ...) in a
-		// BuildError{FailureReason: ConfigurationError} (so "Job failed:", not
-		// a system failure), whose message ends in the last termination's
-		// "exec format error"; executors/kubernetes/kubernetes.go, v19.3.0
-		// (waitForPod) wraps it in "waiting for pod running: %w". The exec into
-		// a helper that never started reads container not found.
-		Symptom: `ERROR: Job failed: prepare environment: waiting for pod running: container "helper" is in CrashLoopBackOff: ` +
-			`back-off 10s restarting failed container=helper pod=runner-…: exec format error` + checks.PrepareHint +
+		// The job pod's restartPolicy is Never (executors/kubernetes/kubernetes.go,
+		// v19.3.0), and by default its first container is init-permissions, on
+		// the helper image (buildInitContainers): a helper of the wrong
+		// architecture fails there, the pod fails, and waitForPodRunning's
+		// isRunning returns "pod status is failed" (executors/kubernetes/util.go,
+		// v19.3.0), under "waiting for pod running: %w" (waitForPod), no
+		// BuildError. A container the kubelet restarts instead reaches
+		// CrashLoopBackOff: fmt.Errorf("container %q is in CrashLoopBackOff: %s")
+		// in a BuildError{ConfigurationError} ("Job failed:"), whose message ends
+		// in the last termination's "exec format error" (internal/watchers/pod.go,
+		// crashLoopMessage). The exec into a helper that never started reads
+		// container not found.
+		Symptom: `ERROR: Job failed (system failure): prepare environment: waiting for pod running: pod status is failed` + checks.PrepareHint +
+			` (init-permissions, on the helper image, could not start); or ERROR: Job failed: prepare environment: waiting for pod running: ` +
+			`container "…" is in CrashLoopBackOff: back-off 10s restarting failed container=…: exec format error` + checks.PrepareHint +
 			`; or unable to upgrade connection: container not found ("helper")`,
 		Fix: "Pin the jobs to the architecture their images are built for: [runners.kubernetes.node_selector] " +
 			"\"kubernetes.io/arch\" = \"amd64\" (the helper follows that label), or \"arm64\" when the cluster rents only arm64 nodes.",
