@@ -55,15 +55,21 @@ const (
 func run(p *checks.Pass) error {
 	c := facts.Config.Get(p)
 	cfg := c.Config
-	if cfg.Concurrent <= 1 && !concurrentStopsTheRunner(c) {
-		src, line := c.At([]string{"concurrent"})
-		p.Report(checks.Finding{
-			Cause:    fmt.Sprintf("concurrent = %d: one job in flight at a time, and a stale job from a cancelled pipeline wedges the runner.", max(cfg.Concurrent, 1)),
-			Evidence: []checks.Evidence{{Source: src, Detail: orDefault(line, "concurrent not set (the runner's default is 1)")}},
-			Fix:      "Set concurrent to the number of nodes the user will pay for (every concurrent job is a rented node), at least 2.",
-		})
+	// Decode leaves an absent concurrent 0, which the runner reads as its
+	// default, 1 (NewConfig, common/config.go, v19.3.0); written out below
+	// 1, it stops the runner, and nothing else about concurrency matters.
+	if src, line := c.At([]string{"concurrent"}); line != "" && cfg.Concurrent < 1 {
+		stopsTheRunner(p, cfg.Concurrent, src, line)
+	} else {
+		if cfg.Concurrent <= 1 {
+			p.Report(checks.Finding{
+				Cause:    fmt.Sprintf("concurrent = %d: one job in flight at a time, and a stale job from a cancelled pipeline wedges the runner.", max(cfg.Concurrent, 1)),
+				Evidence: []checks.Evidence{{Source: src, Detail: orDefault(line, "concurrent not set (the runner's default is 1)")}},
+				Fix:      "Set concurrent to the number of nodes the user will pay for (every concurrent job is a rented node), at least 2.",
+			})
+		}
+		lintConcurrency(p, c)
 	}
-	lintConcurrency(p, c)
 	for i, r := range cfg.Runners {
 		lintFleeting(p, c, i, r)
 		if r.Executor != "kubernetes" {

@@ -22,12 +22,7 @@ import (
 // bottleneck" says.
 func lintConcurrency(p *checks.Pass, c *facts.ConfigFile) {
 	cfg := c.Config
-	if concurrentStopsTheRunner(c) {
-		src, line := c.At([]string{"concurrent"})
-		stopsTheRunner(p, cfg.Concurrent, src, line)
-		return
-	}
-	concurrent := max(cfg.Concurrent, 1) // absent: the runner's default is 1 (NewConfig, common/config.go, v19.3.0)
+	concurrent := max(cfg.Concurrent, 1) // the runner's default is 1
 	if n := len(cfg.Runners); concurrent < n {
 		src, line := c.At([]string{"concurrent"})
 		p.Report(checks.Finding{
@@ -67,13 +62,6 @@ func lintConcurrency(p *checks.Pass, c *facts.ConfigFile) {
 			})
 		}
 	}
-}
-
-// concurrentStopsTheRunner: concurrent is written out and below 1. Decode
-// leaves an absent key 0, which the runner reads as its default, 1.
-func concurrentStopsTheRunner(c *facts.ConfigFile) bool {
-	_, line := c.At([]string{"concurrent"})
-	return line != "" && c.Config.Concurrent < 1
 }
 
 // stopsTheRunner: concurrent set below 1 is no slow poll but a runner that
