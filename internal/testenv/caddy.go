@@ -13,28 +13,18 @@ import (
 
 // Caddy is a running caddy process.
 type Caddy struct {
-	Port    int    // the port StartCaddy waited for
+	Port    int    // the port startCaddy waited for
 	URL     string // set by StartFront: the front's base URL
 	LogPath string // caddy's log (e.g. "http2: invalid Upgrade request header")
 }
 
-// StartCaddy runs the real caddy binary (`caddy run --adapter caddyfile`) on
+// startCaddy runs the real caddy binary (`caddy run --adapter caddyfile`) on
 // the given site blocks and waits until 127.0.0.1:port accepts connections.
-// sites must hold only site blocks: StartCaddy puts in front of them the
+// sites must hold only site blocks: startCaddy puts in front of them the
 // global options that keep Caddy on loopback and away from the network
 // (no admin endpoint, no ACME, no trust-store install, no OCSP), with its
-// storage in a temp dir. Caddy stops at cleanup.
-func StartCaddy(t testing.TB, sites string, port int) *Caddy {
-	t.Helper()
-	c, err := startCaddy(t, sites, port)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// startCaddy is one attempt of StartCaddy: an error when Caddy exits or
-// does not listen in time.
+// storage in a temp dir. Caddy stops at cleanup. It fails when Caddy
+// exits or does not listen in time.
 func startCaddy(t testing.TB, sites string, port int) (*Caddy, error) {
 	t.Helper()
 	bin := Bin(t, "caddy")
@@ -86,18 +76,15 @@ type FrontOptions struct {
 // and returns it with URL set.
 func (e *Env) StartFront(t testing.TB, o FrontOptions) *Caddy {
 	t.Helper()
-	for attempt := 1; ; attempt++ {
-		c, err := e.startFront(t, o, FreePort(t))
-		if err == nil {
-			return c
-		}
-		// The free port was taken before Caddy bound it: another port.
-		if attempt < 3 && strings.Contains(err.Error(), "address already in use") {
-			t.Logf("testenv: port race, retrying: %v", err)
-			continue
-		}
+	var c *Caddy
+	err := retryPortRace(t, func() (err error) {
+		c, err = e.startFront(t, o, FreePort(t))
+		return err
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
+	return c
 }
 
 // startFront is one attempt of StartFront, on the given port.

@@ -26,7 +26,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -94,17 +93,7 @@ func Start(t testing.TB, opts ...Option) *Env {
 	e := &Env{Dir: t.TempDir(), t: t}
 	e.AuditLogPath = filepath.Join(e.Dir, "audit.log")
 	e.writeCerts()
-	for attempt := 1; ; attempt++ {
-		err := e.start(cfg, etcdBin, apiserverBin, began.Add(cfg.timeout))
-		if err == nil {
-			break
-		}
-		// A free port can be taken between FreePort and the bind when
-		// several test packages start environments at once: retry.
-		if attempt < 3 && strings.Contains(err.Error(), "address already in use") {
-			t.Logf("testenv: port race, retrying: %v", err)
-			continue
-		}
+	if err := retryPortRace(t, func() error { return e.start(cfg, etcdBin, apiserverBin, began.Add(cfg.timeout)) }); err != nil {
 		t.Fatalf("testenv: %v", err)
 	}
 	t.Logf("testenv: etcd + kube-apiserver ready at %s in %s (dir %s)", e.URL, time.Since(began).Round(time.Millisecond), e.Dir)

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -132,6 +133,20 @@ func (p *process) tail() string {
 		}
 	}
 	return string(b)
+}
+
+// retryPortRace runs attempt up to three times while it fails with
+// "address already in use": a port FreePort gave out can be taken before
+// the process binds it when several tests start servers at once, and each
+// attempt takes fresh ports.
+func retryPortRace(t testing.TB, attempt func() error) error {
+	for n := 1; ; n++ {
+		err := attempt()
+		if err == nil || n == 3 || !strings.Contains(err.Error(), "address already in use") {
+			return err
+		}
+		t.Logf("testenv: port race, retrying: %v", err)
+	}
 }
 
 // waitListening waits until p listens on 127.0.0.1:port, failing early if
