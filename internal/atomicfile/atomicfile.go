@@ -23,26 +23,26 @@ import (
 func Read(path string, max int64) ([]byte, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, unwrapPath(err)
+		return nil, checks.FileCause(err)
 	}
 	if why := NotRegular(fi, max); why != "" {
 		return nil, errors.New(why)
 	}
 	f, err := OpenNonblock(path)
 	if err != nil {
-		return nil, unwrapPath(err)
+		return nil, checks.FileCause(err)
 	}
 	defer f.Close()
 	// The path may have been replaced between the stat and the open.
 	if fi, err = f.Stat(); err != nil {
-		return nil, unwrapPath(err)
+		return nil, checks.FileCause(err)
 	}
 	if why := NotRegular(fi, max); why != "" {
 		return nil, errors.New(why)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
-		return nil, unwrapPath(err)
+		return nil, checks.FileCause(err)
 	}
 	if int64(len(b)) > max {
 		return nil, fmt.Errorf("larger than %s", size(max))
@@ -85,7 +85,7 @@ func Write(path string, b []byte) error {
 	}
 	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
 	if err != nil {
-		return unwrapPath(err)
+		return checks.FileCause(err)
 	}
 	done := false
 	defer func() {
@@ -95,21 +95,21 @@ func Write(path string, b []byte) error {
 		}
 	}()
 	if err := tmp.Chmod(0o600); err != nil {
-		return unwrapPath(err)
+		return checks.FileCause(err)
 	}
 	if _, err := tmp.Write(b); err != nil {
-		return unwrapPath(err)
+		return checks.FileCause(err)
 	}
 	if err := tmp.Sync(); err != nil {
-		return unwrapPath(err)
+		return checks.FileCause(err)
 	}
 	if err := tmp.Close(); err != nil {
-		return unwrapPath(err)
+		return checks.FileCause(err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		os.Remove(tmp.Name())
 		done = true
-		return unwrapPath(err)
+		return checks.FileCause(err)
 	}
 	done = true
 	// The rename is durable once the directory is synced; a failure here
@@ -119,14 +119,4 @@ func Write(path string, b []byte) error {
 		d.Close()
 	}
 	return nil
-}
-
-// unwrapPath drops the *PathError's own copy of the path, which the caller's
-// message already names.
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

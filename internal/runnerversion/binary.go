@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"debug/buildinfo"
 	"debug/elf"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -13,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/internal/atomicfile"
 	"github.com/socialwebcomputer/doctor/internal/lazyre"
 )
@@ -50,19 +50,19 @@ func FromBinary(root, hostPath string) (Version, error) {
 
 	st, err := os.Stat(p)
 	if err != nil {
-		return fail(unwrapPathError(err))
+		return fail(checks.FileCause(err))
 	}
 	if !st.Mode().IsRegular() {
 		return fail(fmt.Errorf("%w (%s)", ErrNotRegular, modeName(st.Mode())))
 	}
 	f, err := atomicfile.OpenNonblock(p)
 	if err != nil {
-		return fail(unwrapPathError(err))
+		return fail(checks.FileCause(err))
 	}
 	defer f.Close()
 	fst, err := f.Stat()
 	if err != nil {
-		return fail(unwrapPathError(err))
+		return fail(checks.FileCause(err))
 	}
 	if !fst.Mode().IsRegular() || !os.SameFile(st, fst) {
 		return fail(fmt.Errorf("%w: changed while being opened", ErrNotRegular))
@@ -168,14 +168,6 @@ func modeName(m fs.FileMode) string {
 		return "block device"
 	}
 	return m.Type().String()
-}
-
-func unwrapPathError(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // xFlags returns the -X name=value pairs of a -ldflags value, split the way
