@@ -5,8 +5,6 @@ import (
 	"io"
 	"net/http"
 	"sync/atomic"
-
-	"k8s.io/klog/v2"
 )
 
 // Every API byte comes through one bounded door: a response body larger
@@ -146,12 +144,4 @@ func (b *boundedBody) Close() error {
 		inFlight.Add(-b.n)
 	}
 	return b.rc.Close()
-}
-
-func init() {
-	// client-go logs through klog to stderr (a body it could not read, a
-	// retry), with URLs and server text in it: doctor reports what it learnt
-	// as findings, and its stderr is pasted into tickets.
-	klog.LogToStderr(false)
-	klog.SetOutput(io.Discard)
 }

@@ -119,6 +119,9 @@ func runHostile(t *testing.T, bin string, args []string) *report.Report {
 	if rss > hostileMaxRSS {
 		t.Errorf("peak RSS %d MiB, want under %d MiB", rss>>20, hostileMaxRSS>>20)
 	}
+	if l := klogLines(errb.String()); len(l) > 0 {
+		t.Errorf("klog wrote to stderr, past doctor's -v logger:\n%s", strings.Join(l, "\n"))
+	}
 	if code := cmd.ProcessState.ExitCode(); code <= report.ExitOK {
 		t.Errorf("exit %d (%v): a run against a hostile server proved nothing healthy; stderr: %.2000s", code, err, errb.String())
 	}

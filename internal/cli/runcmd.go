@@ -16,6 +16,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/all"
+	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/kube"
 	"github.com/socialwebcomputer/doctor/internal/metrics"
 	"github.com/socialwebcomputer/doctor/internal/state"
@@ -385,6 +386,8 @@ func (a *app) buildEnv(f *runFlags, absRoot string) (*checks.Env, error) {
 		return nil, usageError("--v %d: the level cannot be negative", level)
 	}
 	env.Log = newLogger(a.io.Err, level)
+	// klog's lines (client-go's) go to the same logger, or nowhere.
+	facts.LogClientGoTo(env.Log)
 	return env, nil
 }
 
