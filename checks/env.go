@@ -172,6 +172,13 @@ func (e *Env) readHostFile(p string, limit int64) ([]byte, error) {
 	return b, nil
 }
 
+// ReadHostFile reads p, a path of this host whatever Root is (doctor's own
+// .doctor.yaml), through the door every input takes: a regular file of at
+// most limit bytes, opened without blocking.
+func ReadHostFile(p string, limit int64) ([]byte, error) {
+	return (&Env{Root: "/"}).readHostFile(p, limit)
+}
+
 // FileType names what a non-regular file is ("a FIFO", "a socket", ...),
 // for a finding that refuses to read it.
 func FileType(m fs.FileMode) string {

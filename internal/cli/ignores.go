@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
@@ -109,21 +111,35 @@ func (r *runnerSel) UnmarshalJSON(b []byte) error {
 }
 
 // loadDoctorFile reads the ignores of path, or of .doctor.yaml in the
-// working directory when path is "" and that file exists.
-func loadDoctorFile(path string) ([]report.Ignore, error) {
+// working directory when path is "" and that file exists. The file is read
+// as every input is (checks.ReadHostFile: a regular file of at most
+// maxDoctorFile bytes, never blocking). The working directory's is read
+// only when the invoker may trust it (trustDoctorFile); otherwise refused
+// says why it was not, as an ignore not evaluated, and nothing of it is read.
+// A file named with --config-file the operator chose: it is bounded alike,
+// and honoured whoever owns it, as ssh -F honours the file it is given.
+func loadDoctorFile(path string) (ignores []report.Ignore, refused *report.Ignore, err error) {
+	flag := "--config-file "
 	if path == "" {
 		if _, err := os.Stat(DoctorFile); err != nil {
-			return nil, nil
+			return nil, nil, nil
 		}
-		path = DoctorFile
+		path, flag = DoctorFile, ""
+		if why := trustDoctorFile(path); why != nil {
+			return nil, refusedDoctorFile(path, why), nil
+		}
 	}
-	b, err := os.ReadFile(path)
+	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, usageError("--config-file: %v", err)
+		return nil, nil, usageError("%s%s: %v", flag, path, err)
+	}
+	b, err := checks.ReadHostFile(abs, maxDoctorFile)
+	if err != nil {
+		return nil, nil, usageError("%s%v", flag, err)
 	}
 	var df doctorFile
 	if err := yaml.UnmarshalStrict(bytes.TrimPrefix(b, []byte("\xef\xbb\xbf")), &df); err != nil {
-		return nil, usageError("%s: %v (known keys: ignores: [{check, runner, fingerprint, reason, expires}])", path, err)
+		return nil, nil, usageError("%s: %v (known keys: ignores: [{check, runner, fingerprint, reason, expires}])", path, err)
 	}
 	var out []report.Ignore
 	for i, fi := range df.Ignores {
@@ -133,26 +149,26 @@ func loadDoctorFile(path string) ([]report.Ignore, error) {
 			Expires: strings.TrimSpace(fi.Expires), Source: path}
 		switch {
 		case ig.Check == "":
-			return nil, usageError("%s: check is required", where)
+			return nil, nil, usageError("%s: check is required", where)
 		case ig.Reason == "":
-			return nil, usageError("%s (%s): reason is required", where, ig.Check)
+			return nil, nil, usageError("%s (%s): reason is required", where, ig.Check)
 		case ig.Fingerprint != "" && !report.ValidFingerprint(ig.Fingerprint):
-			return nil, usageError("%s (%s): fingerprint %q: a fingerprint is %d hex digits, as -o wide or -o json shows it",
+			return nil, nil, usageError("%s (%s): fingerprint %q: a fingerprint is %d hex digits, as -o wide or -o json shows it",
 				where, ig.Check, ig.Fingerprint, report.FingerprintLen)
 		}
 		if err := validCheckIDs(where, []string{ig.Check}); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if ig.Expires != "" {
 			t, err := parseExpiry(ig.Expires)
 			if err != nil {
-				return nil, usageError("%s (%s): expires %q: want a date, 2026-12-31, or RFC3339", where, ig.Check, ig.Expires)
+				return nil, nil, usageError("%s (%s): expires %q: want a date, 2026-12-31, or RFC3339", where, ig.Check, ig.Expires)
 			}
 			ig.ExpiresAt = t
 		}
 		out = append(out, ig)
 	}
-	return out, nil
+	return out, nil, nil
 }
 
 // parseExpiry reads a date (it stops applying at 00:00 UTC of that day) or

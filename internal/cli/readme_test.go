@@ -145,7 +145,7 @@ func TestReadmeDoctorYAMLExample(t *testing.T) {
 	body = body[:strings.Index(body, "```")]
 	p := filepath.Join(t.TempDir(), DoctorFile)
 	noErr(t, os.WriteFile(p, []byte(body), 0o644))
-	igs, err := loadDoctorFile(p)
+	igs, _, err := loadDoctorFile(p)
 	if err != nil || len(igs) != 2 || igs[0].ExpiresAt.IsZero() || igs[1].Runner != "2" || igs[1].Fingerprint == "" {
 		t.Errorf("README's example: %+v, %v", igs, err)
 	}

@@ -239,9 +239,12 @@ func (a *app) run(cmd *cobra.Command, f *runFlags) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	fileIgnores, err := loadDoctorFile(f.dotCfg)
+	fileIgnores, refused, err := loadDoctorFile(f.dotCfg)
 	if err != nil {
 		return 0, err
+	}
+	if refused != nil {
+		fmt.Fprintf(a.io.Err, "doctor: %s\n", refused.Note)
 	}
 	ignores = append(ignores, fileIgnores...)
 	if f.changesOnly && f.state == "" {
@@ -299,6 +302,9 @@ func (a *app) run(cmd *cobra.Command, f *runFlags) (int, error) {
 		return 0, usageError("%v", err)
 	}
 	rep := report.Build(res, ignores, resolvedVersion(), started)
+	if refused != nil {
+		rep.Ignores = append(rep.Ignores, *refused)
+	}
 	rep.Verbose = f.verbose
 	rep.Overrides = overrides(f)
 	rep.Rerun = rerun(cmd, f)
