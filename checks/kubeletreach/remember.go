@@ -91,7 +91,12 @@ var cacheMu sync.Mutex
 func loadCache(env *checks.Env) cacheFile {
 	path := filepath.Join(env.CacheDir, cacheName)
 	empty := cacheFile{Version: cacheVersion, Targets: map[string]cachedTarget{}}
-	b, err := atomicfile.Read(path, cacheMaxSize)
+	// Only a directory no one else may write holds a file worth reading.
+	err := atomicfile.PrivateDir(env.CacheDir)
+	var b []byte
+	if err == nil {
+		b, err = atomicfile.Read(path, cacheMaxSize)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return empty
 	}
@@ -219,6 +224,9 @@ func saveCache(env *checks.Env, key string, pods []cachedPod) error {
 		return err
 	}
 	if err := os.MkdirAll(env.CacheDir, 0o700); err != nil {
+		return err
+	}
+	if err := atomicfile.PrivateDir(env.CacheDir); err != nil {
 		return err
 	}
 	return atomicfile.Write(filepath.Join(env.CacheDir, cacheName), append(b, '\n'))

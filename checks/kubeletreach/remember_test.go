@@ -212,3 +212,43 @@ func TestNeedsSave(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheInAnUntrustedDirectory: a cache directory another user may
+// write (theirs, or open to every user) is neither read nor written: the
+// run remembers nothing, says why at -v 2, and leaves the file as it was.
+func TestCacheInAnUntrustedDirectory(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("needs root, to give the directory to another user")
+	}
+	good, _ := json.Marshal(cacheFile{Version: cacheVersion, Targets: map[string]cachedTarget{"k": {Saved: time.Now(), Pods: pods(1)}}})
+	for name, spoil := range map[string]func(dir string) error{
+		"another user's":     func(dir string) error { return os.Chown(dir, 65534, 65534) },
+		"open to every user": func(dir string) error { return os.Chmod(dir, 0o777) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			var logged []string
+			env := &checks.Env{CacheDir: t.TempDir(), Log: func(level int, format string, args ...any) {
+				logged = append(logged, fmt.Sprintf("%d "+format, append([]any{level}, args...)...))
+			}}
+			file := filepath.Join(env.CacheDir, cacheName)
+			if err := os.WriteFile(file, good, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := spoil(env.CacheDir); err != nil {
+				t.Fatal(err)
+			}
+			if got := rememberedBounded(t, env, "k").pods; len(got) != 0 {
+				t.Errorf("remembered %+v from %s directory", got, name)
+			}
+			if all := strings.Join(logged, "\n"); !strings.HasPrefix(all, "2 ") || !strings.Contains(all, env.CacheDir+" is owned by uid") {
+				t.Errorf("logged %q, want at -v 2 the directory, its owner and mode", all)
+			}
+			if err := saveCache(env, "k", pods(2)); err == nil {
+				t.Errorf("saved in %s directory", name)
+			}
+			if b, _ := os.ReadFile(file); string(b) != string(good) {
+				t.Errorf("the file was changed: %s", b)
+			}
+		})
+	}
+}

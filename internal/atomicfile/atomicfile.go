@@ -1,8 +1,9 @@
-// Package atomicfile reads and writes the small files doctor keeps between
-// runs (the --state file, the cache under --cache-dir): a read that refuses
-// anything but a regular file of bounded size and never blocks on a FIFO,
-// and a write that replaces the file atomically, mode 0600, or leaves it
-// as it was.
+// Package atomicfile reads and writes the files doctor keeps between runs
+// (the --state file, the cache under --cache-dir) and the ones it leaves
+// for others (--textfile, --bundle): a read that refuses anything but a
+// regular file of bounded size and never blocks on a FIFO, and a write that
+// replaces the file atomically, in a directory no one else may write, or
+// leaves it as it was, sweeping the temporary files a killed write left.
 package atomicfile
 
 import (
@@ -11,7 +12,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 
 	"github.com/socialwebcomputer/doctor/checks"
 )
@@ -54,14 +54,20 @@ func Read(path string, max int64) ([]byte, error) {
 // when it is.
 func NotRegular(fi fs.FileInfo, max int64) string {
 	switch m := fi.Mode(); {
-	case m.IsDir():
-		return "is a directory, not a file"
 	case !m.IsRegular():
-		return fmt.Sprintf("is not a regular file (%s)", checks.FileType(m))
+		return notRegular(m)
 	case fi.Size() > max:
 		return fmt.Sprintf("is %d bytes, larger than %s", fi.Size(), size(max))
 	}
 	return ""
+}
+
+// notRegular says what a file of mode m, not a regular one, is.
+func notRegular(m fs.FileMode) string {
+	if m.IsDir() {
+		return "is a directory, not a file"
+	}
+	return fmt.Sprintf("is not a regular file (%s)", checks.FileType(m))
 }
 
 func size(n int64) string {
@@ -71,52 +77,7 @@ func size(n int64) string {
 	return fmt.Sprintf("%d KiB", n>>10)
 }
 
-// Write replaces path with b atomically: a temporary file in path's
-// directory, mode 0600, synced, then renamed over path. It never replaces
-// a directory, FIFO or device. On any error path is left as it was and the
-// temporary file is removed.
+// Write is WriteMode with mode 0600: doctor's own files.
 func Write(path string, b []byte) error {
-	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-		return errors.New(NotRegular(fi, fi.Size()))
-	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return checks.FileCause(err)
-	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := tmp.Chmod(0o600); err != nil {
-		return checks.FileCause(err)
-	}
-	if _, err := tmp.Write(b); err != nil {
-		return checks.FileCause(err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return checks.FileCause(err)
-	}
-	if err := tmp.Close(); err != nil {
-		return checks.FileCause(err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		done = true
-		return checks.FileCause(err)
-	}
-	done = true
-	// The rename is durable once the directory is synced; a failure here
-	// leaves a correct file that may not survive a crash, so it is not one.
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
+	return WriteMode(path, b, 0o600)
 }

@@ -22,12 +22,12 @@ import (
 	"io"
 	"os"
 	"path"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/atomicfile"
 	"github.com/socialwebcomputer/doctor/internal/lazyre"
 	"github.com/socialwebcomputer/doctor/report"
 )
@@ -131,23 +131,9 @@ func Write(p string, m Manifest, tape *checks.Tape, reportJSON []byte) error {
 	if err := gz.Close(); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(p), ".doctor-bundle-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), p)
+	// In a directory no one else may write, through no symlinked
+	// directory, sweeping what a killed write left (atomicfile.WriteMode).
+	return atomicfile.WriteMode(p, buf.Bytes(), 0o600)
 }
 
 const readme = `This is a doctor bundle: what one run of doctor looked at on a GitLab Runner

@@ -3,12 +3,11 @@ package metrics
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/atomicfile"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
@@ -44,29 +43,11 @@ func WriteTextfile(path string, rep *report.Report, obs []checks.Observation) er
 	if err != nil {
 		return fmt.Errorf("--textfile %s: %w", path, err)
 	}
-	if err := writeAtomic(path, text); err != nil {
+	// Mode 0644: node_exporter, which reads it, need not run as root.
+	if err := atomicfile.WriteMode(path, text, 0o644); err != nil {
 		return fmt.Errorf("--textfile %s: %w", path, err)
 	}
 	return nil
-}
-
-func writeAtomic(path string, text []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path))
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // gone already after the rename
-	if _, err := tmp.Write(text); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // Observations collects what every check of res observed, in check order.
