@@ -208,8 +208,15 @@ func TestBadInputMatrix(t *testing.T) {
 			t.Run(path.Base(file)+"/"+mode, func(t *testing.T) {
 				root := healthyRoot(t)
 				spoilers[mode](t, filepath.Join(root, file))
-				bundle := filepath.Join(nobodysDir(t), "bundle.tar.gz")
-				res := runMatrixCase(t, bin, root, mode == "no permission", "--bundle", bundle)
+				// The bundle's directory is the user's doctor runs as: it
+				// writes in no other user's.
+				asNobody := mode == "no permission"
+				bundleDir := t.TempDir()
+				if asNobody {
+					bundleDir = nobodysDir(t)
+				}
+				bundle := filepath.Join(bundleDir, "bundle.tar.gz")
+				res := runMatrixCase(t, bin, root, asNobody, "--bundle", bundle)
 				res.assertBounded(t)
 				// The bundle is the same input to the same checks; analyze
 				// runs as a child too, so this process stays small.

@@ -250,6 +250,11 @@ func (a *app) run(cmd *cobra.Command, f *runFlags) (int, error) {
 	if f.changesOnly && f.state == "" {
 		return 0, usageError("--changes-only needs --state FILE")
 	}
+	// A file doctor may not write, or a cache directory it may not trust,
+	// is exit 3 before the run, not after it.
+	if err := a.checkOutputs(f, env); err != nil {
+		return 0, err
+	}
 	// A state file that cannot be read is exit 3 before the run, not after.
 	var prev *state.State
 	if f.state != "" {
