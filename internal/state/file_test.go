@@ -5,6 +5,7 @@ package state
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -178,7 +179,7 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 		t.Errorf("round trip:\n got %s\nwant %s", gb, wb)
 	}
 	b, _ := os.ReadFile(path)
-	for _, s := range []string{`"version": 1`, `"severity": "critical"`, `"firstSeen": "2026-11-01T12:00:00Z"`, `"runner": null`} {
+	for _, s := range []string{`"version":1`, `"severity":"critical"`, `"firstSeen":"2026-11-01T12:00:00Z"`, `"runner":null`} {
 		if !bytes.Contains(b, []byte(s)) {
 			t.Errorf("the file lacks %s:\n%s", s, b)
 		}
@@ -296,5 +297,96 @@ func TestSaveErrors(t *testing.T) {
 	}
 	if err := Save(filepath.Join(dir, "x.json"), nil); err == nil {
 		t.Errorf("Save(nil) succeeded")
+	}
+}
+
+// TestSaveAtTheBound: what Save writes, Load reads back. A state whose
+// file is exactly MaxSize bytes is saved and loads; one byte more is not
+// saved, says so, and leaves the last file, which still loads. A file
+// written indented just under the bound (as Save once wrote it) is saved
+// again within it.
+func TestSaveAtTheBound(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "state.json")
+	st := New()
+	const n = 10000
+	for i := range n {
+		st.Findings[fmt.Sprintf("%012x", i)] = entry("config-lint", ref(1, "k8s"), checks.Warning, strings.Repeat("x", 800), t0, now)
+	}
+	last := fmt.Sprintf("%012x", n-1)
+	// Tune the last title so the file (JSON and its newline) is MaxSize.
+	size := func() int64 {
+		b, err := json.Marshal(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return int64(len(b)) + 1
+	}
+	setTitle := func(n int) {
+		e := st.Findings[last]
+		e.Title = strings.Repeat("x", n)
+		st.Findings[last] = e
+	}
+	setTitle(800 + int(MaxSize-size()))
+	if got := size(); got != MaxSize {
+		t.Fatalf("the state encodes to %d bytes, want %d", got, MaxSize)
+	}
+	if err := Save(path, st); err != nil {
+		t.Fatalf("a state of exactly MaxSize: %v", err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Size() != MaxSize {
+		t.Fatalf("the file: %v, %v; want %d bytes", fi, err, MaxSize)
+	}
+	if got, err := Load(path); err != nil || len(got.Findings) != n {
+		t.Fatalf("loading the file of MaxSize: %d findings, %v", len(got.Findings), err)
+	}
+	saved, _ := os.ReadFile(path)
+
+	setTitle(len(st.Findings[last].Title) + 1)
+	err := Save(path, st)
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), fmt.Sprintf("is %d bytes, past the %d a run reads back: not saved", MaxSize+1, MaxSize)) {
+		t.Errorf("a state one byte past: %v", err)
+	}
+	if b, _ := os.ReadFile(path); !bytes.Equal(b, saved) {
+		t.Error("the last state was changed")
+	}
+	if _, err := Load(path); err != nil {
+		t.Errorf("after the refused save the last state does not load: %v", err)
+	}
+
+	// Indented, just under the bound: it loads, and saves within it.
+	setTitle(800)
+	for over := len(mustIndent(t, st)) + 1 - MaxSize; over > 0; over = len(mustIndent(t, st)) + 1 - MaxSize {
+		per := len(mustIndent(t, st)) / len(st.Findings)
+		for range over/per + 1 {
+			delete(st.Findings, fmt.Sprintf("%012x", len(st.Findings)-1))
+		}
+	}
+	noErrT(t, os.WriteFile(path, append(mustIndent(t, st), '\n'), 0o600))
+	got, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Save(path, got); err != nil {
+		t.Fatalf("re-saving an indented state under the bound: %v", err)
+	}
+	if _, err := Load(path); err != nil {
+		t.Errorf("the re-saved state does not load: %v", err)
+	}
+}
+
+func mustIndent(t *testing.T, st *State) []byte {
+	t.Helper()
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func noErrT(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

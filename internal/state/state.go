@@ -11,8 +11,8 @@
 // longer than StaleAfter (a runner removed from config.toml, a check no
 // longer run) is forgotten without a transition.
 //
-// The file is JSON, written atomically (a temporary file in the same
-// directory, renamed over it) with mode 0600. Load refuses, with an error
+// The file is compact JSON of at most MaxSize bytes, written atomically (a
+// temporary file in the same directory, renamed over it) with mode 0600. Load refuses, with an error
 // naming the file, anything that is not a regular file of at most MaxSize
 // bytes holding this version's JSON; a missing file is the empty state.
 package state
@@ -134,11 +134,20 @@ func Save(path string, st *State) error {
 	if out.Findings == nil {
 		out.Findings = map[string]Entry{}
 	}
-	b, err := json.MarshalIndent(out, "", "  ")
+	// Compact, and never past what Load reads back: a state written past
+	// MaxSize would refuse every later run (it did, re-saved indented from
+	// a file just under the bound). Too large, it is not saved and the last
+	// one stays, which later runs still read.
+	b, err := json.Marshal(out)
 	if err != nil {
 		return fail(err)
 	}
-	if err := atomicfile.Write(path, append(b, '\n')); err != nil {
+	b = append(b, '\n')
+	if int64(len(b)) > MaxSize {
+		return fail(fmt.Errorf("this run's state of %d findings is %d bytes, past the %d a run reads back: not saved; the last state is kept",
+			len(out.Findings), len(b), MaxSize))
+	}
+	if err := atomicfile.Write(path, b); err != nil {
 		return fail(err)
 	}
 	return nil
