@@ -5,7 +5,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -135,9 +137,10 @@ func around(out, piece string) string {
 }
 
 // secretRunOutputs runs doctor on root in every format with --verbose (the
-// json run also writes a bundle and a textfile, the table run logs at -v 8)
-// and returns each output by name: stdout and stderr of every run, and
-// every file of the bundle and the textfile.
+// json run also writes a bundle, a textfile, a state file and its cache,
+// the table run logs at -v 8) and returns each output by name: stdout and
+// stderr of every run, every file of the bundle, the textfile, the state
+// file and every file under the cache directory.
 func secretRunOutputs(t *testing.T, root string, now time.Time) map[string]string {
 	t.Helper()
 	outputs := map[string]string{}
@@ -146,9 +149,10 @@ func secretRunOutputs(t *testing.T, root string, now time.Time) map[string]strin
 		args := []string{"run", "--root", root, "-o", format, "--verbose", "--now", now.Format(time.RFC3339),
 			"--timeout", "10s", "--request-timeout", "2s", "--resolver", "127.0.0.1:9", "--public-dns", "127.0.0.1:9"}
 		bundle, textfile := filepath.Join(dir, "bundle.tar.gz"), filepath.Join(dir, "doctor.prom")
+		stateFile, cacheDir := filepath.Join(dir, "state.json"), filepath.Join(dir, "cache")
 		switch format {
 		case "json":
-			args = append(args, "--bundle", bundle, "--textfile", textfile)
+			args = append(args, "--bundle", bundle, "--textfile", textfile, "--state", stateFile, "--cache-dir", cacheDir)
 		case "table":
 			args = append(args, "-v", "8")
 		}
@@ -166,6 +170,22 @@ func secretRunOutputs(t *testing.T, root string, now time.Time) map[string]strin
 			b, err := os.ReadFile(textfile)
 			noErr(t, err)
 			outputs["textfile"] = string(b)
+			b, err = os.ReadFile(stateFile)
+			noErr(t, err)
+			outputs["state"] = string(b)
+			// The cache holds what a run could read (none, when no
+			// apiserver answered): every file of it, whatever it is.
+			noErr(t, filepath.WalkDir(cacheDir, func(p string, d fs.DirEntry, err error) error {
+				if errors.Is(err, fs.ErrNotExist) || err == nil && d.IsDir() {
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+				b, err := os.ReadFile(p)
+				outputs["cache "+strings.TrimPrefix(p, cacheDir)] = string(b)
+				return err
+			}))
 		}
 	}
 	return outputs
