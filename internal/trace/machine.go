@@ -115,8 +115,12 @@ type bufferedEvent struct {
 	at time.Time
 }
 
-// maxBuffered bounds the pod events kept before the followed pod is known.
-const maxBuffered = 512
+// maxBuffered bounds the pod events kept before the followed pod is known;
+// maxPassed the pods remembered as not followed, whose events are not kept.
+const (
+	maxBuffered = 512
+	maxPassed   = 4096
+)
 
 // machine is the stage machine: pure state, fed objects and the time, and
 // asked for the lines they make. It does no I/O.
@@ -130,10 +134,14 @@ type machine struct {
 	start     time.Time
 
 	preexisting map[types.UID]bool
-	pod         *corev1.Pod
-	podDeleted  bool
-	deletedAt   time.Time
-	baseline    int
+	// passed are the pods the watch showed that the trace will not follow
+	// (not job pods, another runner's): their events are not buffered,
+	// so a flood about them cannot push out the followed pod's own.
+	passed     map[types.UID]bool
+	pod        *corev1.Pod
+	podDeleted bool
+	deletedAt  time.Time
+	baseline   int
 
 	nodes         map[string]*nodeState
 	everNew       map[string]bool // every node seen, by name: joined after the pod?
@@ -164,7 +172,7 @@ func newMachine(o Options, start time.Time) *machine {
 	}
 	return &machine{
 		namespace: o.Namespace, podName: o.Pod, next: o.Next, runner: o.RunnerName, poll: poll,
-		budgets: o.Budgets, start: start, preexisting: map[types.UID]bool{},
+		budgets: o.Budgets, start: start, preexisting: map[types.UID]bool{}, passed: map[types.UID]bool{},
 		nodes: map[string]*nodeState{}, everNew: map[string]bool{}, nodesVisible: true, eventsVisible: true,
 		pulled: map[string]time.Time{}, cur: StageCreated, curSince: start, over: map[Stage]bool{},
 	}
@@ -234,6 +242,9 @@ func (m *machine) podChanged(now time.Time, p *corev1.Pod, deleted bool) {
 	}
 	if m.pod == nil {
 		if deleted || !m.wants(p) {
+			if len(m.passed) < maxPassed {
+				m.passed[p.UID] = true
+			}
 			return
 		}
 		m.adopt(now, p, false)
@@ -328,10 +339,10 @@ func (m *machine) eventSeen(at time.Time, ev *corev1.Event, hist bool) {
 		return
 	}
 	if m.pod == nil {
-		if len(m.buffered) == maxBuffered {
-			m.buffered = m.buffered[1:]
+		if uid := ev.InvolvedObject.UID; uid != "" && (m.preexisting[uid] || m.passed[uid]) {
+			return // about a pod the trace will not follow
 		}
-		m.buffered = append(m.buffered, bufferedEvent{ev: ev, at: at})
+		m.buffer(ev, at)
 		return
 	}
 	if !m.about(ev) {
@@ -341,9 +352,51 @@ func (m *machine) eventSeen(at time.Time, ev *corev1.Event, hist bool) {
 	m.evaluate(at, hist)
 }
 
+// buffer keeps ev until the followed pod is known, at most maxBuffered in
+// all. When full, the oldest event of the pod with the most is dropped, so
+// a flood about one pod (or a few) pushes out its own events, not the few
+// of the pod the trace is about to follow.
+func (m *machine) buffer(ev *corev1.Event, at time.Time) {
+	if len(m.buffered) == maxBuffered {
+		count := map[string]int{}
+		most := ""
+		for _, b := range m.buffered {
+			k := eventSubject(b.ev)
+			count[k]++
+			if count[k] > count[most] {
+				most = k
+			}
+		}
+		for i, b := range m.buffered {
+			if eventSubject(b.ev) == most {
+				m.buffered = append(m.buffered[:i], m.buffered[i+1:]...)
+				break
+			}
+		}
+	}
+	m.buffered = append(m.buffered, bufferedEvent{ev: ev, at: at})
+}
+
+// eventSubject is the pod an event is about, as the event names it.
+func eventSubject(ev *corev1.Event) string {
+	o := ev.InvolvedObject
+	return o.Namespace + "/" + o.Name + "/" + string(o.UID)
+}
+
+// about says whether ev is about the followed pod: the same pod, not one of
+// the same name. An event that names its pod's UID is the pod's when the
+// UID is; one without (a component that leaves it out) is the pod's only
+// when it is from the pod's lifetime, so no event about an earlier pod of
+// that name (a job pod recreated, a flood about the one before) counts.
 func (m *machine) about(ev *corev1.Event) bool {
 	o := ev.InvolvedObject
-	return o.Name == m.pod.Name && (o.Namespace == "" || o.Namespace == m.pod.Namespace) && (o.UID == "" || o.UID == m.pod.UID)
+	if o.Name != m.pod.Name || o.Namespace != "" && o.Namespace != m.pod.Namespace {
+		return false
+	}
+	if o.UID != "" {
+		return o.UID == m.pod.UID
+	}
+	return !eventTime(ev).Before(m.pod.CreationTimestamp.Truncate(time.Second))
 }
 
 func (m *machine) applyEvent(at time.Time, ev *corev1.Event) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"sync"
 	"time"
 
@@ -120,7 +121,7 @@ func Run(ctx context.Context, opt Options, out Output) (Verdict, error) {
 	var lists sync.WaitGroup
 	for i, s := range streams {
 		lists.Go(func() {
-			objs, rv, err := s.listAll(inner)
+			objs, rv, err := firstList(inner, s, opt)
 			s.rv = rv
 			first[i] = listed{objs, err}
 		})
@@ -198,6 +199,46 @@ func Run(ctx context.Context, opt Options, out Output) (Verdict, error) {
 	wg.Wait()
 	r.render(Record{Kind: KindVerdict, Step: Step{At: m.end.At}, Verdict: m.end})
 	return *m.end, fatalErr
+}
+
+// firstList is what the trace reads of a stream before it watches: every
+// pod and node; of the events, none with Next (they are about pods that
+// existed before the trace: only the resourceVersion to watch from is
+// read), and with Pod the newest maxBuffered about that name, however many
+// a flood left, kept as the pages come.
+func firstList(ctx context.Context, s *stream, opt Options) ([]runtime.Object, string, error) {
+	if s.kind != kindEvents {
+		return s.listAll(ctx)
+	}
+	if opt.Next {
+		rv, err := s.listVersion(ctx)
+		return nil, rv, err
+	}
+	var kept []runtime.Object
+	rv, err := s.listPages(ctx, func(items []runtime.Object, restart bool) bool {
+		if restart {
+			kept = nil
+		}
+		kept = newestEvents(append(kept, items...), maxBuffered)
+		return true
+	})
+	return kept, rv, err
+}
+
+// newestEvents is the n newest of objs (events), oldest first, as the
+// machine applies them.
+func newestEvents(objs []runtime.Object, n int) []runtime.Object {
+	when := func(o runtime.Object) time.Time {
+		if ev, ok := o.(*corev1.Event); ok {
+			return eventTime(ev)
+		}
+		return time.Time{}
+	}
+	sort.SliceStable(objs, func(i, j int) bool { return when(objs[i]).Before(when(objs[j])) })
+	if len(objs) <= n {
+		return objs
+	}
+	return append([]runtime.Object(nil), objs[len(objs)-n:]...)
 }
 
 // apply feeds one stream item to the machine; an error ends the trace.

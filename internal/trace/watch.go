@@ -45,8 +45,14 @@ type item struct {
 	err  error
 }
 
-// pageSize is the limit of every list request.
-const pageSize = 500
+// pageSize is the limit of a list request of pods or nodes; eventPageSize
+// of events, which a busy namespace has by the thousand: a relist of them
+// is handed on page by page (pages), so what is held at once is the
+// channel's 64 pages of 100, whatever the namespace holds.
+const (
+	pageSize      = 500
+	eventPageSize = 100
+)
 
 // Watch timing: each watch asks the server to end it after a random 5–10
 // minutes (client-go's reflector does the same), and a watch silent for
@@ -67,8 +73,12 @@ var (
 // lives: it re-watches from the last resourceVersion when a watch ends,
 // relists on 410 Gone, and waits with a growing backoff after failures.
 type stream struct {
-	kind       kind
-	selector   string
+	kind     kind
+	selector string
+	// pages: a relist is sent a page at a time (events: each is judged on
+	// its own, and a whole namespace's would be held at once otherwise).
+	pages      bool
+	limit      int64
 	list       func(context.Context, metav1.ListOptions) (runtime.Object, error)
 	watch      func(context.Context, metav1.ListOptions) (watch.Interface, error)
 	reqTimeout time.Duration
@@ -86,13 +96,13 @@ func newStreams(cs kube.Interface, o Options) []*stream {
 	pods, nodes, events := cs.CoreV1().Pods(o.Namespace), cs.CoreV1().Nodes(), cs.CoreV1().Events(o.Namespace)
 	rt := o.RequestTimeout
 	return []*stream{
-		{kind: kindPods, selector: podSel.String(), reqTimeout: rt,
+		{kind: kindPods, selector: podSel.String(), reqTimeout: rt, limit: pageSize,
 			list:  func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) { return pods.List(ctx, lo) },
 			watch: pods.Watch},
-		{kind: kindNodes, reqTimeout: rt,
+		{kind: kindNodes, reqTimeout: rt, limit: pageSize,
 			list:  func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) { return nodes.List(ctx, lo) },
 			watch: nodes.Watch},
-		{kind: kindEvents, selector: evSel.String(), reqTimeout: rt,
+		{kind: kindEvents, selector: evSel.String(), reqTimeout: rt, pages: true, limit: eventPageSize,
 			list:  func(ctx context.Context, lo metav1.ListOptions) (runtime.Object, error) { return events.List(ctx, lo) },
 			watch: events.Watch},
 	}
@@ -101,8 +111,26 @@ func newStreams(cs kube.Interface, o Options) []*stream {
 // listAll lists every page; the resourceVersion is the list's.
 func (s *stream) listAll(ctx context.Context) ([]runtime.Object, string, error) {
 	var out []runtime.Object
-	opts := metav1.ListOptions{FieldSelector: s.selector, Limit: pageSize}
-	rv := ""
+	rv, err := s.listPages(ctx, func(items []runtime.Object, restart bool) bool {
+		if restart {
+			out = nil
+		}
+		out = append(out, items...)
+		return true
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return out, rv, nil
+}
+
+// listPages lists page by page, handing each to page (restart: the list
+// started over, its continue token expired, so what came before is not
+// the list's); page returns false to stop, and then only the first page's
+// resourceVersion counts. The resourceVersion is the list's.
+func (s *stream) listPages(ctx context.Context, page func(items []runtime.Object, restart bool) bool) (string, error) {
+	opts := metav1.ListOptions{FieldSelector: s.selector, Limit: s.limit}
+	rv, restart := "", false
 	for {
 		lctx, cancel := context.WithTimeout(ctx, s.reqTimeout)
 		obj, err := s.list(lctx, opts)
@@ -110,28 +138,59 @@ func (s *stream) listAll(ctx context.Context) ([]runtime.Object, string, error) 
 		if err != nil {
 			if opts.Continue != "" && isGone(err) {
 				// The continue token expired between pages: start over.
-				out, rv, opts.Continue = nil, "", ""
+				rv, opts.Continue, restart = "", "", true
 				continue
 			}
-			return nil, "", err
+			return "", err
 		}
 		items, err := meta.ExtractList(obj)
 		if err != nil {
-			return nil, "", err
+			return "", err
 		}
 		lm, err := meta.ListAccessor(obj)
 		if err != nil {
-			return nil, "", err
+			return "", err
 		}
 		if rv == "" {
 			rv = lm.GetResourceVersion()
 		}
-		out = append(out, items...)
-		if lm.GetContinue() == "" {
-			return out, rv, nil
+		if !page(items, restart) || lm.GetContinue() == "" {
+			return rv, nil
 		}
-		opts.Continue = lm.GetContinue()
+		opts.Continue, restart = lm.GetContinue(), false
 	}
+}
+
+// listVersion is the resourceVersion a watch starts from, read with a list
+// of one object: what the trace needs of a stream whose past it ignores.
+func (s *stream) listVersion(ctx context.Context) (string, error) {
+	one := *s
+	one.limit = 1
+	return one.listPages(ctx, func([]runtime.Object, bool) bool { return false })
+}
+
+// relist lists again after 410 Gone and hands the list on: whole, or a
+// page at a time (s.pages).
+func (s *stream) listAgain(ctx context.Context, out chan<- item) (string, error) {
+	if !s.pages {
+		objs, rv, err := s.listAll(ctx)
+		if err == nil && !send(ctx, out, item{kind: s.kind, typ: itemRelist, list: objs}) {
+			err = ctx.Err()
+		}
+		return rv, err
+	}
+	var sendErr error
+	rv, err := s.listPages(ctx, func(items []runtime.Object, _ bool) bool {
+		if !send(ctx, out, item{kind: s.kind, typ: itemRelist, list: items}) {
+			sendErr = ctx.Err()
+			return false
+		}
+		return true
+	})
+	if err == nil {
+		err = sendErr
+	}
+	return rv, err
 }
 
 // loop watches until ctx ends, sending what it sees to out.
@@ -139,7 +198,10 @@ func (s *stream) loop(ctx context.Context, out chan<- item) {
 	b := backoff{}
 	for ctx.Err() == nil {
 		if s.relist {
-			objs, rv, err := s.listAll(ctx)
+			rv, err := s.listAgain(ctx, out)
+			if ctx.Err() != nil {
+				return
+			}
 			if err != nil {
 				if !s.failed(ctx, out, "list", err, &b) {
 					return
@@ -147,9 +209,6 @@ func (s *stream) loop(ctx context.Context, out chan<- item) {
 				continue
 			}
 			s.rv, s.relist = rv, false
-			if !send(ctx, out, item{kind: s.kind, typ: itemRelist, list: objs}) {
-				return
-			}
 		}
 		rv := s.rv
 		if testRewriteRV != nil {
