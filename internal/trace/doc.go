@@ -24,6 +24,12 @@
 // pause_pod_manager.go). With RunnerName, a pod whose
 // manager.runner.gitlab.com/name is another runner's is not followed.
 //
+// An event is the followed pod's when it names the pod's UID, or, naming
+// none, when it is from the pod's lifetime: an earlier pod of the same name
+// never speaks for it. With Next the namespace's past events are not read
+// (a list of one, for the resourceVersion to watch from); with Pod the
+// newest 512 about it are kept; a relist is taken a page of 100 at a time.
+//
 // # Stages, and what proves each
 //
 //  1. created: the pod is seen; N, the cluster's nodes, are those that
