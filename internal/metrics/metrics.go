@@ -34,10 +34,11 @@ var Severities = []checks.Severity{checks.Info, checks.Warning, checks.Error, ch
 
 // WriteTextfile writes rep and obs (every check's Observations, see
 // Observations) to path for node_exporter's textfile collector, atomically:
-// a temporary file in path's directory, renamed over path. The steps are
-// client_golang's prometheus.WriteToTextfile (prometheus/registry.go,
-// client_golang v1.24.1): CreateTemp beside the target with the target's
-// name as the prefix, write, close, chmod 0644, rename.
+// a temporary file in path's directory, renamed over path, mode 0644, as
+// client_golang's prometheus.WriteToTextfile does (prometheus/registry.go,
+// client_golang v1.24.1), through atomicfile.WriteMode: the temporary file
+// is hidden (the collector reads only *.prom), and the directory one no
+// one else may write.
 func WriteTextfile(path string, rep *report.Report, obs []checks.Observation) error {
 	text, err := Text(rep, obs)
 	if err != nil {
