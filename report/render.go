@@ -1,8 +1,6 @@
 package report
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -58,15 +56,7 @@ func RenderWith(w io.Writer, rep *Report, format string, opt Options) error {
 	}
 	switch format {
 	case "json":
-		var b bytes.Buffer
-		enc := json.NewEncoder(&b)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(rep); err != nil {
-			return err
-		}
-		_, err := w.Write(safetext.JSON(b.Bytes()))
-		return err
+		return safetext.WriteJSON(w, rep)
 	case "yaml":
 		b, err := safetext.YAML(rep)
 		if err != nil {

@@ -3,6 +3,7 @@ package safetext
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"unicode/utf8"
 
 	"sigs.k8s.io/yaml"
@@ -37,6 +38,20 @@ func JSON(b []byte) []byte {
 		i += size
 	}
 	return out
+}
+
+// WriteJSON writes v to w as doctor's JSON outputs are written: indented
+// by two spaces, <, > and & as they are, through JSON.
+func WriteJSON(w io.Writer, v any) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(JSON(b.Bytes()))
+	return err
 }
 
 func jsonEscapes(r rune) bool { return Unfit(r) && r != '\n' && r != '\t' && r != '\r' }

@@ -122,7 +122,9 @@ func pipes(l string) int {
 	return n
 }
 
-func isPunct(c byte) bool { return c < 0x80 && strings.IndexByte("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", c) >= 0 }
+func isPunct(c byte) bool {
+	return c < 0x80 && strings.IndexByte("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", c) >= 0
+}
 
 // inner is the source text of n's descendants.
 func inner(n ast.Node, src []byte) string {
