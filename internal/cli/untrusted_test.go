@@ -20,7 +20,9 @@ import (
 // Untrusted text, end to end (issue 20): a host whose every input that
 // reaches a finding carries terminal escapes, a newline before a quick
 // action or a mention, table pipes and HTML, run in every output format,
-// with a job log of the same, an ignore of the same and a textfile.
+// with a job log, an ignore and an override of the same and a textfile;
+// its bundle analyzed; a state file's remembered title under
+// --changes-only.
 
 // hostile is what each value carries: an OSC that retitles the window and
 // one that makes a link, a screen clear, a carriage return that rewrites
@@ -43,6 +45,11 @@ func tomlString(s string) string {
 		}
 	}
 	return b.String() + `"`
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
 
 // hostileHost is a runner whose name, namespace, unknown keys, kubeconfig
@@ -74,14 +81,19 @@ var ownMarkdownHTML = regexp.MustCompile(`^(<details><summary>(Passed|Skipped): 
 
 func TestUntrustedTextIsEscapedInEveryOutput(t *testing.T) {
 	root, log := hostileHost(t)
-	textfile := filepath.Join(t.TempDir(), "doctor.prom")
+	dir := t.TempDir()
+	textfile, bundle, stateFile := filepath.Join(dir, "doctor.prom"), filepath.Join(dir, "ticket.tar.gz"), filepath.Join(dir, "state.json")
+	// A state file remembers a finding whose title is the outside's: the
+	// run proves it gone, and --changes-only prints it as resolved.
+	noErr(t, os.WriteFile(stateFile, []byte(`{"version": 1, "findings": {"ffffffffffff": {"check": "runner-process", "runner": null,
+		"severity": "error", "title": `+jsonString(hostile)+`, "firstSeen": "2026-11-28T12:00:00Z", "lastSeen": "2026-11-28T12:00:00Z"}}}`), 0o600))
 	base := []string{"--root", root, "--offline", "--now", whyNow, "--verbose", "--log", log,
 		"--ignore", "config-lint:*:accepted" + hostile, "--namespace", "override" + hostile}
 	outs := map[string]string{}
 	for _, format := range []string{"table", "wide", "json", "yaml", "markdown"} {
 		args := append([]string{"run", "-o", format}, base...)
 		if format == "json" {
-			args = append(args, "--textfile", textfile)
+			args = append(args, "--textfile", textfile, "--bundle", bundle)
 		}
 		_, out, stderr := runDoctor(args...)
 		if out == "" {
@@ -95,6 +107,13 @@ func TestUntrustedTextIsEscapedInEveryOutput(t *testing.T) {
 	b, err := os.ReadFile(textfile)
 	noErr(t, err)
 	outs["textfile"] = string(b)
+	// doctor analyze prints the bundle manifest's host, flags and version.
+	for _, format := range []string{"table", "markdown"} {
+		name := "analyze -o " + format
+		_, outs[name], outs[name+" stderr"] = runDoctor("analyze", bundle, "-o", format)
+		name = "--changes-only -o " + format
+		_, outs[name], outs[name+" stderr"] = runDoctor(append([]string{"run", "-o", format, "--state", stateFile, "--changes-only"}, base...)...)
+	}
 
 	// The routes are taken: the hostile text reached the report, as data.
 	rep := decodeReport(t, outs["-o json"])
@@ -130,7 +149,7 @@ func TestUntrustedTextIsEscapedInEveryOutput(t *testing.T) {
 	// doctor why's markdown links each check it names to its README
 	// section, its own link.
 	ownLink := regexp.MustCompile(`^a Link: "(` + strings.Join(checkIDs(), "|") + `)"$`)
-	for _, name := range []string{"-o markdown", "why -o markdown"} {
+	for _, name := range []string{"-o markdown", "why -o markdown", "analyze -o markdown", "--changes-only -o markdown"} {
 		_, problems := safetexttest.Markdown([]byte(outs[name]), ownMarkdownHTML.MatchString)
 		for _, p := range problems {
 			if name != "why -o markdown" || !ownLink.MatchString(p) {
@@ -143,9 +162,12 @@ func TestUntrustedTextIsEscapedInEveryOutput(t *testing.T) {
 	}
 	// What was escaped is still shown: a reader sees the value had an ESC
 	// and a newline.
-	for name, want := range map[string]string{"-o table": `\x1b]0;pwned\x07`, "-o wide": `\x1b]0;pwned\x07`,
-		"-o markdown": `\\x1b\]0;pwned\\x07`, "why": `\x07\x1b! \u009b2J \u202eevil`, "why -o markdown": `\x07\x1b! \u009b2J \u202eevil`} {
-		if !strings.Contains(outs[name], want) {
+	q := regexp.QuoteMeta
+	for name, want := range map[string]string{"-o table": q(`\x1b]0;pwned\x07`), "-o wide": q(`\x1b]0;pwned\x07`),
+		"-o markdown": q(`\\x1b\]0;pwned\\x07`), "why": q(`\x07\x1b! \u009b2J \u202eevil`), "why -o markdown": q(`\x07\x1b! \u009b2J \u202eevil`),
+		"analyze -o markdown":     q("| Host | `runner-1\\x1b]0;pwned\\x07"),
+		"--changes-only -o table": `Resolved since the last run:\s+` + q(`\x1b]0;pwned\x07`)} {
+		if !regexp.MustCompile(want).MatchString(outs[name]) {
 			t.Errorf("%s does not show the escaped value %s:\n%s", name, want, outs[name])
 		}
 	}
