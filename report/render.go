@@ -1,15 +1,13 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/jedib0t/go-pretty/v6/text"
-	"sigs.k8s.io/yaml"
-
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/safetext"
 )
 
 // Formats lists the -o values of doctor run ("md" is markdown too).
@@ -58,23 +56,20 @@ func RenderWith(w io.Writer, rep *Report, format string, opt Options) error {
 	}
 	switch format {
 	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(rep)
+		return safetext.WriteJSON(w, rep)
 	case "yaml":
-		b, err := yaml.Marshal(rep)
+		b, err := safetext.YAML(rep)
 		if err != nil {
 			return err
 		}
 		_, err = w.Write(b)
 		return err
 	case "table":
-		return renderTable(w, rep, opt, false)
+		return renderTable(w, printable(rep), opt, false)
 	case "wide":
-		return renderTable(w, rep, opt, true)
+		return renderTable(w, printable(rep), opt, true)
 	case "markdown", "md":
-		return renderMarkdown(w, rep)
+		return renderMarkdown(w, printable(rep))
 	}
 	return fmt.Errorf("unknown output format %q (want one of %s)", format, strings.Join(Formats, ", "))
 }
@@ -232,10 +227,4 @@ func runnerCell(r *checks.RunnerRef) string {
 		return "host"
 	}
 	return runnerTag(r)
-}
-
-// mdCell keeps a value on one line of its markdown table cell; go-pretty
-// escapes the pipes itself, so escaping them here too would break the cell.
-func mdCell(s string) string {
-	return strings.ReplaceAll(s, "\n", " ")
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"runtime"
@@ -11,11 +10,11 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/all"
 	"github.com/socialwebcomputer/doctor/internal/lazyre"
+	"github.com/socialwebcomputer/doctor/internal/safetext"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
@@ -53,16 +52,13 @@ func Catalog(catalog []*checks.Check) []CatalogEntry {
 	return out
 }
 
-// encode writes v as JSON or YAML.
+// encode writes v as JSON or YAML, with no unfit character (safetext).
 func encode(w io.Writer, format string, v any) error {
 	switch format {
 	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(v)
+		return safetext.WriteJSON(w, v)
 	case "yaml":
-		b, err := yaml.Marshal(v)
+		b, err := safetext.YAML(v)
 		if err != nil {
 			return err
 		}
@@ -124,6 +120,7 @@ give all of it as data.`,
 				fmt.Fprintln(tw, "ID\tSEVERITY\tEXECUTORS\tTITLE")
 			}
 			for _, e := range entries {
+				e.ID, e.Title = safetext.Line(e.ID), safetext.Line(e.Title)
 				if output == "wide" {
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Severity, strings.Join(e.Executors, ","),
 						dash(e.Requires), dash(e.Explains), e.Title)
@@ -166,7 +163,10 @@ func (a *app) explainCommand() *cobra.Command {
 			if c == nil {
 				return unknownCheck("explain", args[0])
 			}
-			out := cmd.OutOrStdout()
+			// A check's doc is doctor's own words, quoting the runner's;
+			// it is printed through safetext all the same, as every text.
+			var b strings.Builder
+			out := &b
 			fmt.Fprintf(out, "%s — %s (default severity %s)\n\nCause:\n%s\n\nSymptom:\n%s\n\nFix:\n%s\n\nVerify:\n%s\n",
 				c.ID, c.Title, c.Severity, indent(c.Doc.Cause), indent(c.Doc.Symptom), indent(c.Doc.Fix), indent(c.Doc.Verify))
 			if len(c.Explains) > 0 {
@@ -181,7 +181,8 @@ func (a *app) explainCommand() *cobra.Command {
 			}
 			fmt.Fprintf(out, "Applies to: %s runners\n", c.ExecutorList())
 			fmt.Fprintf(out, "Docs: %s\n", checks.DocsAnchor(c.ID))
-			return nil
+			_, err := io.WriteString(cmd.OutOrStdout(), safetext.Lines(b.String()))
+			return err
 		},
 	}
 }
@@ -263,7 +264,7 @@ func (a *app) printVersion(w io.Writer, format string) error {
 			commit += " (modified)"
 		}
 	}
-	fmt.Fprintf(w, "doctor %s\ncommit %s\n%s\n", v.Version, commit, v.Go)
+	fmt.Fprintf(w, "doctor %s\ncommit %s\n%s\n", safetext.Line(v.Version), safetext.Line(commit), safetext.Line(v.Go))
 	return nil
 }
 

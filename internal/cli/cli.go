@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/socialwebcomputer/doctor/internal/safetext"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
@@ -97,18 +98,21 @@ func usageError(format string, a ...any) error {
 	return &exitError{code: report.ExitCantRun, msg: fmt.Sprintf(format, a...)}
 }
 
-// fail prints what went wrong and returns the exit code.
+// fail prints what went wrong and returns the exit code. A message quotes
+// what doctor was given or read (a path, a file's line, a bundle's
+// manifest, a server's answer): it is printed with its control characters
+// escaped, its own newlines and tabs kept.
 func (a *app) fail(cmd *cobra.Command, err error) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.msg != "" {
-			fmt.Fprintf(a.io.Err, "doctor: %s\n", strings.TrimRight(ee.msg, "\n"))
+			fmt.Fprintf(a.io.Err, "doctor: %s\n", safetext.Lines(strings.TrimRight(ee.msg, "\n")))
 		}
 		return ee.code
 	}
 	// cobra's own: an unknown command (with its "Did you mean"), a flag
 	// that does not parse, a wrong number of arguments.
-	fmt.Fprintf(a.io.Err, "doctor: %s\n", strings.TrimRight(err.Error(), "\n"))
+	fmt.Fprintf(a.io.Err, "doctor: %s\n", safetext.Lines(strings.TrimRight(err.Error(), "\n")))
 	path := "doctor"
 	if cmd != nil {
 		path = cmd.CommandPath()

@@ -6,11 +6,13 @@ import (
 	"sync"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/safetext"
 )
 
 // newLogger is -v/--v=N: it prints what the checks log at level N or
-// below to w, one line each, every line through the redactor. It is nil
-// (nothing logged) at level 0.
+// below to w, one line each, every line through the redactor and then
+// safetext.Line (a request's URL, a header, a server's answer are the
+// outside's). It is nil (nothing logged) at level 0.
 func newLogger(w io.Writer, level int) func(int, string, ...any) {
 	if level <= 0 {
 		return nil
@@ -20,7 +22,7 @@ func newLogger(w io.Writer, level int) func(int, string, ...any) {
 		if l > level {
 			return
 		}
-		msg := checks.Redact(fmt.Sprintf(format, args...))
+		msg := safetext.Line(checks.Redact(fmt.Sprintf(format, args...)))
 		mu.Lock()
 		defer mu.Unlock()
 		fmt.Fprintf(w, "doctor[v%d]: %s\n", l, msg)

@@ -11,6 +11,7 @@ import (
 	"github.com/jedib0t/go-pretty/v6/progress"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/safetext"
 )
 
 // slowAfter is when a running check is named in the progress line: most
@@ -97,7 +98,7 @@ func (lp *liveProgress) update() {
 	}
 	lp.tracker.UpdateTotal(max(total, 1))
 	lp.tracker.SetValue(int64(lp.ended))
-	lp.tracker.UpdateMessage(msg)
+	lp.tracker.UpdateMessage(safetext.Line(msg))
 }
 
 // tick redraws the slow checks' times between events.

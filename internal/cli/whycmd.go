@@ -10,6 +10,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/all"
+	"github.com/socialwebcomputer/doctor/internal/safetext"
 	"github.com/socialwebcomputer/doctor/internal/symptom"
 	"github.com/socialwebcomputer/doctor/report"
 )
@@ -67,8 +68,9 @@ func (a *app) noSymptom(f *runFlags, scans []*symptom.Scan, started time.Time) (
 			return 0, usageError("%v", err)
 		}
 	default:
+		md := f.output == "markdown" || f.output == "md"
 		for _, s := range scans {
-			fmt.Fprintf(a.io.Out, "%s: none of its %s matches a known symptom.\n", s.Source, plural(s.Lines, "line"))
+			fmt.Fprintf(a.io.Out, "%s: none of its %s matches a known symptom.\n", logSource(md, s.Source), plural(s.Lines, "line"))
 		}
 		fmt.Fprintf(a.io.Out, "doctor why names no check and ran none (exit %d: nothing was proved). doctor run runs every check.\n", rep.Summary.ExitCode)
 	}
@@ -92,10 +94,10 @@ func (a *app) printMatches(f *runFlags, scans []*symptom.Scan, named []string) {
 	if !f.why {
 		for _, s := range scans {
 			if len(s.Checks) == 0 {
-				fmt.Fprintf(w, "%s: none of its %s matches a known symptom.\n", s.Source, plural(s.Lines, "line"))
+				fmt.Fprintf(w, "%s: none of its %s matches a known symptom.\n", logSource(md, s.Source), plural(s.Lines, "line"))
 				continue
 			}
-			fmt.Fprintf(w, "%s: %s %s; their findings rank first.\n", s.Source,
+			fmt.Fprintf(w, "%s: %s %s; their findings rank first.\n", logSource(md, s.Source),
 				plural(len(s.Matches)+s.Omitted, "line"), nameVerb(len(s.Matches)+s.Omitted)+" "+strings.Join(s.Checks, ", "))
 		}
 		fmt.Fprintln(w)
@@ -104,9 +106,9 @@ func (a *app) printMatches(f *runFlags, scans []*symptom.Scan, named []string) {
 	explained := map[string]bool{}
 	for _, s := range scans {
 		if md {
-			fmt.Fprintf(w, "## %s\n\n", s.Source)
+			fmt.Fprintf(w, "## %s\n\n", report.MarkdownText(s.Source))
 		}
-		fmt.Fprintf(w, "%s: %d of its %s name a check.\n\n", s.Source, len(s.Matches)+s.Omitted, plural(s.Lines, "line"))
+		fmt.Fprintf(w, "%s: %d of its %s name a check.\n\n", logSource(md, s.Source), len(s.Matches)+s.Omitted, plural(s.Lines, "line"))
 		for _, x := range s.Matches {
 			printMatch(w, md, x, byID, explained)
 		}
@@ -114,7 +116,7 @@ func (a *app) printMatches(f *runFlags, scans []*symptom.Scan, named []string) {
 			fmt.Fprintf(w, "… and %s more that repeat these symptoms.\n\n", plural(s.Omitted, "line"))
 		}
 		if s.Truncated {
-			fmt.Fprintf(w, "Only the first %d MiB of %s were read.\n\n", symptom.MaxInput>>20, s.Source)
+			fmt.Fprintf(w, "Only the first %d MiB of %s were read.\n\n", symptom.MaxInput>>20, logSource(md, s.Source))
 		}
 	}
 	fmt.Fprintf(w, "Running %s, and what they require, on this host:\n\n", strings.Join(named, ", "))
@@ -122,9 +124,9 @@ func (a *app) printMatches(f *runFlags, scans []*symptom.Scan, named []string) {
 
 func printMatch(w io.Writer, md bool, x symptom.Match, byID map[string]*checks.Check, explained map[string]bool) {
 	if md {
-		fmt.Fprintf(w, "- line %d: `%s`\n", x.Line, strings.ReplaceAll(x.Text, "`", "'"))
+		fmt.Fprintf(w, "- line %d: `%s`\n", x.Line, report.MarkdownCode(x.Text))
 	} else {
-		fmt.Fprintf(w, "%6d  %s\n", x.Line, x.Text)
+		fmt.Fprintf(w, "%6d  %s\n", x.Line, safetext.Line(x.Text))
 	}
 	for _, id := range x.Checks {
 		c := byID[id]
@@ -144,6 +146,15 @@ func printMatch(w io.Writer, md bool, x symptom.Match, byID map[string]*checks.C
 		}
 	}
 	fmt.Fprintln(w)
+}
+
+// logSource is a log's name (a path the operator gave, the runner's unit)
+// as a line of the output begins with it: escaped, as markdown or as text.
+func logSource(md bool, source string) string {
+	if md {
+		return report.MarkdownLine(source)
+	}
+	return safetext.Line(source)
 }
 
 // oneLine keeps a multi-line fix (a heredoc) readable under its label.

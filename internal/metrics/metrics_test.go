@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/safetext/safetexttest"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
@@ -265,13 +266,13 @@ func TestTextIsClientGolangs(t *testing.T) {
 	if !bytes.Equal(got, want.Bytes()) {
 		t.Errorf("doctor's textfile differs from client_golang's:\n--- doctor\n%s\n--- client_golang\n%s", got, want.Bytes())
 	}
-	if !bytes.Contains(got, []byte(`runner="quote\" back\\slash\nnewline"`)) {
+	if !bytes.Contains(got, []byte(`runner="quote\" back\\slash\\nnewline"`)) {
 		t.Errorf("the escaped runner name is not in the file:\n%s", got)
 	}
 }
 
 // TestTextInvalidUTF8: a runner name with a byte that is not UTF-8 is
-// written with U+FFFD in its place; the file still parses.
+// written with the byte's escape, \xff, in its place; the file still parses.
 func TestTextInvalidUTF8(t *testing.T) {
 	rep := &report.Report{Runners: []report.Runner{{Index: 1, Name: "bad\xffname"}},
 		Checks: []report.CheckStatus{{ID: "config-lint", Runner: ref(1, "bad\xffname"), Status: checks.StatusPass}}}
@@ -280,7 +281,7 @@ func TestTextInvalidUTF8(t *testing.T) {
 		t.Fatal(err)
 	}
 	mfs := parse(t, text)
-	if got := series(mfs[CheckStatus]); len(got) != 1 || got[0] != "{check=\"config-lint\",runner=\"bad\uFFFDname\"} 1" {
+	if got := series(mfs[CheckStatus]); len(got) != 1 || got[0] != `{check="config-lint",runner="bad\\xffname"} 1` {
 		t.Errorf("check status series = %q", got)
 	}
 }
@@ -464,4 +465,34 @@ func TestObservations(t *testing.T) {
 	if len(got) != 2 || got[0].Name != "a" || got[1].Name != "b" {
 		t.Errorf("Observations = %v", got)
 	}
+}
+
+// FuzzText: whatever a runner's name or a certificate's subject holds, the
+// textfile has no character safetext escapes but its own newlines, and
+// parses.
+func FuzzText(f *testing.F) {
+	for _, s := range [][2]string{
+		{"kubernetes", "CN=did:plc:abc"},
+		{"r\x1b]0;pwned\x07", "CN=\x1b[2J"},
+		{"\u202eevil\u2066", "CN=\u009b31m\x7f"},
+		{"bad\xffname\n# HELP", "CN=\"quoted\"\\\n"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, name, subject string) {
+		rep, obs := fabricated()
+		rep.Runners = append(rep.Runners, report.Runner{Index: 5, Name: name, Executor: name})
+		rep.Checks = append(rep.Checks, report.CheckStatus{ID: "runner-rbac", Runner: ref(5, name), Status: checks.StatusFail})
+		rep.Findings = append(rep.Findings, report.Finding{Check: "runner-rbac", Runner: ref(5, name), Severity: checks.Error})
+		obs = append(obs, checks.Observation{Name: "cert_expiry_timestamp_seconds", Labels: map[string]string{"subject": subject},
+			Value: 1_900_000_000, Runner: ref(5, name)})
+		text, err := Text(rep, obs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := safetexttest.Terminal(string(text), "\n"); p != "" {
+			t.Fatalf("%s\n%s", p, text)
+		}
+		parse(t, text)
+	})
 }

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/socialwebcomputer/doctor/internal/safetext"
 )
 
 // gauge is one metric family of gauges, written in Prometheus's text
@@ -32,10 +34,21 @@ func newGauge(name, help string, labels ...string) *gauge {
 }
 
 // at finds or makes the series of these label values (one per label).
+// A value is the outside's (a runner's name from config.toml, a
+// certificate's subject): it is kept as safetext.Line shows it, so the file
+// holds no control character for a reader's terminal and is valid UTF-8,
+// which the collector requires of the whole file (client_golang's registry
+// refuses to write one invalid byte). Two values that print the same are
+// one series: two would be a duplicate the collector refuses.
 func (g *gauge) at(values []string) *sample {
 	if len(values) != len(g.labels) {
 		panic("metrics: " + g.name + " has labels " + strings.Join(g.labels, ",")) // a programming error
 	}
+	fit := make([]string, len(values))
+	for i, v := range values {
+		fit[i] = safetext.Line(v)
+	}
+	values = fit
 	k := strings.Join(values, "\xff")
 	s, ok := g.series[k]
 	if !ok {
@@ -102,10 +115,8 @@ var (
 
 func escapeHelp(s string) string { return helpEscaper.Replace(s) }
 
-// escapeLabel also makes the value valid UTF-8: a runner's name is read
-// from config.toml, and a textfile with one invalid byte is refused whole
-// by the collector (client_golang's registry refused to write it at all).
-func escapeLabel(s string) string { return labelEscaper.Replace(strings.ToValidUTF8(s, "\uFFFD")) }
+// escapeLabel escapes a value at made fit.
+func escapeLabel(s string) string { return labelEscaper.Replace(s) }
 
 // formatValue writes a float as expfmt's writeFloat does: +Inf, -Inf, NaN,
 // else the shortest 'g' form.

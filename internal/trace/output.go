@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/term"
+
+	"github.com/socialwebcomputer/doctor/internal/safetext"
 )
 
 // Output is where a trace prints. On a terminal (TTY) it is a live view:
@@ -64,7 +66,7 @@ func newRenderer(o Output) renderer {
 		}
 		return &ttyRenderer{w: o.W, g: g}
 	}
-	return &jsonRenderer{enc: json.NewEncoder(o.W)}
+	return &jsonRenderer{w: o.W}
 }
 
 func renderAll(r renderer, recs []Record) {
@@ -76,8 +78,8 @@ func renderAll(r renderer, recs []Record) {
 // --- JSON lines ---
 
 type jsonRenderer struct {
-	mu  sync.Mutex
-	enc *json.Encoder
+	mu sync.Mutex
+	w  io.Writer
 }
 
 func (j *jsonRenderer) waiting(time.Time, *machine) {}
@@ -170,9 +172,15 @@ func (j *jsonRenderer) render(r Record) {
 	default:
 		return
 	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	_ = j.enc.Encode(v)
+	// Pod names, messages and details are the cluster's: written with the
+	// characters encoding/json leaves raw escaped too.
+	_, _ = j.w.Write(append(safetext.JSON(b), '\n'))
 }
 
 func nonNil(s []string) []string {
@@ -201,12 +209,16 @@ type ttyRenderer struct {
 // clearLine is carriage return and erase line (ECMA-48 EL 2).
 const clearLine = "\r\x1b[2K"
 
+// line prints one line of the live view. Its text (a pod's name, an
+// event's message, a check's finding) is the cluster's: every character a
+// terminal would obey is shown escaped, so the renderer's own clearLine
+// and newline are the only controls written.
 func (t *ttyRenderer) line(format string, args ...any) {
 	if t.live {
 		io.WriteString(t.w, clearLine)
 		t.live = false
 	}
-	fmt.Fprintf(t.w, format+"\n", args...)
+	io.WriteString(t.w, safetext.Line(fmt.Sprintf(format, args...))+"\n")
 }
 
 func (t *ttyRenderer) render(r Record) {
@@ -278,7 +290,7 @@ func (t *ttyRenderer) waiting(now time.Time, m *machine) {
 		}
 	}
 	// Short enough for any terminal: a wrapped line cannot be rewritten.
-	fmt.Fprintf(t.w, "%s%s  %-2s %2d %-15s waiting %s%s", clearLine, now.Local().Format("15:04:05"), t.g.waiting,
-		int(m.cur), m.cur, now.Sub(m.curSince).Truncate(time.Second), budget)
+	io.WriteString(t.w, clearLine+safetext.Line(fmt.Sprintf("%s  %-2s %2d %-15s waiting %s%s", now.Local().Format("15:04:05"), t.g.waiting,
+		int(m.cur), m.cur, now.Sub(m.curSince).Truncate(time.Second), budget)))
 	t.live = true
 }
