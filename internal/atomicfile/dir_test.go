@@ -175,3 +175,53 @@ func TestWriteStaysInTheDirectoryItOpened(t *testing.T) {
 		t.Errorf("the directory opened holds %q, %v", b, err)
 	}
 }
+
+// A file left for another program (the textfile node_exporter reads, a
+// bundle) may go into another user's directory that only that user may
+// write, as a packaged collector's own directory is: the write is made
+// relative to the opened directory, so its owner cannot redirect it. A
+// directory others may write, or a symlink, is still refused.
+func TestPublishInAnotherUsersDirectory(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("needs root, to give directories to another user")
+	}
+	base := t.TempDir()
+	theirs := mkdir(t, filepath.Join(base, "theirs"), 0o755)
+	shared := mkdir(t, filepath.Join(base, "shared"), 0o775)
+	for _, d := range []string{theirs, shared} {
+		if err := os.Chown(d, nobody, nobody); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(base, "link")
+	if err := os.Symlink(theirs, link); err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(theirs, "doctor.prom")
+	if err := CheckPublishDir(f); err != nil {
+		t.Fatalf("CheckPublishDir: %v", err)
+	}
+	if err := Publish(f, []byte("published\n"), 0o644); err != nil {
+		t.Fatalf("Publish: %v", err)
+	}
+	if b, err := os.ReadFile(f); err != nil || string(b) != "published\n" {
+		t.Errorf("read back %q, %v", b, err)
+	}
+	// What doctor reads back is still refused there.
+	if err := WriteMode(filepath.Join(theirs, "state.json"), []byte("x"), 0o600); err == nil || !strings.Contains(err.Error(), "another user's") {
+		t.Errorf("WriteMode in another user's directory: %v; want a refusal", err)
+	}
+	for _, c := range []struct{ file, want string }{
+		{filepath.Join(shared, "doctor.prom"), "with mode 0775: writable by its group"},
+		{filepath.Join(link, "doctor.prom"), "is a symlink (to " + theirs + ")"},
+	} {
+		for what, err := range map[string]error{"Publish": Publish(c.file, []byte("x"), 0o644), "CheckPublishDir": CheckPublishDir(c.file)} {
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s %s: %v; want %q", what, c.file, err, c.want)
+			}
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(shared, "doctor.prom")); err == nil {
+		t.Error("published into a directory its group may write")
+	}
+}

@@ -122,17 +122,37 @@ func readlinkat(fd int, name string) (string, error) {
 	return string(buf[:n]), nil
 }
 
-// trusted says why doctor may not write base in d, nil when it may: d is
-// the invoker's or root's and writable by its owner alone, or sticky (like
-// /tmp) with base absent or the invoker's, since there no one else may
-// rename or remove it. strict refuses a sticky directory too (the cache
-// directory, which doctor reads back as well).
-func (d *dir) trusted(base string, strict bool) error {
+// kind is what doctor writes in a directory, which decides who may own it.
+type kind int
+
+const (
+	// own is a file doctor reads back (--state): the directory is the
+	// invoker's or root's and writable by its owner alone, or sticky.
+	own kind = iota
+	// private is doctor's own directory (--cache-dir): the invoker's or
+	// root's, writable by its owner alone; sticky is not enough.
+	private
+	// published is a file left for another program (--textfile, --bundle):
+	// the directory may be another user's, writable by that user alone.
+	published
+)
+
+// trusted says why doctor may not write base in d, nil when it may, by
+// what it writes there (kind); in a sticky directory (like /tmp) base must
+// be absent or the invoker's, since there no one else may rename or remove
+// it.
+func (d *dir) trusted(base string, k kind) error {
 	fi, err := d.f.Stat()
 	if err != nil {
 		return err
 	}
-	if err := trust.Dir(d.path, fi, !strict); err != nil {
+	var err2 error
+	if k == published {
+		err2 = trust.PublishDir(d.path, fi)
+	} else {
+		err2 = trust.Dir(d.path, fi, k == own)
+	}
+	if err := err2; err != nil {
 		fix := "choose a directory that is yours or root's and writable by you alone"
 		var u *trust.Untrusted
 		if errors.As(err, &u) {
@@ -158,13 +178,18 @@ func (d *dir) trusted(base string, strict bool) error {
 
 // CheckDir says, before a run, whether Write may write path: its directory
 // is reached and trusted as Write requires. The write checks again.
-func CheckDir(path string) error {
+func CheckDir(path string) error { return checkDir(path, own) }
+
+// CheckPublishDir is CheckDir for Publish.
+func CheckPublishDir(path string) error { return checkDir(path, published) }
+
+func checkDir(path string, k kind) error {
 	d, err := openDir(parent(path))
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	return d.trusted(filepath.Base(path), false)
+	return d.trusted(filepath.Base(path), k)
 }
 
 // PrivateDir says whether dir, doctor's own directory (--cache-dir), is
@@ -177,7 +202,7 @@ func PrivateDir(path string) error {
 		return err
 	}
 	defer d.Close()
-	return d.trusted("", true)
+	return d.trusted("", private)
 }
 
 func parent(path string) string {

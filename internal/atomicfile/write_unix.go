@@ -30,13 +30,24 @@ var testHookTempCreated func(name string)
 // first (sweep). It never replaces a directory, FIFO or device. On any
 // error path is left as it was and the temporary file is removed.
 func WriteMode(path string, b []byte, perm fs.FileMode) error {
+	return write(path, b, perm, own)
+}
+
+// Publish is WriteMode for a file left for another program (the textfile
+// a collector reads, a bundle for a ticket): its directory may be another
+// user's, if writable by that user alone (trust.PublishDir).
+func Publish(path string, b []byte, perm fs.FileMode) error {
+	return write(path, b, perm, published)
+}
+
+func write(path string, b []byte, perm fs.FileMode, k kind) error {
 	base := filepath.Base(path)
 	d, err := openDir(parent(path))
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	if err := d.trusted(base, false); err != nil {
+	if err := d.trusted(base, k); err != nil {
 		return err
 	}
 	var st unix.Stat_t

@@ -131,9 +131,9 @@ func Write(p string, m Manifest, tape *checks.Tape, reportJSON []byte) error {
 	if err := gz.Close(); err != nil {
 		return err
 	}
-	// In a directory no one else may write, through no symlinked
-	// directory, sweeping what a killed write left (atomicfile.WriteMode).
-	return atomicfile.WriteMode(p, buf.Bytes(), 0o600)
+	// In a directory only its owner may write, through no symlinked
+	// directory, sweeping what a killed write left (atomicfile.Publish).
+	return atomicfile.Publish(p, buf.Bytes(), 0o600)
 }
 
 const readme = `This is a doctor bundle: what one run of doctor looked at on a GitLab Runner

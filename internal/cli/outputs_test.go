@@ -43,7 +43,7 @@ func TestOutputsRefuseAnUntrustedDirectory(t *testing.T) {
 	}{
 		{"--state", filepath.Join(link, "state.json"), []string{"directory " + link + ": is a symlink (to " + mine + ")"}},
 		{"--textfile", filepath.Join(open, "doctor.prom"), []string{open + " is owned by uid 0 with mode 0777", "writable by its group and every user", "chmod go-w " + open}},
-		{"--bundle", filepath.Join(theirs, "b.tar.gz"), []string{theirs + " is owned by uid 65534 with mode 0777", "another user's"}},
+		{"--bundle", filepath.Join(theirs, "b.tar.gz"), []string{theirs + " is owned by uid 65534 with mode 0777", "writable by its group and every user"}},
 		{"--cache-dir", theirs, []string{"--cache-dir " + theirs, "owned by uid 65534 with mode 0777"}},
 		{"--cache-dir", link, []string{"--cache-dir " + link, "is a symlink"}},
 	} {

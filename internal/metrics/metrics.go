@@ -36,16 +36,16 @@ var Severities = []checks.Severity{checks.Info, checks.Warning, checks.Error, ch
 // Observations) to path for node_exporter's textfile collector, atomically:
 // a temporary file in path's directory, renamed over path, mode 0644, as
 // client_golang's prometheus.WriteToTextfile does (prometheus/registry.go,
-// client_golang v1.24.1), through atomicfile.WriteMode: the temporary file
-// is hidden (the collector reads only *.prom), and the directory one no
-// one else may write.
+// client_golang v1.24.1), through atomicfile.Publish: the temporary file
+// is hidden (the collector reads only *.prom), and the directory one only
+// its owner may write (the collector's own user's, often).
 func WriteTextfile(path string, rep *report.Report, obs []checks.Observation) error {
 	text, err := Text(rep, obs)
 	if err != nil {
 		return fmt.Errorf("--textfile %s: %w", path, err)
 	}
 	// Mode 0644: node_exporter, which reads it, need not run as root.
-	if err := atomicfile.WriteMode(path, text, 0o644); err != nil {
+	if err := atomicfile.Publish(path, text, 0o644); err != nil {
 		return fmt.Errorf("--textfile %s: %w", path, err)
 	}
 	return nil

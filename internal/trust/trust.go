@@ -82,6 +82,26 @@ func Dir(path string, fi fs.FileInfo, sticky bool) error {
 	return check(path, fi, sticky)
 }
 
+// PublishDir checks a directory doctor leaves a file in for another
+// program (node_exporter's textfile collector, a ticket's bundle): owned by
+// anyone, but writable by its owner alone, or sticky. Its owner could
+// replace what doctor leaves there anyway; what it cannot do is redirect
+// the write, which is made relative to the opened directory, without
+// following a symlink, under a fresh name renamed over the file. The
+// directory a packaged collector reads is often its own user's
+// (/var/lib/prometheus/node-exporter is prometheus's on Debian).
+func PublishDir(path string, fi fs.FileInfo) error {
+	uid, ok := Owner(fi)
+	if !ok {
+		return nil
+	}
+	m := fi.Mode()
+	if m.Perm()&0o022 == 0 || (m.IsDir() && m&fs.ModeSticky != 0) {
+		return nil
+	}
+	return &Untrusted{Path: path, UID: uid, Mode: m, Why: "writable by " + writers(m) + ", who could change it"}
+}
+
 // Link checks a symlink on the way to such a file: owned by the invoker
 // (a symlink's own mode means nothing), as the kernel's protected_symlinks
 // asks of one in a sticky directory.
