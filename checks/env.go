@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -82,7 +81,9 @@ func (e *Env) Now() time.Time {
 	return time.Now()
 }
 
-// Path maps an absolute host path to where it lives under Root.
+// Path maps an absolute host path to where it lives under Root, lexically:
+// its symlinks are not resolved inside Root. A reader that opens a file by
+// name rather than through the Env takes JoinInRoot's path instead.
 func (e *Env) Path(p string) string {
 	if e.Root == "" || e.Root == "/" {
 		return p
@@ -139,10 +140,13 @@ func (e *Env) readFile(p string, limit int64) ([]byte, error) {
 }
 
 func (e *Env) readHostFile(p string, limit int64) ([]byte, error) {
+	if e.chrooted() {
+		return rootReadFile(e.Root, p, limit)
+	}
 	// O_NONBLOCK: open(2) of a FIFO with no writer would block until the
 	// deadline; with it the open returns, and the stat below refuses it.
 	// On a regular file (and a /proc entry) the flag changes nothing.
-	f, err := os.OpenFile(e.Path(p), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, &FileError{p, FileCause(err)}
 	}
@@ -151,25 +155,10 @@ func (e *Env) readHostFile(p string, limit int64) ([]byte, error) {
 	if err != nil {
 		return nil, &FileError{p, FileCause(err)}
 	}
-	if st.IsDir() {
-		return nil, &FileError{p, errors.New("is a directory")}
+	if err := readable(st, limit); err != nil {
+		return nil, &FileError{p, err}
 	}
-	if !st.Mode().IsRegular() {
-		// /proc entries are regular files; a FIFO, socket or device never is
-		// what doctor was asked to read.
-		return nil, &FileError{p, fmt.Errorf("%w (%s)", ErrNotRegular, FileType(st.Mode()))}
-	}
-	if st.Size() > limit {
-		return nil, &FileError{p, ErrTooLarge}
-	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, &FileError{p, FileCause(err)}
-	}
-	if int64(len(b)) > limit {
-		return nil, &FileError{p, ErrTooLarge}
-	}
-	return b, nil
+	return readBounded(p, f, limit)
 }
 
 // ReadHostFile reads p, a path of this host whatever Root is (doctor's own
@@ -224,14 +213,7 @@ func (e *Env) stat(p string, link bool) (fs.FileInfo, error) {
 		}
 		return replayInfo{rec}, nil
 	}
-	statf := os.Stat
-	if link {
-		statf = os.Lstat
-	}
-	st, err := statf(e.Path(p))
-	if err != nil {
-		err = FileCause(err)
-	}
+	st, err := e.hostStat(p, link)
 	if t != nil {
 		t.recordOp(p, func(r *FileRecord) {
 			var sr *StatRecord
@@ -251,6 +233,22 @@ func (e *Env) stat(p string, link bool) (fs.FileInfo, error) {
 	return st, nil
 }
 
+// hostStat is stat or lstat on the host, or under a root inside it.
+func (e *Env) hostStat(p string, link bool) (fs.FileInfo, error) {
+	switch {
+	case e.chrooted() && link:
+		return rootLstat(e.Root, p)
+	case e.chrooted():
+		return rootStat(e.Root, p)
+	}
+	statf := os.Stat
+	if link {
+		statf = os.Lstat
+	}
+	st, err := statf(p)
+	return st, FileCause(err)
+}
+
 // Readlink reads a symlink under Root.
 func (e *Env) Readlink(p string) (string, error) {
 	t := e.Tape
@@ -264,10 +262,7 @@ func (e *Env) Readlink(p string) (string, error) {
 		}
 		return r.Link, nil
 	}
-	target, err := os.Readlink(e.Path(p))
-	if err != nil {
-		err = FileCause(err)
-	}
+	target, err := e.hostReadlink(p)
 	if t != nil {
 		t.recordOp(p, func(r *FileRecord) { r.Linked, r.Link, r.LinkErr = err == nil, target, RecordErr(err) })
 	}
@@ -294,10 +289,7 @@ func (e *Env) ReadDir(p string) ([]fs.DirEntry, error) {
 		}
 		return out, nil
 	}
-	ents, err := os.ReadDir(e.Path(p))
-	if err != nil {
-		err = FileCause(err)
-	}
+	ents, err := e.hostReadDir(p)
 	if t != nil {
 		t.recordOp(p, func(r *FileRecord) {
 			r.Listed, r.DirErr, r.Entries = err == nil, RecordErr(err), nil
@@ -310,6 +302,22 @@ func (e *Env) ReadDir(p string) ([]fs.DirEntry, error) {
 		return nil, &FileError{p, err}
 	}
 	return ents, nil
+}
+
+func (e *Env) hostReadlink(p string) (string, error) {
+	if e.chrooted() {
+		return rootReadlink(e.Root, p)
+	}
+	target, err := os.Readlink(p)
+	return target, FileCause(err)
+}
+
+func (e *Env) hostReadDir(p string) ([]fs.DirEntry, error) {
+	if e.chrooted() {
+		return rootReadDir(e.Root, p)
+	}
+	ents, err := os.ReadDir(p)
+	return ents, FileCause(err)
 }
 
 // FileCause is what went wrong with a file, without its path: the error

@@ -82,14 +82,13 @@ var KubeconfigFact = &checks.Fact[*Kubeconfig]{
 			case f.ParseErr != nil:
 				k.MergeErr = &checks.FileError{Path: hp, Err: f.ParseErr}
 			default:
-				loadable = append(loadable, p.Env.Path(hp))
+				loadable = append(loadable, hp)
 			}
 		}
 		if k.MergeErr != nil {
 			return k, nil
 		}
-		rules := &clientcmd.ClientConfigLoadingRules{Precedence: loadable}
-		merged, err := rules.Load()
+		merged, err := mergeKubeconfigs(p.Env, loadable)
 		if err != nil {
 			k.MergeErr = checks.QuotesDescribed(err)
 			return k, nil
@@ -97,6 +96,44 @@ var KubeconfigFact = &checks.Fact[*Kubeconfig]{
 		k.Merged = merged
 		return k, nil
 	},
+}
+
+// mergeKubeconfigs is client-go's own merge of the files (first wins), with
+// their relative paths resolved against where each file is as the runner
+// names it. client-go opens the files by name, so under --root it is given
+// each file's path with its symlinks resolved inside the root
+// (checks.JoinInRoot), and the origin it records is then set back to the
+// name the runner uses before client-go resolves the relative paths: a
+// kubeconfig symlinked elsewhere still resolves ./client.key beside its
+// link, as the runner's client-go does.
+func mergeKubeconfigs(env *checks.Env, hosts []string) (*clientcmdapi.Config, error) {
+	rules := &clientcmd.ClientConfigLoadingRules{DoNotResolvePaths: true}
+	origin := map[string]string{}
+	for _, hp := range hosts {
+		at, err := checks.JoinInRoot(env.Root, hp)
+		if err != nil {
+			return nil, &checks.FileError{Path: hp, Err: checks.FileCause(err)}
+		}
+		rules.Precedence = append(rules.Precedence, at)
+		origin[at] = env.Path(hp)
+	}
+	merged, err := rules.Load()
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range merged.Clusters {
+		c.LocationOfOrigin = origin[c.LocationOfOrigin]
+	}
+	for _, u := range merged.AuthInfos {
+		u.LocationOfOrigin = origin[u.LocationOfOrigin]
+	}
+	for _, c := range merged.Contexts {
+		c.LocationOfOrigin = origin[c.LocationOfOrigin]
+	}
+	if err := clientcmd.ResolveLocalPaths(merged); err != nil {
+		return nil, err
+	}
+	return merged, nil
 }
 
 // KubeTarget is the context one runner uses: [runners.kubernetes] context

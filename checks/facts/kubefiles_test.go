@@ -10,6 +10,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/testroot"
 )
 
 // The files a context names are read through the Env, so under --root and
@@ -30,6 +31,7 @@ func TestInlineKubeconfigFiles(t *testing.T) {
 	}
 	write("/k/ca.crt", "CA PEM")
 	write("/k/token", "  tok-123\n")
+	testroot.MakeZero(t, root, "/dev/zero")
 	if err := os.Symlink("/dev/zero", filepath.Join(root, "k/zero")); err != nil {
 		t.Fatal(err)
 	}

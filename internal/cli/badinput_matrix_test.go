@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/testroot"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
@@ -207,6 +208,9 @@ func TestBadInputMatrix(t *testing.T) {
 		for mode, want := range cases {
 			t.Run(path.Base(file)+"/"+mode, func(t *testing.T) {
 				root := healthyRoot(t)
+				// Under --root a symlink to /dev/zero resolves inside the
+				// root, as a chroot's would: the root has its device.
+				testroot.MakeZero(t, root, "/dev/zero")
 				spoilers[mode](t, filepath.Join(root, file))
 				// The bundle's directory is the user's doctor runs as: it
 				// writes in no other user's.

@@ -311,8 +311,7 @@ contexts:
 current-context: c
 `, srv, tc.cluster, tc.user))
 			// Under the root /dev/zero is the device too, as on a host.
-			noErr(t, os.MkdirAll(filepath.Join(root.Dir, "dev"), 0o755))
-			noErr(t, os.Symlink("/dev/zero", filepath.Join(root.Dir, "dev/zero")))
+			root.Zero("/dev/zero")
 			dir := filepath.Join(root.Dir, filepath.Dir(testroot.KubeconfigPath))
 			for _, f := range []string{"key.fifo", "token.fifo"} {
 				noErr(t, syscall.Mkfifo(filepath.Join(dir, f), 0o600))

@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -42,11 +41,12 @@ var stampShape = lazyre.MustCompile(`^\d{1,4}\.\d{1,4}\.\d{1,4}(?:-rc\d{1,4}|~pr
 // regular file is refused before it is opened, and the file is opened with
 // O_NONBLOCK so that one swapped for a FIFO in between cannot block.
 func FromBinary(root, hostPath string) (Version, error) {
-	p := hostPath
-	if root != "" && root != "/" {
-		p = filepath.Join(root, filepath.FromSlash(hostPath))
-	}
 	fail := func(err error) (Version, error) { return Version{}, &FileError{hostPath, err} }
+	// Under a root its symlinks (/proc/<pid>/exe) resolve inside it.
+	p, err := checks.JoinInRoot(root, hostPath)
+	if err != nil {
+		return fail(checks.FileCause(err))
+	}
 
 	st, err := os.Stat(p)
 	if err != nil {

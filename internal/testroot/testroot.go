@@ -10,7 +10,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // Root is a fake host filesystem.
@@ -147,5 +150,22 @@ func (r *Root) Chown(hostPath string, uid, gid int) {
 	r.t.Helper()
 	if err := os.Lchown(filepath.Join(r.Dir, hostPath), uid, gid); err != nil {
 		r.t.Fatalf("chown %s: %v (these tests run as root, as CI does)", hostPath, err)
+	}
+}
+
+// Zero makes hostPath under the root the character device /dev/zero is
+// (1:5). Under --root paths resolve inside the root, as a chroot's would,
+// so a symlink to /dev/zero there finds the root's own /dev/zero: this.
+func (r *Root) Zero(hostPath string) { MakeZero(r.t, r.Dir, hostPath) }
+
+// MakeZero is Zero for a root laid out by hand.
+func MakeZero(t testing.TB, root, hostPath string) {
+	t.Helper()
+	p := filepath.Join(root, hostPath)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mknod(p, syscall.S_IFCHR|0o666, int(unix.Mkdev(1, 5))); err != nil {
+		t.Fatalf("mknod %s: %v (these tests run as root, as CI does)", hostPath, err)
 	}
 }
