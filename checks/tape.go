@@ -56,6 +56,13 @@ type FileRecord struct {
 	LinkErr  *ErrRecord  `json:"linkErr,omitempty"`
 	Linked   bool        `json:"linked,omitempty"`
 	Redacted []string    `json:"redacted,omitempty"` // what the bundle writer removed, described
+	// Kind is what the reader took the file for (ReadFileAs), so the
+	// bundle writer redacts it by decoding it the same way.
+	Kind FileKind `json:"kind,omitempty"`
+	// Undecodable is why the file, read as its Kind, did not decode
+	// (Decode): the bundle keeps a description in place of its content,
+	// and replay answers the decode with this.
+	Undecodable *DecodeRecord `json:"undecodable,omitempty"`
 }
 
 // StatRecord is a FileInfo as the checks use it: mode, size, owner, time.

@@ -7,8 +7,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/BurntSushi/toml"
-
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
@@ -102,11 +100,8 @@ func run(p *checks.Pass) error {
 	if c.DecodeErr != nil {
 		ev := []checks.Evidence{located,
 			{Source: "runner log", Detail: runnerconfig.FatalLine(runnerconfig.LoadError(c.DecodeErr))}}
-		var pe toml.ParseError
-		if errors.As(c.DecodeErr, &pe) && pe.Position.Line > 0 {
-			ev = append(ev, checks.Evidence{Source: fmt.Sprintf("%s:%d", c.Path, pe.Position.Line), Detail: c.LineText(pe.Position.Line)})
-		} else if n := lineOf(c.DecodeErr); n > 0 {
-			ev = append(ev, checks.Evidence{Source: fmt.Sprintf("%s:%d", c.Path, n), Detail: c.LineText(n)})
+		if c.DecodeLine > 0 {
+			ev = append(ev, checks.Evidence{Source: fmt.Sprintf("%s:%d", c.Path, c.DecodeLine), Detail: c.DecodeLineText})
 		}
 		p.Report(checks.Finding{
 			Cause:    "config.toml does not decode: " + c.DecodeErr.Error(),
@@ -162,14 +157,4 @@ func refusals(p *checks.Pass, c *facts.ConfigFile, located checks.Evidence) {
 		}
 		p.Report(f)
 	}
-}
-
-// lineOf reads the line from the "toml: line N" prefix of the few decode
-// errors that are not ParseErrors.
-func lineOf(err error) int {
-	var n int
-	if _, e := fmt.Sscanf(err.Error(), "toml: line %d", &n); e == nil {
-		return n
-	}
-	return 0
 }

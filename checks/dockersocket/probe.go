@@ -151,7 +151,7 @@ func tlsConfig(env *checks.Env, a *Address) (*tls.Config, error) {
 	if a.CertPath == "" {
 		return c, nil // system roots and no client certificate, as tlsconfig.Client gives
 	}
-	ca, err := env.ReadFile(path.Join(a.CertPath, "ca.pem"))
+	ca, err := env.ReadFileAs(path.Join(a.CertPath, "ca.pem"), checks.KindPEM)
 	if err != nil {
 		return nil, err
 	}
@@ -160,11 +160,11 @@ func tlsConfig(env *checks.Env, a *Address) (*tls.Config, error) {
 		return nil, fmt.Errorf("%s: no PEM certificate in it", path.Join(a.CertPath, "ca.pem"))
 	}
 	c.RootCAs = pool
-	cert, err := env.ReadFile(path.Join(a.CertPath, "cert.pem"))
+	cert, err := env.ReadFileAs(path.Join(a.CertPath, "cert.pem"), checks.KindPEM)
 	if err != nil {
 		return nil, err
 	}
-	key, err := env.ReadFile(path.Join(a.CertPath, "key.pem"))
+	key, err := env.ReadFileAs(path.Join(a.CertPath, "key.pem"), checks.KindPEM)
 	if err != nil {
 		return nil, err
 	}

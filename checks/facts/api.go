@@ -194,14 +194,14 @@ func inlineFiles(env *checks.Env, cfg *rest.Config) error {
 		if *f.path == "" {
 			continue
 		}
-		b, err := env.ReadFile(hostPath(env, *f.path))
+		b, err := env.ReadFileAs(hostPath(env, *f.path), checks.KindPEM)
 		if err != nil {
 			return fmt.Errorf("the kubeconfig's %s: %w", f.what, err)
 		}
 		*f.data, *f.path = b, ""
 	}
 	if cfg.BearerTokenFile != "" {
-		b, err := env.ReadFile(hostPath(env, cfg.BearerTokenFile))
+		b, err := env.ReadFileAs(hostPath(env, cfg.BearerTokenFile), checks.KindToken)
 		if err != nil {
 			return fmt.Errorf("the kubeconfig's tokenFile: %w", err)
 		}
@@ -222,7 +222,7 @@ func outOfCluster(env *checks.Env, k *runnerconfig.Kubernetes) (*rest.Config, er
 		if f.path == "" {
 			continue
 		}
-		b, err := env.ReadFile(f.path)
+		b, err := env.ReadFileAs(f.path, checks.KindPEM)
 		if err != nil {
 			return nil, err
 		}
@@ -271,11 +271,11 @@ func inCluster(env *checks.Env, proc *Process, e *Environ) (*rest.Config, bool, 
 		dirs = append([]string{fmt.Sprintf("/proc/%d/root%s", proc.PID, ServiceAccountDir)}, dirs...)
 	}
 	for _, dir := range dirs {
-		token, err := env.ReadFile(dir + "/token")
+		token, err := env.ReadFileAs(dir+"/token", checks.KindToken)
 		if err != nil {
 			continue
 		}
-		ca, err := env.ReadFile(dir + "/ca.crt")
+		ca, err := env.ReadFileAs(dir+"/ca.crt", checks.KindPEM)
 		if err != nil {
 			return nil, true, fmt.Errorf("in-cluster config: %w", err)
 		}

@@ -1,6 +1,7 @@
 package facts
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"strconv"
@@ -32,6 +33,11 @@ type ConfigFile struct {
 	Config    *runnerconfig.Config
 	Meta      toml.MetaData
 	DecodeErr error
+	// DecodeLine is the line DecodeErr names (0 when it names none), and
+	// DecodeLineText that line as evidence shows it (LineText): a bundle
+	// keeps these, not the text of a file that does not decode.
+	DecodeLine     int
+	DecodeLineText string
 	// Duplicates are the settings spelt twice in different case, found
 	// once here for the decode and for config-unknown-keys.
 	Duplicates []runnerconfig.Duplicate
@@ -59,17 +65,46 @@ var Config = &checks.Fact[*ConfigFile]{
 			c.ReadFrom = at
 			c.How += "; read through " + at + podMount(p.Env, ra.Process, c.Path)
 		}
-		c.Data, c.ReadErr = p.Env.ReadFile(c.ReadPath())
+		c.Data, c.ReadErr = p.Env.ReadFileAs(c.ReadPath(), checks.KindConfigTOML)
 		if c.ReadErr != nil {
 			return c, nil
 		}
-		c.Duplicates = runnerconfig.CaseDuplicates(c.Data)
-		c.Config, c.Meta, c.DecodeErr = decode(c.Data, c.Duplicates)
-		// The message can quote the value it choked on: a token, pasted
-		// under the wrong key.
-		c.DecodeErr = checks.QuotesDescribed(c.DecodeErr)
+		if f := checks.Decode(p.Env, c.ReadPath(), c.decode); f != nil {
+			c.DecodeErr, c.DecodeLine, c.DecodeLineText = f.Err, f.Line, f.Text
+		}
 		return c, nil
 	},
+}
+
+// decode decodes Data as the runner does; a failure says where, as
+// evidence shows that line.
+func (c *ConfigFile) decode() *checks.DecodeFailure {
+	c.Duplicates = runnerconfig.CaseDuplicates(c.Data)
+	cfg, md, err := decode(c.Data, c.Duplicates)
+	if err == nil {
+		c.Config, c.Meta = cfg, md
+		return nil
+	}
+	// The message can quote the value it choked on: a token, pasted under
+	// the wrong key.
+	err = checks.QuotesDescribed(err)
+	line := decodeErrLine(err)
+	return &checks.DecodeFailure{Err: err, Line: line, Text: c.LineText(line)}
+}
+
+// decodeErrLine is the line a decode error names: a toml.ParseError's
+// position, else the "toml: line N" prefix of the few errors that are not
+// ParseErrors; 0 when it names none.
+func decodeErrLine(err error) int {
+	var pe toml.ParseError
+	if errors.As(err, &pe) && pe.Position.Line > 0 {
+		return pe.Position.Line
+	}
+	var n int
+	if _, e := fmt.Sscanf(err.Error(), "toml: line %d", &n); e == nil && n > 0 {
+		return n
+	}
+	return 0
 }
 
 // DefaultRootConfig is where a runner running as root looks
@@ -159,12 +194,12 @@ func FlagValue(args []string, names ...string) (string, bool) {
 // the diagnosed one), for comparing several; "" when it cannot be located.
 func LocateConfigFor(env *checks.Env, proc *Process) string {
 	e := &Environ{Vars: map[string]string{}, Source: "/proc/" + strconv.Itoa(proc.PID) + "/environ"}
-	b, err := env.ReadProc(e.Source)
+	vars, err, derr := ReadEnviron(env, e.Source)
 	if err == nil {
-		err = CheckEnviron(b)
+		err = derr
 	}
 	if err == nil {
-		e.Vars = ParseEnviron(b)
+		e.Vars = vars
 	} else {
 		e.Err = err
 	}

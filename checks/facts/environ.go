@@ -65,7 +65,7 @@ var RunnerEnviron = &checks.Fact[*Environ]{
 		}
 		src := "/proc/" + strconv.Itoa(r.Selected.PID) + "/environ"
 		e := &Environ{Source: src, Vars: map[string]string{}}
-		b, err := p.Env.ReadProc(src)
+		vars, err, derr := ReadEnviron(p.Env, src)
 		if err != nil {
 			e.Err = err
 			// Who doctor runs as is this host's: a bundle keeps the hint, so
@@ -75,13 +75,34 @@ var RunnerEnviron = &checks.Fact[*Environ]{
 			})
 			return e, nil
 		}
-		if err := CheckEnviron(b); err != nil {
-			e.Err = &checks.FileError{Path: src, Err: err}
+		if derr != nil {
+			e.Err = &checks.FileError{Path: src, Err: derr}
 			return e, nil
 		}
-		e.Vars = ParseEnviron(b)
+		e.Vars = vars
 		return e, nil
 	},
+}
+
+// ReadEnviron reads a /proc/<pid>/environ and decodes it (CheckEnviron,
+// ParseEnviron) through checks.Decode: one that does not decode is
+// described in a bundle, never copied. readErr is the read's error,
+// decodeErr why the block is no environment.
+func ReadEnviron(env *checks.Env, src string) (vars map[string]string, readErr, decodeErr error) {
+	b, err := env.ReadProcAs(src, checks.KindEnviron)
+	if err != nil {
+		return nil, err, nil
+	}
+	if f := checks.Decode(env, src, func() *checks.DecodeFailure {
+		if err := CheckEnviron(b); err != nil {
+			return &checks.DecodeFailure{Err: err}
+		}
+		vars = ParseEnviron(b)
+		return nil
+	}); f != nil {
+		return nil, nil, f.Err
+	}
+	return vars, nil, nil
 }
 
 // unitEnviron is what systemd gives the unit's main process: Environment=

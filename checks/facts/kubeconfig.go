@@ -66,15 +66,7 @@ var KubeconfigFact = &checks.Fact[*Kubeconfig]{
 				continue // client-go skips missing files silently
 			}
 			if f.Err == nil {
-				data, err := p.Env.ReadFile(hp)
-				if err != nil {
-					f.Err = err
-				} else if cfg, err := clientcmd.Load(data); err != nil {
-					// Its text can quote a value: no kind "<a token>".
-					f.ParseErr = checks.QuotesDescribed(err)
-				} else {
-					f.Parsed = cfg
-				}
+				f.Parsed, f.Err, f.ParseErr = LoadKubeconfig(p.Env, hp)
 			}
 			switch {
 			case f.Err != nil:
@@ -134,6 +126,29 @@ func mergeKubeconfigs(env *checks.Env, hosts []string) (*clientcmdapi.Config, er
 		return nil, err
 	}
 	return merged, nil
+}
+
+// LoadKubeconfig reads the kubeconfig at host path hp and decodes it as
+// client-go does (clientcmd.Load), through checks.Decode: a file that does
+// not decode is described in a bundle, never copied. readErr is the read's
+// error; parseErr the decoder's, its quoted values described (a decode
+// error can quote a token: no kind "<the token>").
+func LoadKubeconfig(env *checks.Env, hp string) (cfg *clientcmdapi.Config, readErr, parseErr error) {
+	data, err := env.ReadFileAs(hp, checks.KindKubeconfig)
+	if err != nil {
+		return nil, err, nil
+	}
+	if f := checks.Decode(env, hp, func() *checks.DecodeFailure {
+		c, err := clientcmd.Load(data)
+		if err != nil {
+			return &checks.DecodeFailure{Err: checks.QuotesDescribed(err)}
+		}
+		cfg = c
+		return nil
+	}); f != nil {
+		return nil, nil, f.Err
+	}
+	return cfg, nil, nil
 }
 
 // KubeTarget is the context one runner uses: [runners.kubernetes] context

@@ -34,7 +34,7 @@ func InlineKubeconfigFiles(env *checks.Env, kc *clientcmdapi.Config, context str
 			// client-go refuses both, and its validation would open the file.
 			return fmt.Errorf("the kubeconfig's context %q names both %s and %s-data (%s-data would override)", context, key, key, key)
 		}
-		b, err := env.ReadFile(hostPath(env, *p))
+		b, err := env.ReadFileAs(hostPath(env, *p), checks.KindPEM)
 		if err != nil {
 			// Not "key: path": a redactor takes what follows a key name
 			// ending in -key for a secret.
@@ -62,7 +62,7 @@ func InlineKubeconfigFiles(env *checks.Env, kc *clientcmdapi.Config, context str
 		// client-go reads tokenFile only when token is empty, and keeps it
 		// beside the token otherwise; either way doctor reads it here.
 		if u.Token == "" {
-			b, err := env.ReadFile(hostPath(env, u.TokenFile))
+			b, err := env.ReadFileAs(hostPath(env, u.TokenFile), checks.KindToken)
 			if err != nil {
 				return nil, fmt.Errorf("the kubeconfig's tokenFile (%w)", err)
 			}

@@ -84,13 +84,12 @@ func pluginRestConfig(p *checks.Pass, pc PluginConfig, out *PluginAPI) (*rest.Co
 	if kp := pc.KubeconfigPath; kp != "" {
 		src, _ := ThisRunner.Get(p).At("autoscaler", "plugin_config", "kubeconfig_path")
 		hp := RunnerPath(p.Env, proc, kp)
-		data, err := p.Env.ReadFile(hp)
+		kc, err, perr := LoadKubeconfig(p.Env, hp)
 		if err != nil {
 			out.None, out.NoneSource = fmt.Sprintf("plugin_config kubeconfig_path %s cannot be read: %v", kp, err), src
 			return nil, nil
 		}
-		kc, err := clientcmd.Load(data)
-		if err != nil {
+		if err = perr; err != nil {
 			out.None, out.NoneSource = fmt.Sprintf("plugin_config kubeconfig_path %s is not a kubeconfig: %v", kp, err), src
 			return nil, nil
 		}

@@ -141,7 +141,7 @@ func checkKey(p *checks.Pass, r *facts.RunnerEntry, ra *facts.RunAs, keyPath str
 		})
 		return ""
 	}
-	b, err := p.Env.ReadFile(file)
+	b, err := p.Env.ReadFileAs(file, checks.KindPEM)
 	if err != nil {
 		return fmt.Sprintf("cannot read %s to tell what key it holds: %v", file, err)
 	}

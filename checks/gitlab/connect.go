@@ -177,7 +177,7 @@ func tlsConfig(env *checks.Env, host string, f TLSFiles) (*tls.Config, error) {
 		roots = x509.NewCertPool()
 	}
 	if f.CA != "" {
-		b, err := env.ReadFile(f.CA)
+		b, err := env.ReadFileAs(f.CA, checks.KindPEM)
 		if err != nil {
 			return nil, fmt.Errorf("tls-ca-file %v", err)
 		}
@@ -187,11 +187,11 @@ func tlsConfig(env *checks.Env, host string, f TLSFiles) (*tls.Config, error) {
 	}
 	cfg := &tls.Config{ServerName: host, RootCAs: roots, InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}
 	if f.Cert != "" || f.Key != "" {
-		cert, err := env.ReadFile(f.Cert)
+		cert, err := env.ReadFileAs(f.Cert, checks.KindPEM)
 		if err != nil {
 			return nil, fmt.Errorf("tls-cert-file %v", err)
 		}
-		key, err := env.ReadFile(f.Key)
+		key, err := env.ReadFileAs(f.Key, checks.KindPEM)
 		if err != nil {
 			return nil, fmt.Errorf("tls-key-file %v", err)
 		}

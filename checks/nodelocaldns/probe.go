@@ -63,8 +63,8 @@ func inCluster(env *checks.Env) string {
 // podSignals reads the signs of a pod under the root: KUBERNETES_SERVICE_HOST
 // in doctor's own environment, or a mounted service account.
 func podSignals(env *checks.Env) string {
-	if b, err := env.ReadProc("/proc/self/environ"); err == nil {
-		if h := facts.ParseEnviron(b)["KUBERNETES_SERVICE_HOST"]; h != "" {
+	if vars, err, _ := facts.ReadEnviron(env, "/proc/self/environ"); err == nil {
+		if h := vars["KUBERNETES_SERVICE_HOST"]; h != "" {
 			return "doctor runs in a pod (KUBERNETES_SERVICE_HOST=" + h + " in its environment)"
 		}
 	}

@@ -48,7 +48,7 @@ func (u *Unit) loadEnvironmentFiles(env *checks.Env) {
 			res, err := resolve(env, m, true)
 			var data []byte
 			if err == nil {
-				data, err = env.ReadFile(res)
+				data, err = env.ReadFileAs(res, checks.KindEnvironmentFile)
 			}
 			if err != nil {
 				if !(f.Optional && errors.Is(err, fs.ErrNotExist)) {

@@ -174,7 +174,7 @@ func (u *Unit) readFile(env *checks.Env, p string, src Source, fatal bool, what 
 		if st, serr := env.Stat(res); serr == nil && st.Mode()&fs.ModeCharDevice != 0 {
 			return nil, true
 		}
-		data, err = env.ReadFile(res)
+		data, err = env.ReadFileAs(res, checks.KindSystemdUnit)
 	}
 	if err != nil {
 		msg := fmt.Sprintf("cannot read the %s (%v)", what, err)
