@@ -288,6 +288,9 @@ type scanner struct {
 
 	nodes  map[tableKey]*tableNode
 	nextID int
+
+	// spans, when set, receives every scalar value and comment (Spans).
+	spans *[]Span
 }
 
 func scan(data []byte, m *matcher) {
@@ -374,11 +377,33 @@ func (s *scanner) skipBlank() {
 		case ' ', '\t', '\r', '\n':
 			s.advance()
 		case '#':
-			s.skipComment()
+			s.comment()
 		default:
 			return
 		}
 	}
+}
+
+// comment skips a comment at '#', noting its span.
+func (s *scanner) comment() {
+	start := s.pos
+	s.skipComment()
+	s.note(Comment, start)
+}
+
+// note records the span from start to here, under the current key path.
+func (s *scanner) note(kind SpanKind, start int) {
+	if s.spans == nil {
+		return
+	}
+	var key toml.Key
+	if kind != Comment {
+		key = make(toml.Key, len(s.path))
+		for i, c := range s.path {
+			key[i] = c.name
+		}
+	}
+	*s.spans = append(*s.spans, Span{Key: key, Kind: kind, Start: start, End: s.pos})
 }
 
 func (s *scanner) run() {
@@ -395,7 +420,7 @@ func (s *scanner) run() {
 			s.advance()
 			continue
 		case c == '#':
-			s.skipComment()
+			s.comment()
 			continue
 		case c == '[':
 			if !s.header() {
@@ -415,7 +440,7 @@ func (s *scanner) run() {
 		// After a statement only a comment may follow on the line.
 		s.skipSpace()
 		if s.peek() == '#' {
-			s.skipComment()
+			s.comment()
 		}
 		if !s.eof() && s.peek() != '\n' {
 			s.skipLine()
@@ -552,19 +577,20 @@ func (s *scanner) value(depth int) bool {
 	if depth > maxDepth {
 		return false
 	}
+	start := s.pos
 	switch c := s.peek(); c {
 	case '"':
 		if s.peekAt(1) == '"' && s.peekAt(2) == '"' {
-			return s.multiline('"')
+			return s.noted(MultilineBasic, start, s.multiline('"'))
 		}
 		_, ok := s.basicString(false)
-		return ok
+		return s.noted(BasicString, start, ok)
 	case '\'':
 		if s.peekAt(1) == '\'' && s.peekAt(2) == '\'' {
-			return s.multiline('\'')
+			return s.noted(MultilineLiteral, start, s.multiline('\''))
 		}
 		_, ok := s.literalString(false)
-		return ok
+		return s.noted(LiteralString, start, ok)
 	case '{':
 		return s.inlineTable(depth)
 	case '[':
@@ -573,16 +599,23 @@ func (s *scanner) value(depth int) bool {
 		return false
 	default:
 		// Numbers, booleans, dates and times (which may contain a space).
-		start := s.pos
 		for !s.eof() {
 			switch s.data[s.pos] {
 			case ',', ']', '}', '#', '\n', '\r':
-				return s.pos > start
+				return s.noted(Bare, start, s.pos > start)
 			}
 			s.pos++
 		}
-		return s.pos > start
+		return s.noted(Bare, start, s.pos > start)
 	}
+}
+
+// noted notes the value from start when it scanned, and passes ok on.
+func (s *scanner) noted(kind SpanKind, start int, ok bool) bool {
+	if ok {
+		s.note(kind, start)
+	}
+	return ok
 }
 
 func (s *scanner) inlineTable(depth int) bool {

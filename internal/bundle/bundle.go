@@ -15,7 +15,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -156,40 +155,8 @@ func redactTape(t *checks.Tape) (map[string]*checks.FileRecord, map[string]*chec
 	// A request past its check's deadline may still be filling its record.
 	t = t.Snapshot()
 	si := newStandIns()
-	for _, r := range t.Files {
-		if r.Read {
-			si.prepareCerts(r.Content)
-			for _, m := range dataLine().FindAllSubmatch(r.Content, -1) {
-				if raw, err := base64.StdEncoding.DecodeString(string(m[3])); err == nil {
-					si.prepareCerts(raw)
-				}
-			}
-		}
-	}
-	for _, r := range t.Files {
-		if r.Read {
-			si.prepare(r.Content)
-			for _, m := range dataLine().FindAllSubmatch(r.Content, -1) {
-				if raw, err := base64.StdEncoding.DecodeString(string(m[3])); err == nil {
-					si.prepare(raw)
-				}
-			}
-		}
-	}
 	notes := map[string]bool{}
-	files := map[string]*checks.FileRecord{}
-	for p, r := range t.Files {
-		c := *r
-		if c.Read {
-			var what []string
-			c.Content, what = redactFile(si, p, r.Content)
-			c.Redacted = what
-			for _, w := range what {
-				notes[w+" in "+p] = true
-			}
-		}
-		files[p] = &c
-	}
+	files := redactFiles(si, t.Files, notes)
 	probes := map[string]*checks.ProbeRecord{}
 	for k, r := range t.Probes {
 		c := *r

@@ -62,8 +62,10 @@ func assertAnalyzeEqualsLive(t *testing.T, live *report.Report, bundlePath, root
 	AssertBundleHasNoSecrets(t, bundlePath, root)
 }
 
-// standInShape is what the bundle writer puts where a secret was.
-var standInShape = regexp.MustCompile(`REDACTED-[0-9a-f]{8}`)
+// standInShape is what the bundle writer puts where a secret was: StandIn's
+// mark and hash, or a stand-in shaped like the secret with the mark's word
+// written into it (checks.StandInLike).
+var standInShape = regexp.MustCompile(`REDACTED-[0-9a-f]{8}|[A-Za-z0-9_+/.-]*REDACTED[A-Za-z0-9_+/.-]*`)
 
 // inlineData is a kubeconfig's *-data value, which the bundle keeps as
 // base64 of stand-in keys and re-issued certificates.

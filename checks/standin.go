@@ -1,0 +1,177 @@
+package checks
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// StandInLike is a stand-in for s that evidence describes exactly as it
+// describes s (DescribeString(key, ·) gives the same text), for a value no
+// check reads but through its description (an unknown config.toml key, an
+// environment entry of the job): the same number of characters, each ASCII
+// letter a letter of the same case, each digit a digit, each other
+// character kept, so that s's shape (secret-looking or not, its runs, its
+// separators) stays and none of its letters or digits do. A GitLab token's
+// kind prefix stays, as StandIn keeps it.
+//
+// What evidence quotes (a path, an image, a word) is no secret by
+// evidence's own rule, and is in the report already: it stays as it is.
+// A URL keeps what evidence shows of it (scheme, host, path) and its
+// userinfo, query and fragment, which evidence drops, are stood in. The
+// same s always gives the same stand-in, so two values compared (a unit's
+// variable and the process's) stay equal or different.
+//
+// Where no such stand-in exists (a value all punctuation keeps every
+// character) it is StandIn(s): nothing of s, described otherwise.
+func StandInLike(key, s string) string {
+	want := DescribeString(key, s)
+	if want == fmt.Sprintf("%q", s) {
+		return s
+	}
+	var out string
+	if name, v, ok := strings.Cut(s, "="); ok && optionName().MatchString(name) && !LooksSecret(name) && v != "" {
+		out = name + "=" + StandInLike(name, v)
+	} else if _, ok := printableURL(s); ok {
+		out = urlLike(s)
+	} else if out = scramble(s, keptSpans(s)); sharesPiece(s, out) {
+		return StandIn(s)
+	} else if marked := markStandIn(out, keptSpans(s)); DescribeString(key, marked) == want {
+		out = marked
+	}
+	if DescribeString(key, out) != want {
+		return StandIn(s)
+	}
+	return out
+}
+
+// urlLike stands in a URL's userinfo, query and fragment, keeping its
+// scheme, host and path, which evidence shows.
+func urlLike(s string) string {
+	scheme, rest, _ := strings.Cut(s, "://")
+	var keep [][2]int
+	off := len(scheme) + 3
+	keep = append(keep, [2]int{0, off})
+	// The authority ends at the first '/', '?' or '#'; its userinfo at its
+	// last '@'.
+	end := len(rest)
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		end = i
+	}
+	host := 0
+	if at := strings.LastIndexByte(rest[:end], '@'); at >= 0 {
+		host = at
+	}
+	pathEnd := len(rest)
+	if i := strings.IndexAny(rest[end:], "?#"); i >= 0 {
+		pathEnd = end + i
+	}
+	keep = append(keep, [2]int{off + host, off + pathEnd})
+	return scramble(s, keep)
+}
+
+// keptSpans are the parts of s a stand-in keeps so that it looks as
+// secret as s: GitLab token prefixes (tokenShape) and PEM armour.
+func keptSpans(s string) [][2]int {
+	var keep [][2]int
+	for _, m := range tokenShape().FindAllStringSubmatchIndex(s, -1) {
+		keep = append(keep, [2]int{m[2], m[3]})
+	}
+	for _, w := range []string{"-----BEGIN", "-----END"} {
+		for i := 0; ; {
+			j := strings.Index(s[i:], w)
+			if j < 0 {
+				break
+			}
+			keep = append(keep, [2]int{i + j, i + j + len(w)})
+			i += j + len(w)
+		}
+	}
+	return keep
+}
+
+// scramble replaces every ASCII letter and digit of s outside keep by one
+// of the same class, and every other non-ASCII character by another, drawn
+// from a hash of s.
+func scramble(s string, keep [][2]int) string {
+	seed := sha256.Sum256([]byte(s))
+	var block [sha256.Size]byte
+	n := 0
+	next := func() uint32 {
+		if n%8 == 0 {
+			var ctr [4]byte
+			binary.BigEndian.PutUint32(ctr[:], uint32(n/8))
+			block = sha256.Sum256(append(seed[:], ctr[:]...))
+		}
+		v := binary.BigEndian.Uint32(block[(n%8)*4:])
+		n++
+		return v
+	}
+	kept := func(i int) bool {
+		for _, k := range keep {
+			if k[0] <= i && i < k[1] {
+				return true
+			}
+		}
+		return false
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i, r := range s {
+		switch {
+		case kept(i):
+			b.WriteRune(r)
+		case 'a' <= r && r <= 'z':
+			b.WriteByte(byte('a' + next()%26))
+		case 'A' <= r && r <= 'Z':
+			b.WriteByte(byte('A' + next()%26))
+		case '0' <= r && r <= '9':
+			b.WriteByte(byte('0' + next()%10))
+		case r >= utf8.RuneSelf:
+			b.WriteRune('ø')
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// markStandIn writes standInMark's word over the first 8 letters and
+// digits in a row of a scrambled stand-in, outside what it kept, so that a
+// reader of the bundle (and its tests) sees it is one.
+func markStandIn(s string, keep [][2]int) string {
+	mark := strings.TrimSuffix(standInMark, "-")
+	run := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		for _, k := range keep {
+			if k[0] <= i && i < k[1] {
+				alnum = false
+			}
+		}
+		if !alnum {
+			run = 0
+			continue
+		}
+		if run++; run == len(mark) {
+			return s[:i+1-len(mark)] + mark + s[i+1:]
+		}
+	}
+	return s
+}
+
+// sharesPiece says out keeps s, or a 12-character piece of it.
+func sharesPiece(s, out string) bool {
+	if len(s) < 12 {
+		return s == out && s != ""
+	}
+	for i := 0; i+12 <= len(s); i++ {
+		if strings.Contains(out, s[i:i+12]) {
+			return true
+		}
+	}
+	return false
+}
