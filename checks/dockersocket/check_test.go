@@ -36,6 +36,8 @@ func dockerRoot(t *testing.T, groups string, env map[string]string, docker strin
   [runners.docker]
     image = "alpine:3"
 `+docker, 0o600)
+	// The runner reads its own config.toml: doctor reads it as the runner.
+	r.Chown("/etc/gitlab-runner/config.toml", 999, 999)
 	return r
 }
 

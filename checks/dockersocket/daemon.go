@@ -63,7 +63,7 @@ func gather(p *checks.Pass, d *Daemon) {
 	}
 	var tlsConf *tls.Config
 	if d.Addr.TLSVerify && d.Addr.Scheme != "unix" {
-		c, err := tlsConfig(p.Env, &d.Addr)
+		c, err := tlsConfig(facts.ThisRunner.Get(p).File.Files, &d.Addr)
 		if err != nil {
 			d.TLSErr, d.NotProbed = err, "the TLS settings do not load"
 			return

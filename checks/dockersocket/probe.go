@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/facts"
 )
 
 // maxBody bounds what doctor reads of a daemon's answer: /_ping is "OK",
@@ -142,8 +143,9 @@ func probe(ctx context.Context, env *checks.Env, network, addr string, tlsConf *
 // tlsConfig is what the runner's configureTransport builds
 // (helpers/docker/options.go, v19.3.0) when TLSVerify is set: ca.pem,
 // cert.pem and key.pem of CertPath, exclusive root pool, TLS 1.2 at least.
-// The files are read through Env.ReadFile, under --root.
-func tlsConfig(env *checks.Env, a *Address) (*tls.Config, error) {
+// The files are read as the runner reads them (facts.RunnerReader), under
+// --root.
+func tlsConfig(r facts.RunnerReader, a *Address) (*tls.Config, error) {
 	c := &tls.Config{MinVersion: tls.VersionTLS12}
 	if h, _, err := net.SplitHostPort(a.HostPort); err == nil {
 		c.ServerName = h
@@ -151,7 +153,7 @@ func tlsConfig(env *checks.Env, a *Address) (*tls.Config, error) {
 	if a.CertPath == "" {
 		return c, nil // system roots and no client certificate, as tlsconfig.Client gives
 	}
-	ca, err := env.ReadFileAs(path.Join(a.CertPath, "ca.pem"), checks.KindPEM)
+	ca, err := r.Read(path.Join(a.CertPath, "ca.pem"), checks.KindPEM)
 	if err != nil {
 		return nil, err
 	}
@@ -160,11 +162,11 @@ func tlsConfig(env *checks.Env, a *Address) (*tls.Config, error) {
 		return nil, fmt.Errorf("%s: no PEM certificate in it", path.Join(a.CertPath, "ca.pem"))
 	}
 	c.RootCAs = pool
-	cert, err := env.ReadFileAs(path.Join(a.CertPath, "cert.pem"), checks.KindPEM)
+	cert, err := r.Read(path.Join(a.CertPath, "cert.pem"), checks.KindPEM)
 	if err != nil {
 		return nil, err
 	}
-	key, err := env.ReadFileAs(path.Join(a.CertPath, "key.pem"), checks.KindPEM)
+	key, err := r.Read(path.Join(a.CertPath, "key.pem"), checks.KindPEM)
 	if err != nil {
 		return nil, err
 	}

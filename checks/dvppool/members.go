@@ -73,7 +73,7 @@ func checkCloudInit(p *checks.Pass, pool *unstructured.Unstructured, pc facts.Pl
 		return nil // fleeting-connector says key_path is unset
 	}
 	hp := facts.RunnerPath(p.Env, facts.Runner.Get(p).Selected, cc.KeyPathname)
-	b, err := p.Env.ReadFileAs(hp, checks.KindPEM)
+	b, err := facts.ThisRunner.Get(p).File.Files.Read(hp, checks.KindPEM)
 	if err != nil {
 		why := err.Error()
 		if errors.Is(err, fs.ErrNotExist) {

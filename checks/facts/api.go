@@ -138,10 +138,10 @@ func restConfig(p *checks.Pass) (*rest.Config, string, error) {
 	k, kube := KubeContext.Get(p), ThisRunner.Get(p).Kube()
 	if p.Env.KubeconfigPath == "" {
 		if kube.Host != "" {
-			cfg, err := outOfCluster(p.Env, kube)
+			cfg, err := outOfCluster(ThisRunner.Get(p).File.Files, kube)
 			return cfg, "[runners.kubernetes] host", err
 		}
-		if cfg, ok, err := inCluster(p.Env, Runner.Get(p).Selected, RunnerEnviron.Get(p)); ok {
+		if cfg, ok, err := inCluster(ThisRunner.Get(p).File.Files, Runner.Get(p).Selected, RunnerEnviron.Get(p)); ok {
 			return cfg, "in-cluster service account", err
 		}
 	}
@@ -161,7 +161,7 @@ func contextConfig(env *checks.Env, k *KubeTarget) (*rest.Config, string, error)
 		}
 		return nil, "", fmt.Errorf("the kubeconfig does not load (see kubeconfig-file)")
 	}
-	merged, err := InlineKubeconfigFiles(env, kc.Merged, k.ContextName)
+	merged, err := InlineKubeconfigFiles(kc.Reader, kc.Merged, k.ContextName)
 	if err != nil {
 		return nil, "", err
 	}
@@ -170,7 +170,7 @@ func contextConfig(env *checks.Env, k *KubeTarget) (*rest.Config, string, error)
 	if err != nil {
 		return nil, "", fmt.Errorf("client config: %w", err)
 	}
-	if err := inlineFiles(env, cfg); err != nil {
+	if err := inlineFiles(kc.Reader, cfg); err != nil {
 		return nil, "", err
 	}
 	return cfg, "kubeconfig context " + k.ContextName, nil
@@ -181,7 +181,7 @@ func contextConfig(env *checks.Env, k *KubeTarget) (*rest.Config, string, error)
 // are under --root, size-bounded and regular files only, and hands
 // client-go their bytes: left to itself it reads whole files by host path,
 // and a /dev/zero there is unbounded memory.
-func inlineFiles(env *checks.Env, cfg *rest.Config) error {
+func inlineFiles(r RunnerReader, cfg *rest.Config) error {
 	for _, f := range []struct {
 		path *string
 		data *[]byte
@@ -194,14 +194,14 @@ func inlineFiles(env *checks.Env, cfg *rest.Config) error {
 		if *f.path == "" {
 			continue
 		}
-		b, err := env.ReadFileAs(hostPath(env, *f.path), checks.KindPEM)
+		b, err := r.Read(hostPath(r.Env, *f.path), checks.KindPEM)
 		if err != nil {
 			return fmt.Errorf("the kubeconfig's %s: %w", f.what, err)
 		}
 		*f.data, *f.path = b, ""
 	}
 	if cfg.BearerTokenFile != "" {
-		b, err := env.ReadFileAs(hostPath(env, cfg.BearerTokenFile), checks.KindToken)
+		b, err := r.Read(hostPath(r.Env, cfg.BearerTokenFile), checks.KindToken)
 		if err != nil {
 			return fmt.Errorf("the kubeconfig's tokenFile: %w", err)
 		}
@@ -213,7 +213,7 @@ func inlineFiles(env *checks.Env, cfg *rest.Config) error {
 // outOfCluster mirrors getOutClusterClientConfig: host, and cert_file,
 // key_file and ca_file, read under the root so a fixture is the same input
 // as a live host.
-func outOfCluster(env *checks.Env, k *runnerconfig.Kubernetes) (*rest.Config, error) {
+func outOfCluster(r RunnerReader, k *runnerconfig.Kubernetes) (*rest.Config, error) {
 	cfg := &rest.Config{Host: k.Host, BearerToken: k.BearerToken}
 	for _, f := range []struct {
 		path string
@@ -222,7 +222,7 @@ func outOfCluster(env *checks.Env, k *runnerconfig.Kubernetes) (*rest.Config, er
 		if f.path == "" {
 			continue
 		}
-		b, err := env.ReadFileAs(f.path, checks.KindPEM)
+		b, err := r.Read(f.path, checks.KindPEM)
 		if err != nil {
 			return nil, err
 		}
@@ -244,7 +244,7 @@ func TargetKey(cfg *rest.Config) string {
 		h.Write([]byte{0})
 	}
 	if cfg.ExecProvider != nil {
-		fmt.Fprint(h, cfg.ExecProvider.Command, cfg.ExecProvider.Args)
+		fmt.Fprint(h, cfg.ExecProvider.Command, standIns(cfg.ExecProvider.Args))
 	}
 	return checks.StripUserinfo(cfg.Host) + "#" + hex.EncodeToString(h.Sum(nil))[:12]
 }
@@ -258,7 +258,7 @@ const ServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 // runner's container, else under the root (doctor in the runner's pod).
 // ok is false when the runner's environment does not select in-cluster
 // config, or no token is mounted, as client-go then falls back too.
-func inCluster(env *checks.Env, proc *Process, e *Environ) (*rest.Config, bool, error) {
+func inCluster(r RunnerReader, proc *Process, e *Environ) (*rest.Config, bool, error) {
 	if e.Err != nil {
 		return nil, false, nil
 	}
@@ -271,11 +271,11 @@ func inCluster(env *checks.Env, proc *Process, e *Environ) (*rest.Config, bool, 
 		dirs = append([]string{fmt.Sprintf("/proc/%d/root%s", proc.PID, ServiceAccountDir)}, dirs...)
 	}
 	for _, dir := range dirs {
-		token, err := env.ReadFileAs(dir+"/token", checks.KindToken)
+		token, err := r.Read(dir+"/token", checks.KindToken)
 		if err != nil {
 			continue
 		}
-		ca, err := env.ReadFileAs(dir+"/ca.crt", checks.KindPEM)
+		ca, err := r.Read(dir+"/ca.crt", checks.KindPEM)
 		if err != nil {
 			return nil, true, fmt.Errorf("in-cluster config: %w", err)
 		}
@@ -395,15 +395,26 @@ func TapeIdentity(cfg *rest.Config) string {
 		parts = append(parts, "token "+checks.StandIn(cfg.BearerToken))
 	}
 	if cfg.Username != "" {
-		parts = append(parts, "basic "+cfg.Username+" "+checks.StandIn(cfg.Password))
+		parts = append(parts, "basic "+checks.StandIn(cfg.Username)+" "+checks.StandIn(cfg.Password))
 	}
 	if cfg.ExecProvider != nil {
-		parts = append(parts, "exec "+checks.StandIn(cfg.ExecProvider.Command+" "+strings.Join(cfg.ExecProvider.Args, " ")))
+		parts = append(parts, "exec "+checks.StandIn(cfg.ExecProvider.Command+" "+strings.Join(standIns(cfg.ExecProvider.Args), " ")))
 	}
 	if len(parts) == 0 {
 		return "anonymous"
 	}
 	return strings.Join(parts, "; ")
+}
+
+// standIns are the bundle's stand-ins of an exec plugin's arguments, which
+// a bundle keeps only as stand-ins: keys built of them are the same on
+// replay (checks.StandIn of a stand-in is itself).
+func standIns(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = checks.StandIn(a)
+	}
+	return out
 }
 
 // ClockAPIServer is the kind under which the apiserver's Date headers are

@@ -60,7 +60,7 @@ var ClientCertFact = &checks.Fact[*ClientCert]{
 				return cc, nil
 			}
 			cc.Source = "cert_file " + kube.CertFile
-			data, err := p.Env.ReadFileAs(kube.CertFile, checks.KindPEM)
+			data, err := ThisRunner.Get(p).File.Files.Read(kube.CertFile, checks.KindPEM)
 			if err != nil {
 				cc.Err = err
 				return cc, nil
@@ -77,7 +77,7 @@ var ClientCertFact = &checks.Fact[*ClientCert]{
 			// under the root; map it back to a host path for the read.
 			hp := hostPath(p.Env, k.AuthInfo.ClientCertificate)
 			cc.Source = "client-certificate " + hp
-			data, err := p.Env.ReadFileAs(hp, checks.KindPEM)
+			data, err := k.Kubeconfig.Reader.Read(hp, checks.KindPEM)
 			if err != nil {
 				cc.Err = err
 				return cc, nil

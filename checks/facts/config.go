@@ -41,6 +41,10 @@ type ConfigFile struct {
 	// Duplicates are the settings spelt twice in different case, found
 	// once here for the decode and for config-unknown-keys.
 	Duplicates []runnerconfig.Duplicate
+	// Files reads config.toml and the files it names (certificates, keys,
+	// a plugin's kubeconfig) as the runner reads them; as doctor when the
+	// operator named config.toml (--config).
+	Files RunnerReader
 }
 
 // ReadPath is where doctor reads the file: ReadFrom, else Path.
@@ -57,6 +61,10 @@ var Config = &checks.Fact[*ConfigFile]{
 	Requires: []checks.Node{RunAsFact, RunnerEnviron},
 	Compute: func(p *checks.Pass) (*ConfigFile, error) {
 		c := locateConfig(p.Env, RunAsFact.Get(p), RunnerEnviron.Get(p))
+		c.Files = RunnerReader{Env: p.Env, RA: RunAsFact.Get(p)}
+		if p.Env.ConfigPath != "" {
+			c.Files.RA = nil // the operator's file, read as doctor
+		}
 		if c.Path == "" {
 			return c, nil
 		}
@@ -65,7 +73,7 @@ var Config = &checks.Fact[*ConfigFile]{
 			c.ReadFrom = at
 			c.How += "; read through " + at + podMount(p.Env, ra.Process, c.Path)
 		}
-		c.Data, c.ReadErr = p.Env.ReadFileAs(c.ReadPath(), checks.KindConfigTOML)
+		c.Data, c.ReadErr = c.Files.Read(c.ReadPath(), checks.KindConfigTOML)
 		if c.ReadErr != nil {
 			return c, nil
 		}

@@ -23,9 +23,12 @@ type KubeFile struct {
 	Group    int
 	DirMode  fs.FileMode // the parent directory's permission bits
 	DirStat  fs.FileInfo
-	Err      error                // missing, not a file, too large, unreadable
-	ParseErr error                // read, but not a kubeconfig
-	Parsed   *clientcmdapi.Config // nil unless it parsed
+	Err      error // missing, not a file, too large, unreadable
+	ParseErr error // read, but not a kubeconfig
+	// RunnerDenied is set when the runner may not read the file: doctor
+	// did not read it either (RunnerReader).
+	RunnerDenied *RunnerDeniedError
+	Parsed       *clientcmdapi.Config // nil unless it parsed
 }
 
 // Kubeconfig is what client-go's default loading rules give the runner
@@ -44,6 +47,10 @@ type Kubeconfig struct {
 	// own load would return (an unparseable file fails it whole).
 	Merged   *clientcmdapi.Config
 	MergeErr error
+	// Reader reads the kubeconfig and the files it names as the runner's
+	// client-go reads them; as doctor when the operator named it
+	// (--kubeconfig).
+	Reader RunnerReader
 }
 
 // KubeconfigFact loads the kubeconfig as the runner process would; it is
@@ -53,7 +60,10 @@ var KubeconfigFact = &checks.Fact[*Kubeconfig]{
 	Doc:      "the kubeconfig files the runner's client-go would load, each parsed, and their merge",
 	Requires: []checks.Node{RunAsFact, RunnerEnviron},
 	Compute: func(p *checks.Pass) (*Kubeconfig, error) {
-		k := &Kubeconfig{}
+		k := &Kubeconfig{Reader: RunnerReader{Env: p.Env, RA: RunAsFact.Get(p)}}
+		if p.Env.KubeconfigPath != "" {
+			k.Reader.RA = nil // the operator's file, read as doctor
+		}
 		paths := kubeconfigPaths(p.Env, RunAsFact.Get(p), RunnerEnviron.Get(p), k)
 		if len(paths) == 0 {
 			return k, nil
@@ -66,7 +76,18 @@ var KubeconfigFact = &checks.Fact[*Kubeconfig]{
 				continue // client-go skips missing files silently
 			}
 			if f.Err == nil {
-				f.Parsed, f.Err, f.ParseErr = LoadKubeconfig(p.Env, hp)
+				f.Parsed, f.Err, f.ParseErr = LoadKubeconfig(k.Reader, hp)
+			}
+			var denied *RunnerDeniedError
+			if errors.As(f.Err, &denied) {
+				// Not read: the runner may not. kubeconfig-file says so from
+				// the file's mode, as for any file; the runner's load fails
+				// as client-go reports it ("error loading config file
+				// \"%s\": %v", ClientConfigLoadingRules.Load,
+				// tools/clientcmd/loader.go, v0.37.2).
+				f.Err, f.RunnerDenied = nil, denied
+				k.MergeErr = fmt.Errorf("error loading config file %q: %w", hp, denied)
+				continue
 			}
 			switch {
 			case f.Err != nil:
@@ -128,17 +149,18 @@ func mergeKubeconfigs(env *checks.Env, hosts []string) (*clientcmdapi.Config, er
 	return merged, nil
 }
 
-// LoadKubeconfig reads the kubeconfig at host path hp and decodes it as
+// LoadKubeconfig reads the kubeconfig at host path hp (as r's reader may)
+// and decodes it as
 // client-go does (clientcmd.Load), through checks.Decode: a file that does
 // not decode is described in a bundle, never copied. readErr is the read's
 // error; parseErr the decoder's, its quoted values described (a decode
 // error can quote a token: no kind "<the token>").
-func LoadKubeconfig(env *checks.Env, hp string) (cfg *clientcmdapi.Config, readErr, parseErr error) {
-	data, err := env.ReadFileAs(hp, checks.KindKubeconfig)
+func LoadKubeconfig(r RunnerReader, hp string) (cfg *clientcmdapi.Config, readErr, parseErr error) {
+	data, err := r.Read(hp, checks.KindKubeconfig)
 	if err != nil {
 		return nil, err, nil
 	}
-	if f := checks.Decode(env, hp, func() *checks.DecodeFailure {
+	if f := checks.Decode(r.Env, hp, func() *checks.DecodeFailure {
 		c, err := clientcmd.Load(data)
 		if err != nil {
 			return &checks.DecodeFailure{Err: checks.QuotesDescribed(err)}

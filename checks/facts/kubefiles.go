@@ -19,7 +19,8 @@ import (
 // tokenFile whole (client_config.go: os.ReadFile, so /dev/zero is
 // unbounded memory). inlineFiles after ClientConfig then finds nothing left
 // to read.
-func InlineKubeconfigFiles(env *checks.Env, kc *clientcmdapi.Config, context string) (*clientcmdapi.Config, error) {
+func InlineKubeconfigFiles(r RunnerReader, kc *clientcmdapi.Config, context string) (*clientcmdapi.Config, error) {
+	env := r.Env
 	kc = kc.DeepCopy()
 	ctx := kc.Contexts[context]
 	if ctx == nil {
@@ -34,7 +35,7 @@ func InlineKubeconfigFiles(env *checks.Env, kc *clientcmdapi.Config, context str
 			// client-go refuses both, and its validation would open the file.
 			return fmt.Errorf("the kubeconfig's context %q names both %s and %s-data (%s-data would override)", context, key, key, key)
 		}
-		b, err := env.ReadFileAs(hostPath(env, *p), checks.KindPEM)
+		b, err := r.Read(hostPath(env, *p), checks.KindPEM)
 		if err != nil {
 			// Not "key: path": a redactor takes what follows a key name
 			// ending in -key for a secret.
@@ -62,7 +63,7 @@ func InlineKubeconfigFiles(env *checks.Env, kc *clientcmdapi.Config, context str
 		// client-go reads tokenFile only when token is empty, and keeps it
 		// beside the token otherwise; either way doctor reads it here.
 		if u.Token == "" {
-			b, err := env.ReadFileAs(hostPath(env, u.TokenFile), checks.KindToken)
+			b, err := r.Read(hostPath(env, u.TokenFile), checks.KindToken)
 			if err != nil {
 				return nil, fmt.Errorf("the kubeconfig's tokenFile (%w)", err)
 			}

@@ -49,7 +49,7 @@ func TestInlineKubeconfigFiles(t *testing.T) {
 	// Read: the data is the file's, the path is gone; the input is not
 	// changed. The root-prefixed path rules.Load makes is the host path.
 	in := kc(clientcmdapi.Cluster{CertificateAuthority: "/k/ca.crt"}, clientcmdapi.AuthInfo{TokenFile: filepath.Join(root, "k/token")})
-	out, err := InlineKubeconfigFiles(env, in, "x")
+	out, err := InlineKubeconfigFiles(RunnerReader{Env: env}, in, "x")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestInlineKubeconfigFiles(t *testing.T) {
 			`names both certificate-authority and certificate-authority-data`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := InlineKubeconfigFiles(env, kc(tc.cluster, tc.user), "x")
+			_, err := InlineKubeconfigFiles(RunnerReader{Env: env}, kc(tc.cluster, tc.user), "x")
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err %v, want %q", err, tc.want)
 			}
@@ -87,7 +87,7 @@ func TestInlineKubeconfigFiles(t *testing.T) {
 	}
 
 	// A token given beside tokenFile wins, as in client-go: the file is not read.
-	out, err = InlineKubeconfigFiles(env, kc(clientcmdapi.Cluster{}, clientcmdapi.AuthInfo{Token: "given", TokenFile: "/k/fifo"}), "x")
+	out, err = InlineKubeconfigFiles(RunnerReader{Env: env}, kc(clientcmdapi.Cluster{}, clientcmdapi.AuthInfo{Token: "given", TokenFile: "/k/fifo"}), "x")
 	if err != nil || out.AuthInfos["u"].Token != "given" || out.AuthInfos["u"].TokenFile != "" {
 		t.Errorf("token beside tokenFile: %v %+v", err, out)
 	}

@@ -84,7 +84,8 @@ func pluginRestConfig(p *checks.Pass, pc PluginConfig, out *PluginAPI) (*rest.Co
 	if kp := pc.KubeconfigPath; kp != "" {
 		src, _ := ThisRunner.Get(p).At("autoscaler", "plugin_config", "kubeconfig_path")
 		hp := RunnerPath(p.Env, proc, kp)
-		kc, err, perr := LoadKubeconfig(p.Env, hp)
+		files := ThisRunner.Get(p).File.Files
+		kc, err, perr := LoadKubeconfig(files, hp)
 		if err != nil {
 			out.None, out.NoneSource = fmt.Sprintf("plugin_config kubeconfig_path %s cannot be read: %v", kp, err), src
 			return nil, nil
@@ -93,7 +94,7 @@ func pluginRestConfig(p *checks.Pass, pc PluginConfig, out *PluginAPI) (*rest.Co
 			out.None, out.NoneSource = fmt.Sprintf("plugin_config kubeconfig_path %s is not a kubeconfig: %v", kp, err), src
 			return nil, nil
 		}
-		kc, err = InlineKubeconfigFiles(p.Env, kc, kc.CurrentContext)
+		kc, err = InlineKubeconfigFiles(files, kc, kc.CurrentContext)
 		if err != nil {
 			out.None, out.NoneSource = fmt.Sprintf("plugin_config kubeconfig_path %s: %v", kp, err), src
 			return nil, nil
@@ -103,14 +104,14 @@ func pluginRestConfig(p *checks.Pass, pc PluginConfig, out *PluginAPI) (*rest.Co
 			out.None, out.NoneSource = fmt.Sprintf("plugin_config kubeconfig_path %s gives no client: %v", kp, err), src
 			return nil, nil
 		}
-		if err := inlineFiles(p.Env, cfg); err != nil {
+		if err := inlineFiles(files, cfg); err != nil {
 			return nil, err
 		}
 		out.Source = fmt.Sprintf("plugin_config kubeconfig_path %s (context %q)", kp, kc.CurrentContext)
 		return cfg, nil
 	}
 	e := RunnerEnviron.Get(p)
-	cfg, ok, err := inCluster(p.Env, proc, e)
+	cfg, ok, err := inCluster(ThisRunner.Get(p).File.Files, proc, e)
 	if err != nil {
 		return nil, err
 	}

@@ -41,6 +41,8 @@ func pod(t *testing.T, config string) *testroot.Root {
 		"gitlab-runner", "run", "--config", "/etc/gitlab-runner/config.toml")
 	r.Status(77, 1001, 1001, 1001)
 	r.Write("/etc/gitlab-runner/config.toml", config, 0o600)
+	// The runner reads its own config.toml: doctor reads it as the runner.
+	r.Chown("/etc/gitlab-runner/config.toml", 1001, 1001)
 	key, _, err := testpki.SSHKey("ed25519", "dvp")
 	if err != nil {
 		t.Fatal(err)

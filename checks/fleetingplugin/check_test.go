@@ -32,6 +32,8 @@ func pod(t *testing.T, plugin string, env map[string]string) *testroot.Root {
 	r.Runner(77, 1001, env, "gitlab-runner", "run", "--config", "/etc/gitlab-runner/config.toml")
 	r.Status(77, 1001, 1001, 1001)
 	r.Write("/etc/gitlab-runner/config.toml", config(plugin), 0o600)
+	// The runner reads its own config.toml: doctor reads it as the runner.
+	r.Chown("/etc/gitlab-runner/config.toml", 1001, 1001)
 	return r
 }
 

@@ -41,6 +41,8 @@ func pod(t *testing.T, cfg string) *testroot.Root {
 	r.Status(77, 1001, 1001, 1001)
 	r.Write("/proc/77/mountinfo", podMounts, 0o444)
 	r.Write("/etc/gitlab-runner/config.toml", cfg, 0o600)
+	// The runner reads its own config.toml: doctor reads it as the runner.
+	r.Chown("/etc/gitlab-runner/config.toml", 1001, 1001)
 	return r
 }
 

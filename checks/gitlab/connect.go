@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/facts"
 )
 
 // Failure is the first stage that failed, at which address, and why.
@@ -65,8 +66,13 @@ type connected struct {
 	Fail *Failure   `json:"fail,omitempty"`
 }
 
-// TLSFiles are the runner's tls-ca-file, tls-cert-file and tls-key-file.
-type TLSFiles struct{ CA, Cert, Key string }
+// TLSFiles are the runner's tls-ca-file, tls-cert-file and tls-key-file,
+// and how the runner reads them (facts.RunnerReader; the zero one reads as
+// doctor).
+type TLSFiles struct {
+	CA, Cert, Key string
+	Reader        facts.RunnerReader
+}
 
 // maxAddrs bounds the TCP stage: with a deadline per address, trying every
 // record of a long answer would outlast the check.
@@ -176,8 +182,14 @@ func tlsConfig(env *checks.Env, host string, f TLSFiles) (*tls.Config, error) {
 	if err != nil || roots == nil {
 		roots = x509.NewCertPool()
 	}
+	read := func(p string) ([]byte, error) {
+		if f.Reader.Env == nil {
+			return env.ReadFileAs(p, checks.KindPEM)
+		}
+		return f.Reader.Read(p, checks.KindPEM)
+	}
 	if f.CA != "" {
-		b, err := env.ReadFileAs(f.CA, checks.KindPEM)
+		b, err := read(f.CA)
 		if err != nil {
 			return nil, fmt.Errorf("tls-ca-file %v", err)
 		}
@@ -187,11 +199,11 @@ func tlsConfig(env *checks.Env, host string, f TLSFiles) (*tls.Config, error) {
 	}
 	cfg := &tls.Config{ServerName: host, RootCAs: roots, InsecureSkipVerify: true, MinVersion: tls.VersionTLS12}
 	if f.Cert != "" || f.Key != "" {
-		cert, err := env.ReadFileAs(f.Cert, checks.KindPEM)
+		cert, err := read(f.Cert)
 		if err != nil {
 			return nil, fmt.Errorf("tls-cert-file %v", err)
 		}
-		key, err := env.ReadFileAs(f.Key, checks.KindPEM)
+		key, err := read(f.Key)
 		if err != nil {
 			return nil, fmt.Errorf("tls-key-file %v", err)
 		}

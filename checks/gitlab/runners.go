@@ -49,7 +49,7 @@ func RunnerTarget(env *checks.Env, cfg *facts.ConfigFile, label string, r *runne
 	if err != nil {
 		return nil, err
 	}
-	t.TLS = TLSFiles{CA: r.TLSCAFile, Cert: r.TLSCertFile, Key: r.TLSKeyFile}
+	t.TLS = TLSFiles{CA: r.TLSCAFile, Cert: r.TLSCertFile, Key: r.TLSKeyFile, Reader: cfg.Files}
 	if t.TLS.CA == "" && cfg.Path != "" {
 		p := path.Join(path.Dir(cfg.Path), "certs", t.Host+".crt")
 		if _, err := env.Stat(p); err == nil {

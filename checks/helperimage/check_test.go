@@ -46,6 +46,8 @@ func root(t *testing.T, version, executor, table string) *testroot.Root {
   [runners.%s]
     image = "alpine:3"
 %s`, executor, executor, table), 0o600)
+	// The runner reads its own config.toml: doctor reads it as the runner.
+	r.Chown("/etc/gitlab-runner/config.toml", 999, 999)
 	return r
 }
 

@@ -226,7 +226,7 @@ func examineContext(p *checks.Pass, k *facts.KubeTarget, runner *checks.RunnerRe
 // reads it: missing, unreadable, too large, or not a regular file (a FIFO
 // blocks client-go's open, /dev/zero its read of tokenFile without end).
 func examineNamedFiles(p *checks.Pass, k *facts.KubeTarget, report func(checks.Finding), src checks.Evidence) {
-	_, err := facts.InlineKubeconfigFiles(p.Env, k.Kubeconfig.Merged, k.ContextName)
+	_, err := facts.InlineKubeconfigFiles(k.Kubeconfig.Reader, k.Kubeconfig.Merged, k.ContextName)
 	if err == nil {
 		return
 	}
