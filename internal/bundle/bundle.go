@@ -36,11 +36,12 @@ const Format = 1
 
 const dir = "doctor-bundle/"
 
-// Bounds on reading a bundle: doctor's own are a few MiB.
-const (
+// Bounds on reading a bundle: doctor's own are a few MiB, and Write keeps
+// every bundle within them (capTape). Variables, so a test can lower them.
+var (
 	maxEntries = 20000
 	maxTotal   = 256 << 20
-	maxMeta    = 64 << 20 // tape.json
+	maxMeta    = 64 << 20 // tape.json, report.json
 )
 
 // Manifest is what analyze needs to repeat the run.
@@ -59,6 +60,9 @@ type Manifest struct {
 	Runner   string          `json:"runner,omitempty"`
 	Ignores  []report.Ignore `json:"ignores,omitempty"`
 	Redacted []string        `json:"redacted"` // what was replaced, described, never the values
+	// LeftOut is what the bundle's bounds left no room for, described:
+	// analyze answers those requests and files as not recorded.
+	LeftOut []string `json:"leftOut,omitempty"`
 }
 
 // EnvInputs are the flags that chose the run's input (checks.Env): analyze
@@ -85,6 +89,9 @@ func Write(p string, m Manifest, tape *checks.Tape, reportJSON []byte) error {
 	m.Env.Settings = settings
 	files, probes, http, notes := redactTape(tape)
 	m.Redacted = notes
+	parts := &tapeParts{Files: files, Probes: probes, HTTP: http}
+	m.LeftOut = capTape(parts, &reportJSON)
+	files = parts.Files
 	var buf bytes.Buffer
 	gz := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(gz)
@@ -96,11 +103,7 @@ func Write(p string, m Manifest, tape *checks.Tape, reportJSON []byte) error {
 		return err
 	}
 	manifest, _ := json.MarshalIndent(m, "", "  ")
-	tj, err := json.MarshalIndent(struct {
-		Files  map[string]*checks.FileRecord   `json:"files"`
-		Probes map[string]*checks.ProbeRecord  `json:"probes"`
-		HTTP   map[string][]*checks.HTTPRecord `json:"http"`
-	}{files, probes, http}, "", "  ")
+	tj, err := json.MarshalIndent(parts, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -281,7 +284,7 @@ func Read(p string) (*Manifest, []byte, *checks.Tape, error) {
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%s: not a doctor bundle (not gzip: %v)", p, err)
 	}
-	tr := tar.NewReader(io.LimitReader(gz, maxTotal+1))
+	tr := tar.NewReader(io.LimitReader(gz, int64(maxTotal)+1))
 	var m *Manifest
 	var rep, tj []byte
 	contents := map[string][]byte{}
@@ -303,7 +306,7 @@ func Read(p string) (*Manifest, []byte, *checks.Tape, error) {
 		name := strings.TrimPrefix(h.Name, dir)
 		limit := int64(checks.MaxFileSize)
 		if name == "tape.json" || name == "report.json" {
-			limit = maxMeta
+			limit = int64(maxMeta)
 		}
 		if h.Size > limit {
 			return nil, nil, nil, fmt.Errorf("%s: %s is %d bytes, over the bound of %d", p, name, h.Size, limit)
