@@ -29,9 +29,12 @@ import (
 //   - a secret-named key (token, SecretKey, password) is a credential:
 //     its stand-in is checks.StandIn, which keeps a token's kind and which
 //     the requests a bundle records are keyed by;
-//   - every other known key is read as it is (an image, a namespace, a
-//     URL) and stays, through the pattern net (URL userinfo, GitLab
-//     tokens, secret-named assignments inside the value);
+//   - a setting no check reads (a script, a description: its field of
+//     runnerconfig's types is selected by no code, configfields.go) is
+//     stood in the same way;
+//   - a setting a check reads (an image, a namespace, a URL) stays,
+//     through the pattern net (URL userinfo, GitLab tokens, secret-named
+//     assignments inside the value);
 //   - comments are read by nothing: each becomes dashes of its length.
 //
 // The text is decoded before (only a file that decodes is redacted this
@@ -123,6 +126,9 @@ func tomlStandIn(key toml.Key, known bool, v string) (string, string) {
 		}
 	case checks.SecretKey(name) && v != "" && !strings.HasPrefix(v, "/"):
 		return checks.StandIn(v), "the value of " + key.String()
+	}
+	if f, ok := configField(key); !ok || !configFieldRead(f) {
+		return checks.StandInLike(name, v), "values of settings no check reads"
 	}
 	kept := checks.ReplaceSecretValues(v, func(_, val string) string { return standInValue(val) }, false)
 	return redactFreeText(kept), "secrets inside the value of " + key.String()
