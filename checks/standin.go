@@ -31,10 +31,11 @@ func StandInLike(key, s string) string {
 	if want == fmt.Sprintf("%q", s) {
 		return s
 	}
+	// What evidence shows of s is kept; its form says what that is.
 	var out string
-	if name, v, ok := strings.Cut(s, "="); ok && optionName().MatchString(name) && !LooksSecret(name) && v != "" {
+	if name, v, ok := strings.Cut(s, "="); ok && strings.HasPrefix(want, `"`+name+"=") {
 		out = name + "=" + StandInLike(name, v)
-	} else if _, ok := printableURL(s); ok {
+	} else if _, ok := printableURL(s); ok && strings.HasPrefix(want, `"`) {
 		out = urlLike(s)
 	} else if out = scramble(s, keptSpans(s)); sharesPiece(s, out) {
 		return StandIn(s)

@@ -34,7 +34,7 @@ import (
 
 // maxKubeNodes bounds the YAML nodes of a kubeconfig, aliases expanded: a
 // few aliases can name each other into billions of nodes.
-const maxKubeNodes = 200000
+const maxKubeNodes = 50000
 
 // kubeDoc is a kubeconfig's documents as YAML nodes.
 type kubeDoc struct{ docs []*yaml.Node }
