@@ -140,14 +140,16 @@ func around(out, piece string) string {
 // json run also writes a bundle, a textfile, a state file and its cache,
 // the table run logs at -v 8) and returns each output by name: stdout and
 // stderr of every run, every file of the bundle, the textfile, the state
-// file and every file under the cache directory.
-func secretRunOutputs(t *testing.T, root string, now time.Time) map[string]string {
+// file and every file under the cache directory. extra are more flags of
+// every run.
+func secretRunOutputs(t *testing.T, root string, now time.Time, extra ...string) map[string]string {
 	t.Helper()
 	outputs := map[string]string{}
 	dir := t.TempDir()
 	for _, format := range []string{"table", "wide", "json", "yaml", "markdown"} {
 		args := []string{"run", "--root", root, "-o", format, "--verbose", "--now", now.Format(time.RFC3339),
 			"--timeout", "10s", "--request-timeout", "2s", "--resolver", "127.0.0.1:9", "--public-dns", "127.0.0.1:9"}
+		args = append(args, extra...)
 		bundle, textfile := filepath.Join(dir, "bundle.tar.gz"), filepath.Join(dir, "doctor.prom")
 		stateFile, cacheDir := filepath.Join(dir, "state.json"), filepath.Join(dir, "cache")
 		switch format {
