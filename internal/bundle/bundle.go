@@ -147,8 +147,10 @@ gives the same findings, offline, touching neither this machine's files nor
 any network. Secrets were replaced as the bundle was written: tokens and
 passwords by a stand-in (their kind's prefix and a short hash), private keys
 by fresh keys of the same type, client certificates by certificates of the
-same subject, issuer and validity for those keys. manifest.json lists what
-was replaced. report.json is the run's report; tape.json lists each file
+same subject, issuer and validity for those keys; config.toml, kubeconfigs
+and environs keep only the values the checks read, and one that does not
+decode is described, not copied. manifest.json lists what was replaced, and
+what the bundle's bounds left out. report.json is the run's report; tape.json lists each file
 doctor read, stat'ed or listed, each probe (DNS, GitLab, exec upgrade) and
 each API answer; root/ holds the files' contents.
 `
