@@ -9,6 +9,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/internal/sshkey"
+	"github.com/socialwebcomputer/doctor/internal/systemd"
 )
 
 // Each file's copy is redacted by decoding it as the checks did (its
@@ -18,9 +19,11 @@ import (
 // that does not decode, for the checks or for the writer, is not copied:
 // the bundle keeps a description of it (its size, its lines, the error
 // with the values it quotes described), and replay answers the checks'
-// decode with the failure the live run recorded (checks.Decode). Files
-// read without a kind (a systemd unit, /etc/hosts) are redacted by
-// patterns, which stay the net under every kind.
+// decode with the failure the live run recorded (checks.Decode). A
+// systemd unit and an environment file keep their assignments' names, and
+// values only where a check reads them (systemd.RedactUnit). Files read
+// without a kind (/etc/hosts) are redacted by patterns, which stay the
+// net under every kind.
 
 // fileCopy is one file's content on its way into the bundle.
 type fileCopy struct {
@@ -78,6 +81,20 @@ func (f *fileCopy) redact(si *standIns) ([]byte, []string) {
 			out, what = redactPEMFile(si, f.path, b)
 		case checks.KindToken:
 			out, what = []byte(checks.StandIn(strings.TrimSpace(string(b)))), []string{"the whole file"}
+		case checks.KindSystemdUnit, checks.KindEnvironmentFile:
+			redact := systemd.RedactUnit
+			if r.Kind == checks.KindEnvironmentFile {
+				redact = systemd.RedactEnvFile
+			}
+			if out, err = redact(f.path, b, facts.ProcessVariableRead, checks.StandIn); err == nil {
+				// The net under it: ExecStart's flags, URL userinfo.
+				var net []string
+				if !bytes.Equal(out, b) {
+					what = []string{"values of variables no check reads, and comments"}
+				}
+				out, net = redactFile(si, f.path, out)
+				what = append(what, net...)
+			}
 		default:
 			out, what = redactFile(si, f.path, b)
 		}

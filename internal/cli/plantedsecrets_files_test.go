@@ -34,6 +34,8 @@ const (
 	tomlBroken      = "BrokenMl8Kq2Zm6Tx1LpWc"
 	envSMTP         = "EnvSmtp8Kq2Zm6Tx1LpQw"
 	envPlain        = "plaintextvalue-of-a-var"
+	unitComment     = "UnitCmt7Qw3Zp9Lx2Mc5"
+	envFileValue    = "EnvFileNote4Kq8Zm2Lx6"
 	kubeFlowPw      = "FlowPw7Qz2Lm9Tx4Wb"
 	kubeAliasTok    = "AliasTok9Qm2Zp7Lx4Wc"
 	kubeCommentTok  = "CmtKubeTok3Zq8Lm1Tx5"
@@ -50,10 +52,19 @@ func TestNoPlantedFileSecretInAnyOutput(t *testing.T) {
 		decodeHost(t, "literal multi-line string", "  notes = '''\n"+tomlBroken+"\n  x = 1\n", planted{"an unterminated literal multi-line string", tomlBroken}),
 		symlinkOutHost(t, now),
 	}
+	bundled := map[string][]string{hosts[0].name: {"/etc/gitlab-runner/config.toml", testroot.KubeconfigPath, "/proc/4242/environ",
+		"/etc/systemd/system/gitlab-runner.service", "/etc/systemd/system/gitlab-runner.service.d/env.conf", "/etc/default/gitlab-runner"}}
 	for _, h := range hosts {
 		t.Run(h.name, func(t *testing.T) {
 			outputs := secretRunOutputs(t, h.root, now)
 			assertNoPlanted(t, h, outputs)
+			// The files that carry the secrets were read: the bundle
+			// holds their redacted copies.
+			for _, f := range bundled[h.name] {
+				if _, ok := outputs["bundle doctor-bundle/root"+f]; !ok {
+					t.Errorf("the bundle has no copy of %s: the route through it is not taken", f)
+				}
+			}
 			// The bundle is the same input to the same checks.
 			b := filepath.Join(t.TempDir(), "b.tar.gz")
 			_, out, _ := runDoctor("run", "--root", h.root, "--now", now.Format(time.RFC3339), "-o", "json", "--bundle", b,
@@ -174,6 +185,11 @@ export DEPLOY_PASSWORD=`+tomlScript+`
 `, 1)
 	root := testroot.New(t)
 	root.GuideRunner(config, []byte(kubeconfig))
+	root.Write("/etc/systemd/system/gitlab-runner.service", "[Unit]\nDescription=GitLab Runner\n# the relay's password: "+unitComment+"\n"+
+		"[Service]\nExecStart=/usr/bin/gitlab-runner run --config /etc/gitlab-runner/config.toml\nEnvironmentFile=/etc/default/gitlab-runner\n", 0o644)
+	root.Write("/etc/systemd/system/gitlab-runner.service.d/env.conf", "[Service]\n"+
+		"Environment=\"KUBECONFIG="+testroot.KubeconfigPath+"\" \\\n  SMTP_RELAY="+envSMTP+" RELAY_NOTE="+envPlain+"\n", 0o644)
+	root.Write("/etc/default/gitlab-runner", "# old: "+unitComment+"\nDEPLOY_NOTE='"+envFileValue+"'\n", 0o600)
 	root.Runner(4242, 0, map[string]string{
 		"KUBECONFIG": testroot.KubeconfigPath,
 		"PATH":       "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin",
@@ -190,6 +206,8 @@ export DEPLOY_PASSWORD=`+tomlScript+`
 		planted{"a config.toml comment", tomlComment},
 		planted{"an environ variable named like nothing secret", envSMTP},
 		planted{"an environ variable whose value looks like nothing secret", envPlain},
+		planted{"a unit's comment", unitComment},
+		planted{"an environment file's variable named like nothing secret", envFileValue},
 	)
 	return secretHost{name: "every shape a file writes a secret in", root: root.Dir, secrets: secrets,
 		routes: []string{"config-unknown-keys"},

@@ -66,6 +66,15 @@ func readLine(data []byte, i int) (line []byte, next int, tooLong bool) {
 // backslash replaced by a space, and comment lines inside such a
 // continuation are skipped. Keys and section names are case-sensitive.
 func parseConfig(file string, data []byte, sections []string, apply func(section, key, value string, src Source) bool, report func(Problem)) bool {
+	return parseConfigLines(file, data, sections, func(section, key, value string, src Source, _ int) bool {
+		return apply(section, key, value, src)
+	}, report)
+}
+
+// parseConfigLines is parseConfig telling apply also the last physical
+// line of each assignment (its first is src.Line; they differ when it is
+// continued over lines with backslashes).
+func parseConfigLines(file string, data []byte, sections []string, apply func(section, key, value string, src Source, last int) bool, report func(Problem)) bool {
 	var (
 		section        string
 		sectionIgnored bool
@@ -126,7 +135,7 @@ func parseConfig(file string, data []byte, sections []string, apply func(section
 		}
 		key := strings.Trim(s[:eq], whitespace)
 		value := strings.Trim(s[eq+1:], whitespace)
-		return apply(section, key, value, Source{file, lineNo})
+		return apply(section, key, value, Source{file, lineNo}, line)
 	}
 
 	for i := 0; i < len(data); {

@@ -1,0 +1,99 @@
+package systemd
+
+import (
+	"strings"
+	"testing"
+)
+
+func keepKubeconfig(name string) bool { return name == "KUBECONFIG" }
+
+func standIn(v string) string { return "STANDIN-" + strings.ToUpper(v[:min(2, len(v))]) }
+
+// A unit keeps its names, and only the values keep says are read; every
+// line stays where it was, continued lines and comments included, and the
+// unit parses to the same problems and assignments.
+func TestRedactUnit(t *testing.T) {
+	unit := "[Unit]\nDescription=GitLab Runner\n# the old token: glrt-UnitCmt7Qw3Zp9Lx2\n[Service]\n" +
+		"Environment=\"KUBECONFIG=/etc/gitlab-runner/k.yaml\" SMTP_RELAY=UnitSmtp8Kq2Zm6Tx1Lp\n" +
+		"Environment=\"DEPLOY_KEY=Unit\\\\Key%%5Rz1\" \\\n  OTHER=UnitOther9Qm2Zp7Lx4\n" +
+		"ExecStart=/usr/bin/gitlab-runner run --config /etc/gitlab-runner/config.toml\n"
+	out, err := RedactUnit("/etc/systemd/system/gitlab-runner.service.d/env.conf", []byte(unit), keepKubeconfig, standIn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(out)
+	for _, secret := range []string{"UnitCmt7Qw3Zp9Lx2", "UnitSmtp8Kq2Zm6Tx1Lp", "Key%%5Rz1", "UnitOther9Qm2Zp7Lx4"} {
+		if strings.Contains(s, secret) {
+			t.Errorf("keeps %q:\n%s", secret, s)
+		}
+	}
+	if strings.Count(s, "\n") != strings.Count(unit, "\n") {
+		t.Errorf("lines moved:\n%s", s)
+	}
+	u := parseUnitBytes("gitlab-runner.service", "env.conf", out)
+	got := map[string]Assignment{}
+	for _, a := range u.Environment {
+		got[a.Name] = a
+	}
+	if got["KUBECONFIG"].Value != "/etc/gitlab-runner/k.yaml" || got["DEPLOY_KEY"].Value != standIn(`Unit\Key%5Rz1`) ||
+		got["OTHER"].Source.Line != 6 || len(u.ExecStart) == 0 {
+		t.Errorf("reads differently: %+v\n%s", u.Environment, s)
+	}
+}
+
+// An environment file keeps each assignment on its line; a value over
+// lines and comments leave empty lines.
+func TestRedactEnvFile(t *testing.T) {
+	env := "# the password: EnvCmt5Rz1Qm7Tx3Wl8\nKUBECONFIG=/etc/k.yaml\nMULTI=\"EnvMl7Qw3\nZp9Lx2Mc5\"\nPLAIN='EnvPlain8Kq2Zm6Tx1'\nLAST=x\n"
+	out, err := RedactEnvFile("/etc/default/gitlab-runner", []byte(env), keepKubeconfig, standIn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(out)
+	for _, secret := range []string{"EnvCmt5Rz1Qm7Tx3Wl8", "EnvMl7Qw3", "Zp9Lx2Mc5", "EnvPlain8Kq2Zm6Tx1"} {
+		if strings.Contains(s, secret) {
+			t.Errorf("keeps %q:\n%s", secret, s)
+		}
+	}
+	vars, _, err := ParseEnvFile("f", out)
+	if err != nil || len(vars) != 4 || vars[0].Value != "/etc/k.yaml" || vars[3].Name != "LAST" || vars[3].Source.Line != 6 {
+		t.Errorf("reads differently: %+v %v\n%q", vars, err, s)
+	}
+}
+
+// What the rewrite cannot write back as systemd read it (an assignment
+// systemd ignores with a warning that quotes it) is refused, not copied.
+func TestRedactUnitRefusesWhatItCannotRewrite(t *testing.T) {
+	unit := "[Service]\nEnvironment=not-an-assignment-UnitBad7Qw3Zp9\n"
+	if out, err := RedactUnit("x.service", []byte(unit), keepKubeconfig, standIn); err == nil {
+		t.Errorf("rewrote it: %q", out)
+	}
+}
+
+// FuzzRedactUnit: a unit or environment file rewritten for a bundle parses
+// to the same problems and assignments (RedactUnit checks it), and no value
+// it replaced is left in it.
+func FuzzRedactUnit(f *testing.F) {
+	f.Add("[Service]\nEnvironment=\"KUBECONFIG=/k\" SMTP=UnitSmtp8Kq2Zm6Tx1Lp\n# c UnitCmt7Qw3Zp9Lx2\n", false)
+	f.Add("[Service]\nEnvironment=A=UnitA7Qw3Zp9Lx2Mc \\\n  B=\"x y\" C=%%n\n", false)
+	f.Add("KUBECONFIG=/k\nMULTI=\"EnvMl7Qw3\nZp9Lx2Mc5\"\n# c\nP='EnvPlain8Kq2Zm6Tx1'\n", true)
+	f.Fuzz(func(t *testing.T, data string, envFile bool) {
+		redact, parse := RedactUnit, func(b []byte) []Assignment { return parseUnitBytes("x.service", "x.service", b).Environment }
+		if envFile {
+			redact, parse = RedactEnvFile, func(b []byte) []Assignment { v, _, _ := ParseEnvFile("x", b); return v }
+		}
+		out, err := redact("x.service", []byte(data), keepKubeconfig, standIn)
+		if err != nil {
+			return // not copied
+		}
+		if strings.Count(string(out), "\n") != strings.Count(data, "\n") {
+			t.Fatalf("lines moved: %q", out)
+		}
+		for _, a := range parse([]byte(data)) {
+			// Written once in the file, it can be kept only where it was set.
+			if !keepKubeconfig(a.Name) && len(a.Value) >= 12 && strings.Count(data, a.Value) == 1 && strings.Contains(string(out), a.Value) {
+				t.Fatalf("%s's value kept: %q", a.Name, out)
+			}
+		}
+	})
+}
