@@ -36,15 +36,11 @@ func inRoot(p string) string { return path.Clean("/" + p) }
 // its fstat, and only a regular file within the bound is opened to read,
 // non-blocking, through that handle.
 func rootReadFile(root, p string, limit int64) ([]byte, error) {
-	h, err := openInRoot(root, inRoot(p))
+	h, st, err := lookUp(root, p)
 	if err != nil {
-		return nil, &FileError{p, rootCause(err)}
+		return nil, &FileError{p, err}
 	}
 	defer h.Close()
-	st, err := h.Stat()
-	if err != nil {
-		return nil, &FileError{p, rootCause(err)}
-	}
 	if err := readable(st, limit); err != nil {
 		return nil, &FileError{p, err}
 	}
@@ -85,17 +81,28 @@ func readBounded(p string, f io.Reader, limit int64) ([]byte, error) {
 	return b, nil
 }
 
-// rootStat is stat under a root, the last component followed inside it.
-func rootStat(root, p string) (fs.FileInfo, error) {
+// lookUp is an O_PATH handle of p resolved inside root, the last
+// component followed, and its fstat; the caller closes the handle.
+func lookUp(root, p string) (*os.File, fs.FileInfo, error) {
 	h, err := openInRoot(root, inRoot(p))
 	if err != nil {
-		return nil, rootCause(err)
+		return nil, nil, rootCause(err)
 	}
-	defer h.Close()
 	st, err := h.Stat()
 	if err != nil {
-		return nil, rootCause(err)
+		h.Close()
+		return nil, nil, rootCause(err)
 	}
+	return h, st, nil
+}
+
+// rootStat is stat under a root, the last component followed inside it.
+func rootStat(root, p string) (fs.FileInfo, error) {
+	h, st, err := lookUp(root, p)
+	if err != nil {
+		return nil, err
+	}
+	h.Close()
 	return namedInfo{st, path.Base(inRoot(p))}, nil
 }
 
@@ -143,15 +150,11 @@ func atParent(root, p string, op func(dir, base string) error) error {
 // rootReadDir lists a directory under a root, sorted by name as
 // os.ReadDir sorts.
 func rootReadDir(root, p string) ([]fs.DirEntry, error) {
-	h, err := openInRoot(root, inRoot(p))
+	h, st, err := lookUp(root, p)
 	if err != nil {
-		return nil, rootCause(err)
+		return nil, err
 	}
 	defer h.Close()
-	st, err := h.Stat()
-	if err != nil {
-		return nil, rootCause(err)
-	}
 	if !st.IsDir() {
 		return nil, syscall.ENOTDIR
 	}

@@ -16,105 +16,34 @@ import (
 	"github.com/socialwebcomputer/doctor/internal/testpki"
 )
 
-// shapedKey is one user's client key and certificate, and the kubeconfig
-// user entry that writes them in one YAML shape.
+// shapedKey is one user's client key and certificate, by the YAML shape
+// its user entry writes them in.
 type shapedKey struct {
 	shape     string
 	cert, key []byte
 }
 
-// kubeconfigShapes is a kubeconfig (valid for client-go) whose users carry
-// their keys in every shape YAML allows: a trailing comment, a flow
-// mapping, a literal block over lines, a folded block, single and double
-// quotes, an anchor and its alias, a merge key; tokens and passwords the
-// same ways; an exec plugin's args and env; a server URL's userinfo.
+// kubeconfigShapes is testpki.ShapedKubeconfig (a key in every shape YAML
+// allows) with a token, a password, a user name, an exec plugin's argument
+// and variable, and a server URL's userinfo planted.
 func kubeconfigShapes(t testing.TB) (string, []shapedKey) {
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	ca, err := testpki.NewCA("tenant-ci PKI", now.Add(-time.Hour), now.Add(24*time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b64 := func(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
-	var keys []shapedKey
-	for _, shape := range []string{"comment", "flow", "literal", "folded", "single", "double", "anchor"} {
-		cert, key, err := ca.Client("did:plc:"+shape, []string{"socialweb.computer:cluster-owners"}, now.Add(-time.Hour), now.Add(11*time.Hour))
-		if err != nil {
-			t.Fatal(err)
-		}
-		keys = append(keys, shapedKey{shape, cert, key})
+	doc, keys, err := testpki.ShapedKubeconfig(ca, "https://KsrvUsr5Wq1Zm7Tx3:KsrvPw2Tq9Lm6Xz3Wb8N@127.0.0.1:1/clusters/root:k3x9q2mf:tenant-ci:clusters",
+		testpki.ShapedSecrets{Token: "KubeTok7Qw3Zp9Lx2Mc5Vb8Nh1Rt4", Password: "FlowPw7Qz2Lm9Tx4Wb", Username: "FlowUsr3Kq8Zm4Tx",
+			AliasToken: "AliasTok9Qm2Zp7Lx4Wc", ExecArg: "PlgArg9Kz4Qm2Tx7Wb5Lr", ExecEnv: "PlgEnv9Kz4Qm2Tx7Wb5Lr"},
+		"did:plc:ewvi7nxzyoun6zhxrhs64oiz", []string{"socialweb.computer:cluster-owners"}, now.Add(-time.Hour), now.Add(11*time.Hour))
+	if err != nil {
+		t.Fatal(err)
 	}
-	lines := func(s string, indent string) string {
-		var out []string
-		for len(s) > 60 {
-			out, s = append(out, indent+s[:60]), s[60:]
-		}
-		return strings.Join(append(out, indent+s), "\n")
+	var out []shapedKey
+	for _, u := range testpki.ShapedUsers {
+		out = append(out, shapedKey{u, keys[u][0], keys[u][1]})
 	}
-	k := map[string]shapedKey{}
-	for _, s := range keys {
-		k[s.shape] = s
-	}
-	doc := fmt.Sprintf(`apiVersion: v1
-kind: Config
-current-context: c
-clusters:
-- name: c
-  cluster:
-    server: https://KsrvUsr5Wq1Zm7Tx3:KsrvPw2Tq9Lm6Xz3Wb8N@127.0.0.1:1/clusters/root:k3x9q2mf:tenant-ci:clusters
-    certificate-authority-data: %s
-contexts:
-- {name: c, context: {cluster: c, user: comment}}
-users:
-- name: comment
-  user:
-    client-certificate-data: %s
-    client-key-data: %s # the old key: %s
-    token: KubeTok7Qw3Zp9Lx2Mc5Vb8Nh1Rt4 # rotated
-- name: flow
-  user: {client-certificate-data: %s, client-key-data: %s, password: 'FlowPw7Qz2Lm9Tx4Wb', username: FlowUsr3Kq8Zm4Tx}
-- name: literal
-  user:
-    client-certificate-data: %s
-    client-key-data: |
-%s
-- name: folded
-  user:
-    client-certificate-data: %s
-    client-key-data: >-
-      %s
-- name: single
-  user:
-    client-certificate-data: '%s'
-    client-key-data: '%s'
-- name: double
-  user:
-    client-certificate-data: "%s"
-    client-key-data: "%s"
-- name: anchor
-  user: &base
-    client-certificate-data: %s
-    client-key-data: &k %s
-- name: alias
-  user:
-    <<: *base
-    token: &t AliasTok9Qm2Zp7Lx4Wc
-- name: plugin
-  user:
-    exec:
-      apiVersion: client.authentication.k8s.io/v1
-      command: /usr/local/bin/credential-plugin
-      args: ["--secret", PlgArg9Kz4Qm2Tx7Wb5Lr]
-      env: [{name: AWS_SECRET_ACCESS_KEY, value: PlgEnv9Kz4Qm2Tx7Wb5Lr}]
-      interactiveMode: Never
-`, b64(ca.CertPEM),
-		b64(k["comment"].cert), b64(k["comment"].key), b64(k["flow"].key),
-		b64(k["flow"].cert), b64(k["flow"].key),
-		b64(k["literal"].cert), lines(b64(k["literal"].key), "      "),
-		b64(k["folded"].cert), b64(k["folded"].key),
-		b64(k["single"].cert), b64(k["single"].key),
-		b64(k["double"].cert), b64(k["double"].key),
-		b64(k["anchor"].cert), b64(k["anchor"].key))
-	return doc, keys
+	return doc, out
 }
 
 // plantedKubeSecrets are the secrets kubeconfigShapes writes besides keys.
@@ -177,7 +106,7 @@ func TestRedactKubeconfigEveryShape(t *testing.T) {
 	if u := got.AuthInfos["alias"]; u == nil || len(u.ClientKeyData) == 0 {
 		t.Error("the alias lost the key it merges from its anchor")
 	}
-	c := got.Clusters["c"]
+	c := got.Clusters["tenant-ci"]
 	if !strings.HasPrefix(c.Server, "https://") || !strings.HasSuffix(c.Server, "@127.0.0.1:1/clusters/root:k3x9q2mf:tenant-ci:clusters") {
 		t.Errorf("the server's host and path are not kept: %s", c.Server)
 	}

@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -76,31 +73,6 @@ func TestNoPlantedFileSecretInAnyOutput(t *testing.T) {
 	}
 }
 
-// assertNoPlanted fails when an output holds a planted secret or a piece
-// of one, or a route the host plants on is not taken.
-func assertNoPlanted(t *testing.T, h secretHost, outputs map[string]string) {
-	t.Helper()
-	var rep report.Report
-	noErr(t, json.Unmarshal([]byte(outputs["-o json stdout"]), &rep))
-	for _, id := range h.routes {
-		if !slices.ContainsFunc(rep.Findings, func(f report.Finding) bool { return f.Check == id }) {
-			t.Errorf("%s reports nothing: the route through it is not taken", id)
-		}
-	}
-	for _, want := range h.says {
-		if !strings.Contains(outputs["-o json stdout"], want) {
-			t.Errorf("-o json does not say %q", want)
-		}
-	}
-	for _, p := range h.secrets {
-		for name, out := range outputs {
-			if piece := secretPiece(out, p.secret); piece != "" {
-				t.Errorf("%s: the secret of %s (%q) is in it as %q:\n%s", name, p.where, p.secret, piece, around(out, piece))
-			}
-		}
-	}
-}
-
 // shapesHost is a runner whose kubeconfig writes its users' keys, tokens
 // and passwords in every shape YAML has, whose config.toml keeps secrets
 // in both multi-line string forms, a script and comments, and whose
@@ -108,69 +80,16 @@ func assertNoPlanted(t *testing.T, h secretHost, outputs map[string]string) {
 func shapesHost(t *testing.T, now time.Time) secretHost {
 	ca, err := testpki.NewCA("tenant-ci PKI", now.Add(-48*time.Hour), now.Add(10*365*24*time.Hour))
 	noErr(t, err)
-	b64 := func(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+	kubeconfig, keys, err := testpki.ShapedKubeconfig(ca, "https://127.0.0.1:1/clusters/root:k3x9q2mf:tenant-ci:clusters",
+		testpki.ShapedSecrets{Token: kubeCommentTok, Password: kubeFlowPw, AliasToken: kubeAliasTok},
+		"did:plc:ewvi7nxzyoun6zhxrhs64oiz", []string{"socialweb.computer:cluster-owners"}, now.Add(-time.Hour), now.Add(11*time.Hour))
+	noErr(t, err)
 	var secrets []planted
-	keys := map[string][2][]byte{}
-	for _, shape := range []string{"comment", "flow", "literal", "folded", "single", "double", "anchor"} {
-		cert, key, err := ca.Client("did:plc:ewvi7nxzyoun6zhxrhs64oiz", []string{"socialweb.computer:cluster-owners"}, now.Add(-time.Hour), now.Add(11*time.Hour))
-		noErr(t, err)
-		keys[shape] = [2][]byte{cert, key}
-		for _, s := range keySecrets(t, key) {
+	for _, shape := range testpki.ShapedUsers {
+		for _, s := range keySecrets(t, keys[shape][1]) {
 			secrets = append(secrets, planted{"the " + shape + "-shaped client key: " + s.where, s.secret})
 		}
 	}
-	folded := func(s string) string {
-		var lines []string
-		for len(s) > 64 {
-			lines, s = append(lines, "      "+s[:64]), s[64:]
-		}
-		return strings.Join(append(lines, "      "+s), "\n")
-	}
-	kubeconfig := fmt.Sprintf(`apiVersion: v1
-kind: Config
-current-context: tenant-ci
-clusters:
-- name: tenant-ci
-  cluster: {server: "https://127.0.0.1:1/clusters/root:k3x9q2mf:tenant-ci:clusters", certificate-authority-data: %s}
-contexts:
-- {name: tenant-ci, context: {cluster: tenant-ci, user: comment}}
-users:
-- name: comment
-  user:
-    client-certificate-data: %s
-    client-key-data: %s # the key before: %s
-    token: %s # rotated
-- name: flow
-  user: {client-certificate-data: %s, client-key-data: %s, password: '%s'}
-- name: literal
-  user:
-    client-certificate-data: %s
-    client-key-data: |
-%s
-- name: folded
-  user:
-    client-certificate-data: %s
-    client-key-data: >-
-      %s
-- name: single
-  user: {client-certificate-data: '%s', client-key-data: '%s'}
-- name: double
-  user: {client-certificate-data: "%s", client-key-data: "%s"}
-- name: anchor
-  user: &base
-    client-certificate-data: %s
-    client-key-data: %s
-- name: alias
-  user:
-    <<: *base
-    token: %s
-`, b64(ca.CertPEM), b64(keys["comment"][0]), b64(keys["comment"][1]), b64(keys["flow"][1]), kubeCommentTok,
-		b64(keys["flow"][0]), b64(keys["flow"][1]), kubeFlowPw,
-		b64(keys["literal"][0]), folded(b64(keys["literal"][1])),
-		b64(keys["folded"][0]), b64(keys["folded"][1]),
-		b64(keys["single"][0]), b64(keys["single"][1]),
-		b64(keys["double"][0]), b64(keys["double"][1]),
-		b64(keys["anchor"][0]), b64(keys["anchor"][1]), kubeAliasTok)
 	config := strings.Replace(testroot.GuideConfig, "  output_limit = 51200\n", `  output_limit = 51200
   # the old password: `+tomlComment+`
   notes = """
