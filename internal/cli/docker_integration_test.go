@@ -99,6 +99,7 @@ func TestDockerExecutorScenarios(t *testing.T) {
 	run := func(t *testing.T, config, groups string) *report.Report {
 		t.Helper()
 		root.Write("/etc/gitlab-runner/config.toml", config, 0o600)
+		root.Chown("/etc/gitlab-runner/config.toml", 1001, 1001) // the runner's own: doctor reads it as the runner
 		dockerRunner(root, groups)
 		rep, _ := runReport(t, "run", "--root", root.Dir, "-o", "json", "--now", time.Now().UTC().Format(time.RFC3339),
 			"--timeout", "30s", "--skip", "gitlab-reachability,runner-token")
@@ -169,6 +170,7 @@ func TestDockerExecutorScenarios(t *testing.T) {
 		os.Chown(p, 0, gid)
 		os.Chmod(p, 0o660)
 		deadRoot.Write("/etc/gitlab-runner/config.toml", deckhouseDockerConfig("v19.3.1"), 0o600)
+		deadRoot.Chown("/etc/gitlab-runner/config.toml", 1001, 1001)
 		dockerRunner(deadRoot, fmt.Sprintf("1001 %d", gid))
 		rep, _ := runReport(t, "run", "--root", deadRoot.Dir, "-o", "json", "--now", time.Now().UTC().Format(time.RFC3339),
 			"--timeout", "30s", "--skip", "gitlab-reachability,runner-token")

@@ -153,17 +153,20 @@ func runDVPCase(t *testing.T, env *testenv.Env, ns string, tc dvpCase) {
 		environ["KUBERNETES_SERVICE_HOST"], environ["KUBERNETES_SERVICE_PORT"] = "127.0.0.1", strconv.Itoa(env.Port)
 		token := tokenFor(t, env, ns, "code-runner")
 		root.Write(facts.ServiceAccountDir+"/token", token, 0o600)
+		root.Chown(facts.ServiceAccountDir+"/token", 1001, 1001) // the pod's user reads it (a Secret mounted for it)
 		root.Write(facts.ServiceAccountDir+"/ca.crt", string(env.CAPEM), 0o644)
 	}
 	if tc.pluginKubeconfig {
 		cert, key := env.MintClient("dvp-plugin", nil, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
 		env.WriteKubeconfig(filepath.Join(root.Dir, "ssh/kubeconfig"), env.URL, cert, key)
+		root.Chown("/ssh/kubeconfig", 1001, 1001) // the runner's, whose plugin reads it
 		config = strings.Replace(config, `name = "code-runner"`, "name = \"code-runner\"\n          kubeconfig_path = \"/ssh/kubeconfig\"", 1)
 	}
 	root.Runner(77, 1001, environ, "gitlab-runner", "run", "--config", "/etc/gitlab-runner/config.toml")
 	root.Write("/etc/gitlab-runner/config.toml", config, 0o600)
-	root.Write("/ssh/id_ed25519", string(keyPEM), 0o440) // defaultMode: 0440, as the guide mounts it
-	root.Chown("/ssh/id_ed25519", 0, 1001)               // fsGroup: 1001
+	root.Chown("/etc/gitlab-runner/config.toml", 1001, 1001) // the pod's user reads it (a Secret mounted for it)
+	root.Write("/ssh/id_ed25519", string(keyPEM), 0o440)     // defaultMode: 0440, as the guide mounts it
+	root.Chown("/ssh/id_ed25519", 0, 1001)                   // fsGroup: 1001
 	// The operator's identity reads the VirtualImage, which the guide's
 	// Role does not let the plugin read (nor need to).
 	adminCert, adminKey := env.AdminCertPEM()
