@@ -1,0 +1,265 @@
+package keep
+
+import (
+	"bytes"
+	"fmt"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// The protobuf cut walks the apiserver's encoding field by field: a kept
+// field is copied (its strings with the credential replaced), a kept
+// message is walked in turn, anything else is skipped by its length,
+// unread. It is what a live run does to every answer before client-go
+// decodes it.
+
+// magic starts every protobuf answer of the apiserver
+// (k8s.io/apimachinery/pkg/runtime/serializer/protobuf, protoEncodingPrefix).
+var magic = []byte{0x6b, 0x38, 0x73, 0x00}
+
+// Protobuf cuts one protobuf answer: the magic, then a runtime.Unknown
+// whose typeMeta names the kind and whose raw holds the object.
+func Protobuf(body []byte, req Request) ([]byte, error) {
+	m := newMeter(&req)
+	c := &protoCut{m: m, sec: req.Secrets}
+	out, err := c.envelope(body, make([]byte, 0, len(body)/4+64))
+	if err != nil {
+		m.release()
+		return nil, err
+	}
+	return out, nil
+}
+
+type protoCut struct {
+	m   *meter
+	sec *Secrets
+}
+
+func (c *protoCut) bad(why string, args ...any) error {
+	return &ErrMalformed{URL: c.m.req.URL, Encoding: "protobuf", Why: fmt.Sprintf(why, args...)}
+}
+
+// envelope cuts magic+Unknown, appending the cut one to out.
+func (c *protoCut) envelope(body, out []byte) ([]byte, error) {
+	if !bytes.HasPrefix(body, magic) {
+		return nil, c.bad("no protobuf magic")
+	}
+	var apiVersion, kind string
+	var raw []byte
+	err := c.fieldsOf(body[len(magic):], func(num protowire.Number, typ protowire.Type, val []byte) error {
+		switch {
+		case num == 1 && typ == protowire.BytesType: // typeMeta
+			return c.fieldsOf(val, func(num protowire.Number, typ protowire.Type, v []byte) error {
+				if typ == protowire.BytesType && num == 1 {
+					apiVersion = string(v)
+				}
+				if typ == protowire.BytesType && num == 2 {
+					kind = string(v)
+				}
+				return nil
+			})
+		case num == 2 && typ == protowire.BytesType:
+			raw = val
+		case num == 3 && typ == protowire.BytesType && len(val) > 0:
+			return c.bad("content encoding %q", checksSafe(val))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	n := kindNode(apiVersion, kind)
+	if n == nil {
+		return nil, &ErrNotRead{URL: c.m.req.URL, APIVersion: apiVersion, Kind: kind}
+	}
+	if n.goType == nil {
+		return nil, c.bad("%s %s is read as JSON only", apiVersion, kind)
+	}
+	if err := c.m.add(n.size()); err != nil {
+		return nil, err
+	}
+	out = append(out, magic...)
+	var tm []byte
+	tm = protowire.AppendTag(tm, 1, protowire.BytesType)
+	tm = protowire.AppendString(tm, apiVersion)
+	tm = protowire.AppendTag(tm, 2, protowire.BytesType)
+	tm = protowire.AppendString(tm, kind)
+	out = protowire.AppendTag(out, 1, protowire.BytesType)
+	out = protowire.AppendBytes(out, tm)
+	out = protowire.AppendTag(out, 2, protowire.BytesType)
+	return c.nested(n, raw, out, 0)
+}
+
+// checksSafe shows a few bytes of a server's value in an error, printable.
+func checksSafe(b []byte) string {
+	if len(b) > 16 {
+		b = b[:16]
+	}
+	return fmt.Sprintf("%x", b)
+}
+
+// fieldsOf calls fn for each field of msg, in order.
+func (c *protoCut) fieldsOf(msg []byte, fn func(protowire.Number, protowire.Type, []byte) error) error {
+	for len(msg) > 0 {
+		num, typ, tl := protowire.ConsumeTag(msg)
+		if tl < 0 {
+			return c.bad("%v", protowire.ParseError(tl))
+		}
+		vl := protowire.ConsumeFieldValue(num, typ, msg[tl:])
+		if vl < 0 {
+			return c.bad("%v", protowire.ParseError(vl))
+		}
+		val := msg[tl : tl+vl]
+		if typ == protowire.BytesType {
+			val, _ = protowire.ConsumeBytes(val)
+		}
+		if err := fn(num, typ, val); err != nil {
+			return err
+		}
+		msg = msg[tl+vl:]
+	}
+	return nil
+}
+
+// nested appends msg cut to n, preceded by its length, to out: the length
+// is known only once it is cut, so room is made for the longest and the
+// message moved back over what the length did not need.
+func (c *protoCut) nested(n *node, msg, out []byte, depth int) ([]byte, error) {
+	const room = 4 // lengths below 2^28: every answer is under 16 MiB
+	at := len(out)
+	out = append(out, make([]byte, room)...)
+	out, err := c.message(n, msg, out, depth)
+	if err != nil {
+		return nil, err
+	}
+	size := len(out) - at - room
+	if size >= 1<<28 {
+		return nil, c.bad("a message past 256 MiB")
+	}
+	l := protowire.AppendVarint(nil, uint64(size))
+	copy(out[at:], l)
+	copy(out[at+len(l):], out[at+room:])
+	return out[:len(out)-(room-len(l))], nil
+}
+
+// message appends the kept fields of msg, a message of n, to out.
+func (c *protoCut) message(n *node, msg, out []byte, depth int) ([]byte, error) {
+	if depth > maxDepth {
+		return nil, c.bad("nested deeper than %d", maxDepth)
+	}
+	var small [24]int
+	counts := small[:]
+	if len(n.byNum) > len(small) {
+		counts = make([]int, len(n.byNum))
+	}
+	for len(msg) > 0 {
+		num, typ, tl := protowire.ConsumeTag(msg)
+		if tl < 0 {
+			return nil, c.bad("%v", protowire.ParseError(tl))
+		}
+		vl := protowire.ConsumeFieldValue(num, typ, msg[tl:])
+		if vl < 0 {
+			return nil, c.bad("%v", protowire.ParseError(vl))
+		}
+		whole, val := msg[:tl+vl], msg[tl:tl+vl]
+		msg = msg[tl+vl:]
+		f := n.byNum[num]
+		if f == nil {
+			continue
+		}
+		packed := f.repeated && f.shape == scalar && f.wire != protowire.BytesType && typ == protowire.BytesType
+		if typ != f.wire && !packed {
+			return nil, c.bad("field %d of %s has wire type %d, not %d", num, n.name, typ, f.wire)
+		}
+		if f.repeated {
+			counts[f.idx]++
+			if err := c.m.elements(f, counts[f.idx]); err != nil {
+				return nil, err
+			}
+		}
+		if err := c.m.add(f.elemSize); err != nil {
+			return nil, err
+		}
+		var err error
+		switch {
+		case packed:
+			// Packed scalars (none of the kept fields today): kept as
+			// they are, each of their bytes counted as an element.
+			b, _ := protowire.ConsumeBytes(val)
+			if len(b) > MaxRepeated {
+				return nil, c.m.elements(f, MaxRepeated+1)
+			}
+			err = c.m.add(int64(len(b)) * f.elemSize)
+			out = append(out, whole...)
+		case f.shape == scalar && typ == protowire.BytesType:
+			b, _ := protowire.ConsumeBytes(val)
+			if f.transform != nil {
+				b = []byte(f.transform(string(b)))
+			}
+			b = c.sec.Replace(b)
+			err = c.m.add(int64(len(b)))
+			out = protowire.AppendTag(out, num, typ)
+			out = protowire.AppendBytes(out, b)
+		case f.shape == scalar:
+			out = append(out, whole...)
+		case f.shape == opaque:
+			// A time or quantity, kept whole unless the credential is in
+			// it: a quantity that holds a token is no quantity.
+			if c.sec.In(val) {
+				continue
+			}
+			err = c.m.add(int64(len(val)))
+			out = append(out, whole...)
+		case f.shape == message:
+			b, _ := protowire.ConsumeBytes(val)
+			out = protowire.AppendTag(out, num, typ)
+			out, err = c.nested(f.child, b, out, depth+1)
+		case f.shape == mapping:
+			b, _ := protowire.ConsumeBytes(val)
+			out, err = c.entry(f, num, b, out)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// entry appends one map entry (key 1, value 2): the key, and the value
+// unless only keys are kept.
+func (c *protoCut) entry(f *field, num protowire.Number, e, out []byte) ([]byte, error) {
+	var key, val []byte
+	var hasVal bool
+	err := c.fieldsOf(e, func(n protowire.Number, typ protowire.Type, v []byte) error {
+		switch {
+		case typ != protowire.BytesType:
+			return c.bad("a map entry of %s has wire type %d", f.json, typ)
+		case n == 1:
+			key = v
+		case n == 2:
+			val, hasVal = v, true
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	key = c.sec.Replace(key)
+	var ent []byte
+	ent = protowire.AppendTag(ent, 1, protowire.BytesType)
+	ent = protowire.AppendBytes(ent, key)
+	size := int64(len(key))
+	if hasVal && !f.keysOnly && !(f.valOpaque && c.sec.In(val)) {
+		if !f.valOpaque {
+			val = c.sec.Replace(val)
+		}
+		size += int64(len(val))
+		ent = protowire.AppendTag(ent, 2, protowire.BytesType)
+		ent = protowire.AppendBytes(ent, val)
+	}
+	if err := c.m.add(size); err != nil {
+		return nil, err
+	}
+	out = protowire.AppendTag(out, num, protowire.BytesType)
+	return protowire.AppendBytes(out, ent), nil
+}
