@@ -67,7 +67,7 @@ func (t *transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if ok && (q.Get("watch") == "true" || q.Get("watch") == "1") {
 		resp.Body = newWatchBody(resp.Body, media, req)
 	} else {
-		resp.Body = &cutBody{rc: resp.Body, cut: func(b []byte) ([]byte, error) { return cutAnswer(b, media, ok, req) }}
+		resp.Body = &cutBody{rc: resp.Body, size: resp.ContentLength, cut: func(b []byte) ([]byte, error) { return cutAnswer(b, media, ok, req) }}
 	}
 	resp.ContentLength = -1
 	resp.Header.Del("Content-Length")
@@ -128,11 +128,16 @@ func encodingOf(media string, b []byte) string {
 	return ""
 }
 
+// maxPrealloc is the most a body's Content-Length makes the cut set aside
+// before reading: the per-response byte bound (facts.MaxResponseBytes).
+const maxPrealloc = 16 << 20
+
 // cutBody reads the whole answer on its first Read (the byte bounds below
 // bound it), cuts it, and gives the cut bytes; a failed read or cut is its
 // error, after no bytes.
 type cutBody struct {
 	rc   io.ReadCloser
+	size int64 // the answer's Content-Length, -1 when unknown
 	cut  func([]byte) ([]byte, error)
 	once sync.Once
 	r    *bytes.Reader
@@ -141,12 +146,15 @@ type cutBody struct {
 
 func (b *cutBody) Read(p []byte) (int, error) {
 	b.once.Do(func() {
-		raw, err := io.ReadAll(b.rc)
-		if err != nil {
+		var buf bytes.Buffer
+		if b.size > 0 && b.size <= maxPrealloc {
+			buf.Grow(int(b.size) + bytes.MinRead) // one buffer, not a doubling series of them
+		}
+		if _, err := buf.ReadFrom(b.rc); err != nil {
 			b.err = err
 			return
 		}
-		out, err := b.cut(raw)
+		out, err := b.cut(buf.Bytes())
 		b.r, b.err = bytes.NewReader(out), err
 	})
 	if b.err != nil {
