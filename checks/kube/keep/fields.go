@@ -98,7 +98,7 @@ var Kinds = []Kind{
 		"status.containerStatuses[].state.terminated.message",            // node-arch (exec format error)
 		"status.containerStatuses[].state.terminated.startedAt",          // trace (ran)
 		"status.containerStatuses[].state.terminated.finishedAt",         // job-terminations
-		"status.containerStatuses[].lastState.terminated.exitCode",       // job-terminations, node-arch, trace
+		"status.containerStatuses[].lastState.terminated.exitCode",       // job-terminations; trace (ran: that it is there)
 		"status.containerStatuses[].lastState.terminated.reason",         // job-terminations
 		"status.containerStatuses[].lastState.terminated.message",        // node-arch
 		"status.containerStatuses[].lastState.terminated.finishedAt",     // job-terminations
