@@ -10,6 +10,10 @@
 // The cut is also where the work of an answer is bounded: items per list
 // (no more than the limit asked), elements per repeated field, and the
 // memory the run's decoded objects take (bounds.go).
+//
+// Kinds is the one declaration of what doctor reads of the API: anything
+// that decodes less than client-go's types (small types of their own, a
+// direct protobuf decoding) is to derive from it, not restate it.
 package keep
 
 import (

@@ -3,8 +3,6 @@ package keep
 import (
 	"bytes"
 	"fmt"
-
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // The protobuf cut walks the apiserver's encoding field by field: a kept
@@ -46,21 +44,21 @@ func (c *protoCut) envelope(body, out []byte) ([]byte, error) {
 	}
 	var apiVersion, kind string
 	var raw []byte
-	err := c.fieldsOf(body[len(magic):], func(num protowire.Number, typ protowire.Type, val []byte) error {
+	err := c.fieldsOf(body[len(magic):], func(num fieldNum, typ wireType, val []byte) error {
 		switch {
-		case num == 1 && typ == protowire.BytesType: // typeMeta
-			return c.fieldsOf(val, func(num protowire.Number, typ protowire.Type, v []byte) error {
-				if typ == protowire.BytesType && num == 1 {
+		case num == 1 && typ == bytesType: // typeMeta
+			return c.fieldsOf(val, func(num fieldNum, typ wireType, v []byte) error {
+				if typ == bytesType && num == 1 {
 					apiVersion = string(v)
 				}
-				if typ == protowire.BytesType && num == 2 {
+				if typ == bytesType && num == 2 {
 					kind = string(v)
 				}
 				return nil
 			})
-		case num == 2 && typ == protowire.BytesType:
+		case num == 2 && typ == bytesType:
 			raw = val
-		case num == 3 && typ == protowire.BytesType && len(val) > 0:
+		case num == 3 && typ == bytesType && len(val) > 0:
 			return c.bad("content encoding %q", checksSafe(val))
 		}
 		return nil
@@ -80,13 +78,13 @@ func (c *protoCut) envelope(body, out []byte) ([]byte, error) {
 	}
 	out = append(out, magic...)
 	var tm []byte
-	tm = protowire.AppendTag(tm, 1, protowire.BytesType)
-	tm = protowire.AppendString(tm, apiVersion)
-	tm = protowire.AppendTag(tm, 2, protowire.BytesType)
-	tm = protowire.AppendString(tm, kind)
-	out = protowire.AppendTag(out, 1, protowire.BytesType)
-	out = protowire.AppendBytes(out, tm)
-	out = protowire.AppendTag(out, 2, protowire.BytesType)
+	tm = appendTag(tm, 1, bytesType)
+	tm = appendString(tm, apiVersion)
+	tm = appendTag(tm, 2, bytesType)
+	tm = appendString(tm, kind)
+	out = appendTag(out, 1, bytesType)
+	out = appendBytes(out, tm)
+	out = appendTag(out, 2, bytesType)
 	return c.nested(n, raw, out, 0)
 }
 
@@ -99,19 +97,19 @@ func checksSafe(b []byte) string {
 }
 
 // fieldsOf calls fn for each field of msg, in order.
-func (c *protoCut) fieldsOf(msg []byte, fn func(protowire.Number, protowire.Type, []byte) error) error {
+func (c *protoCut) fieldsOf(msg []byte, fn func(fieldNum, wireType, []byte) error) error {
 	for len(msg) > 0 {
-		num, typ, tl := protowire.ConsumeTag(msg)
+		num, typ, tl := consumeTag(msg)
 		if tl < 0 {
-			return c.bad("%v", protowire.ParseError(tl))
+			return c.bad("%v", errWire)
 		}
-		vl := protowire.ConsumeFieldValue(num, typ, msg[tl:])
+		vl := consumeFieldValue(num, typ, msg[tl:])
 		if vl < 0 {
-			return c.bad("%v", protowire.ParseError(vl))
+			return c.bad("%v", errWire)
 		}
 		val := msg[tl : tl+vl]
-		if typ == protowire.BytesType {
-			val, _ = protowire.ConsumeBytes(val)
+		if typ == bytesType {
+			val = consumeBytes(val)
 		}
 		if err := fn(num, typ, val); err != nil {
 			return err
@@ -136,7 +134,7 @@ func (c *protoCut) nested(n *node, msg, out []byte, depth int) ([]byte, error) {
 	if size >= 1<<28 {
 		return nil, c.bad("a message past 256 MiB")
 	}
-	l := protowire.AppendVarint(nil, uint64(size))
+	l := appendVarint(nil, uint64(size))
 	copy(out[at:], l)
 	copy(out[at+len(l):], out[at+room:])
 	return out[:len(out)-(room-len(l))], nil
@@ -153,13 +151,13 @@ func (c *protoCut) message(n *node, msg, out []byte, depth int) ([]byte, error) 
 		counts = make([]int, len(n.byNum))
 	}
 	for len(msg) > 0 {
-		num, typ, tl := protowire.ConsumeTag(msg)
+		num, typ, tl := consumeTag(msg)
 		if tl < 0 {
-			return nil, c.bad("%v", protowire.ParseError(tl))
+			return nil, c.bad("%v", errWire)
 		}
-		vl := protowire.ConsumeFieldValue(num, typ, msg[tl:])
+		vl := consumeFieldValue(num, typ, msg[tl:])
 		if vl < 0 {
-			return nil, c.bad("%v", protowire.ParseError(vl))
+			return nil, c.bad("%v", errWire)
 		}
 		whole, val := msg[:tl+vl], msg[tl:tl+vl]
 		msg = msg[tl+vl:]
@@ -167,7 +165,7 @@ func (c *protoCut) message(n *node, msg, out []byte, depth int) ([]byte, error) 
 		if f == nil {
 			continue
 		}
-		packed := f.repeated && f.shape == scalar && f.wire != protowire.BytesType && typ == protowire.BytesType
+		packed := f.repeated && f.shape == scalar && f.wire != bytesType && typ == bytesType
 		if typ != f.wire && !packed {
 			return nil, c.bad("field %d of %s has wire type %d, not %d", num, n.name, typ, f.wire)
 		}
@@ -185,21 +183,21 @@ func (c *protoCut) message(n *node, msg, out []byte, depth int) ([]byte, error) 
 		case packed:
 			// Packed scalars (none of the kept fields today): kept as
 			// they are, each of their bytes counted as an element.
-			b, _ := protowire.ConsumeBytes(val)
+			b := consumeBytes(val)
 			if len(b) > MaxRepeated {
 				return nil, c.m.elements(f, MaxRepeated+1)
 			}
 			err = c.m.add(int64(len(b)) * f.elemSize)
 			out = append(out, whole...)
-		case f.shape == scalar && typ == protowire.BytesType:
-			b, _ := protowire.ConsumeBytes(val)
+		case f.shape == scalar && typ == bytesType:
+			b := consumeBytes(val)
 			if f.transform != nil {
 				b = []byte(f.transform(string(b)))
 			}
 			b = c.sec.Replace(b)
 			err = c.m.add(int64(len(b)))
-			out = protowire.AppendTag(out, num, typ)
-			out = protowire.AppendBytes(out, b)
+			out = appendTag(out, num, typ)
+			out = appendBytes(out, b)
 		case f.shape == scalar:
 			out = append(out, whole...)
 		case f.shape == opaque:
@@ -211,11 +209,11 @@ func (c *protoCut) message(n *node, msg, out []byte, depth int) ([]byte, error) 
 			err = c.m.add(int64(len(val)))
 			out = append(out, whole...)
 		case f.shape == message:
-			b, _ := protowire.ConsumeBytes(val)
-			out = protowire.AppendTag(out, num, typ)
+			b := consumeBytes(val)
+			out = appendTag(out, num, typ)
 			out, err = c.nested(f.child, b, out, depth+1)
 		case f.shape == mapping:
-			b, _ := protowire.ConsumeBytes(val)
+			b := consumeBytes(val)
 			out, err = c.entry(f, num, b, out)
 		}
 		if err != nil {
@@ -227,12 +225,12 @@ func (c *protoCut) message(n *node, msg, out []byte, depth int) ([]byte, error) 
 
 // entry appends one map entry (key 1, value 2): the key, and the value
 // unless only keys are kept.
-func (c *protoCut) entry(f *field, num protowire.Number, e, out []byte) ([]byte, error) {
+func (c *protoCut) entry(f *field, num fieldNum, e, out []byte) ([]byte, error) {
 	var key, val []byte
 	var hasVal bool
-	err := c.fieldsOf(e, func(n protowire.Number, typ protowire.Type, v []byte) error {
+	err := c.fieldsOf(e, func(n fieldNum, typ wireType, v []byte) error {
 		switch {
-		case typ != protowire.BytesType:
+		case typ != bytesType:
 			return c.bad("a map entry of %s has wire type %d", f.json, typ)
 		case n == 1:
 			key = v
@@ -246,20 +244,20 @@ func (c *protoCut) entry(f *field, num protowire.Number, e, out []byte) ([]byte,
 	}
 	key = c.sec.Replace(key)
 	var ent []byte
-	ent = protowire.AppendTag(ent, 1, protowire.BytesType)
-	ent = protowire.AppendBytes(ent, key)
+	ent = appendTag(ent, 1, bytesType)
+	ent = appendBytes(ent, key)
 	size := int64(len(key))
 	if hasVal && !f.keysOnly && !(f.valOpaque && c.sec.In(val)) {
 		if !f.valOpaque {
 			val = c.sec.Replace(val)
 		}
 		size += int64(len(val))
-		ent = protowire.AppendTag(ent, 2, protowire.BytesType)
-		ent = protowire.AppendBytes(ent, val)
+		ent = appendTag(ent, 2, bytesType)
+		ent = appendBytes(ent, val)
 	}
 	if err := c.m.add(size); err != nil {
 		return nil, err
 	}
-	out = protowire.AppendTag(out, num, protowire.BytesType)
-	return protowire.AppendBytes(out, ent), nil
+	out = appendTag(out, num, bytesType)
+	return appendBytes(out, ent), nil
 }

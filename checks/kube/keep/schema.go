@@ -6,8 +6,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // A node is what is kept of one message type: its allowed fields, by JSON
@@ -16,7 +14,7 @@ type node struct {
 	name   string       // the Go type, or the kind's path for schemaless ones
 	goType reflect.Type // nil for a kind without Go types (a CRD read as unstructured)
 	byJSON map[string]*field
-	byNum  map[protowire.Number]*field
+	byNum  map[fieldNum]*field
 }
 
 // shape is how a kept field's value is encoded and walked.
@@ -34,8 +32,8 @@ const (
 type field struct {
 	json     string
 	idx      int // its place among its node's fields, for counting
-	num      protowire.Number
-	wire     protowire.Type // the protobuf wire type of one value
+	num      fieldNum
+	wire     wireType // the protobuf wire type of one value
 	shape    shape
 	repeated bool  // a slice (not []byte): one entry per element
 	items    bool  // the items of a list, bounded by the request's limit
@@ -70,13 +68,13 @@ func compile(t reflect.Type, paths []string) (*node, error) {
 }
 
 func newNode(t reflect.Type) *node {
-	return &node{name: t.String(), goType: t, byJSON: map[string]*field{}, byNum: map[protowire.Number]*field{}}
+	return &node{name: t.String(), goType: t, byJSON: map[string]*field{}, byNum: map[fieldNum]*field{}}
 }
 
 // add allows one path below n; whole is the path as declared, for errors.
 func (n *node) add(path, whole string) error {
 	if n.byJSON == nil {
-		n.byJSON, n.byNum = map[string]*field{}, map[protowire.Number]*field{}
+		n.byJSON, n.byNum = map[string]*field{}, map[fieldNum]*field{}
 	}
 	head, rest, more := strings.Cut(path, ".")
 	name, repeated := strings.CutSuffix(head, "[]")
@@ -191,7 +189,7 @@ func newField(sf reflect.StructField, name string) (*field, error) {
 	// not always what the generated code writes (PodSpec.priority says
 	// "bytes" and is a varint; SubjectRulesReviewStatus.incomplete says
 	// "rep"). The Go type says it.
-	f := &field{json: name, num: protowire.Number(num)}
+	f := &field{json: name, num: fieldNum(num)}
 	t := sf.Type
 	pointer := false
 	if t.Kind() == reflect.Pointer {
@@ -206,7 +204,7 @@ func newField(sf reflect.StructField, name string) (*field, error) {
 			return nil, fmt.Errorf("%s: %w", sf.Name, err)
 		}
 	case t.Kind() == reflect.Map:
-		f.shape, f.repeated, f.wire = mapping, true, protowire.BytesType
+		f.shape, f.repeated, f.wire = mapping, true, bytesType
 		f.elemSize = int64(t.Key().Size()+t.Elem().Size()) + mapEntryOverhead
 		val := t.Elem()
 		f.valOpaque = val.Kind() == reflect.Struct
@@ -238,15 +236,15 @@ func (f *field) setShape(t reflect.Type, pointer bool) error {
 	}
 	switch {
 	case f.shape != scalar:
-		f.wire = protowire.BytesType
+		f.wire = bytesType
 	case t.Kind() == reflect.String || t.Kind() == reflect.Slice:
-		f.wire = protowire.BytesType
+		f.wire = bytesType
 	case t.Kind() == reflect.Float64:
-		f.wire = protowire.Fixed64Type
+		f.wire = fixed64Type
 	case t.Kind() == reflect.Float32:
-		f.wire = protowire.Fixed32Type
+		f.wire = fixed32Type
 	default:
-		f.wire = protowire.VarintType // bool and the integers: k8s has no zigzag fields
+		f.wire = varintType // bool and the integers: k8s has no zigzag fields
 	}
 	return nil
 }

@@ -5,8 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // A watch stream is cut event by event, as client-go frames it: JSON
@@ -194,15 +192,15 @@ func cutProtoEvent(frame []byte, req Request) ([]byte, error) {
 	m := newMeter(&req)
 	c := &protoCut{m: m, sec: req.Secrets}
 	var out []byte
-	err := c.fieldsOf(frame, func(num protowire.Number, typ protowire.Type, val []byte) error {
+	err := c.fieldsOf(frame, func(num fieldNum, typ wireType, val []byte) error {
 		switch {
-		case num == 1 && typ == protowire.BytesType:
-			out = protowire.AppendTag(out, 1, protowire.BytesType)
-			out = protowire.AppendBytes(out, val)
-		case num == 2 && typ == protowire.BytesType:
+		case num == 1 && typ == bytesType:
+			out = appendTag(out, 1, bytesType)
+			out = appendBytes(out, val)
+		case num == 2 && typ == bytesType:
 			var raw []byte
-			if err := c.fieldsOf(val, func(n protowire.Number, t protowire.Type, v []byte) error {
-				if n == 1 && t == protowire.BytesType {
+			if err := c.fieldsOf(val, func(n fieldNum, t wireType, v []byte) error {
+				if n == 1 && t == bytesType {
 					raw = v
 				}
 				return nil
@@ -214,10 +212,10 @@ func cutProtoEvent(frame []byte, req Request) ([]byte, error) {
 				return err
 			}
 			var ext []byte
-			ext = protowire.AppendTag(ext, 1, protowire.BytesType)
-			ext = protowire.AppendBytes(ext, obj)
-			out = protowire.AppendTag(out, 2, protowire.BytesType)
-			out = protowire.AppendBytes(out, ext)
+			ext = appendTag(ext, 1, bytesType)
+			ext = appendBytes(ext, obj)
+			out = appendTag(out, 2, bytesType)
+			out = appendBytes(out, ext)
 		}
 		return nil
 	})
