@@ -317,9 +317,10 @@ func newAPI(env *checks.Env, cfg *rest.Config, cred *pluginCredential) (*API, er
 		cred.apply(cfg)
 	}
 	if t := env.Tape; t != nil {
-		// A bundle keeps the API objects as JSON, which it can redact
-		// (protobuf it could not); analyze answers from them, so nothing
-		// dials, and no credential (nor an exec plugin) is used.
+		// A bundle keeps the API answers as JSON, cut to what the checks
+		// read (keep), which its reader can read; analyze answers from
+		// them, so nothing dials, and no credential (nor an exec plugin)
+		// is used.
 		cfg.ContentType, cfg.AcceptContentTypes = "application/json", "application/json"
 		if t.Replay {
 			cfg.TLSClientConfig = rest.TLSClientConfig{}
