@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
@@ -413,52 +410,34 @@ func floodBundle(t *testing.T, p string) string {
 	t.Helper()
 	raw, err := os.ReadFile(p)
 	noErr(t, err)
-	zr, err := gzip.NewReader(bytes.NewReader(raw))
-	noErr(t, err)
-	tr := tar.NewReader(zr)
-	var out bytes.Buffer
-	zw := gzip.NewWriter(&out)
-	tw := tar.NewWriter(zw)
-	floods := 0
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
+	var tape map[string]json.RawMessage
+	for name, b := range bundleContents(t, p) {
+		if strings.HasSuffix(name, "/tape.json") {
+			noErr(t, json.Unmarshal([]byte(b), &tape))
 		}
-		noErr(t, err)
-		b, err := io.ReadAll(tr)
-		noErr(t, err)
-		if strings.HasSuffix(h.Name, "/tape.json") {
-			var tape map[string]json.RawMessage
-			noErr(t, json.Unmarshal(b, &tape))
-			var answers map[string][]*checks.HTTPRecord
-			noErr(t, json.Unmarshal(tape["http"], &answers))
-			for key, recs := range answers {
-				for _, r := range recs {
-					if kind, ok := floodKindOf(key); ok && r.Status == 200 {
-						r.Body, r.BodyErr = string(testenv.FloodJSON(kind[0], kind[1], floodItems)), nil
-						floods++
-					}
-				}
-			}
-			tape["http"], err = json.Marshal(answers)
-			noErr(t, err)
-			b, err = json.Marshal(tape)
-			noErr(t, err)
-			h.Size = int64(len(b))
-		}
-		noErr(t, tw.WriteHeader(h))
-		_, err = tw.Write(b)
-		noErr(t, err)
 	}
-	noErr(t, tw.Close())
-	noErr(t, zw.Close())
+	var answers map[string][]*checks.HTTPRecord
+	noErr(t, json.Unmarshal(tape["http"], &answers))
+	floods := 0
+	for key, recs := range answers {
+		for _, r := range recs {
+			if kind, ok := floodKindOf(key); ok && r.Status == 200 {
+				r.Body, r.BodyErr = string(testenv.FloodJSON(kind[0], kind[1], floodItems)), nil
+				floods++
+			}
+		}
+	}
 	if floods == 0 {
 		t.Fatal("the bundle recorded no list answer to flood")
 	}
+	tape["http"], err = json.Marshal(answers)
+	noErr(t, err)
+	tj, err := json.Marshal(tape)
+	noErr(t, err)
+	out := withTape(t, raw, tj)
 	crafted := filepath.Join(t.TempDir(), "flooded.tar.gz")
-	noErr(t, os.WriteFile(crafted, out.Bytes(), 0o600))
-	t.Logf("%d answers flooded; the bundle is %d KB", floods, out.Len()>>10)
+	noErr(t, os.WriteFile(crafted, out, 0o600))
+	t.Logf("%d answers flooded; the bundle is %d KB", floods, len(out)>>10)
 	return crafted
 }
 

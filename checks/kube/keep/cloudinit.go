@@ -1,47 +1,70 @@
 package keep
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 
 	"sigs.k8s.io/yaml"
 )
 
-// CloudConfigUsers is what dvp-pool reads of a pool's cloud-init userData
-// (dvppool.cloudUsers): the #cloud-config header and, of each user entry,
-// its name and ssh_authorized_keys, which are public keys. The rest of a
-// cloud-config (passwords, chpasswd, write_files, runcmd: often a
-// registration token) is never kept. A userData that is not cloud-config
-// stays not cloud-config, and one that is not YAML stays not YAML (with a
-// fixed error of its own: the original's could quote it).
-func CloudConfigUsers(userData string) string {
+// CloudUser is one entry of a #cloud-config users list, as far as the
+// fleeting connector cares: its name and the keys cloud-init authorizes
+// for it (public keys).
+type CloudUser struct {
+	Name string   `json:"name"`
+	Keys []string `json:"ssh_authorized_keys,omitempty"` // as written
+}
+
+// errNotCloudConfig is userData cloud-init does not read as cloud-config.
+var errNotCloudConfig = errors.New("userData does not start with #cloud-config: cloud-init does not read it as cloud-config")
+
+// CloudUsers reads the users of a #cloud-config document (dvp-pool). An
+// entry may be a mapping or the string "default" (cloud-init's
+// distribution user, which is not named here and so is never the
+// connector's username).
+func CloudUsers(userData string) ([]CloudUser, error) {
 	if !strings.HasPrefix(strings.TrimSpace(userData), "#cloud-config") {
-		return "(not kept: not #cloud-config)"
+		return nil, errNotCloudConfig
 	}
 	var doc struct {
 		Users []any `json:"users"`
 	}
 	if err := yaml.Unmarshal([]byte(userData), &doc); err != nil {
-		return "#cloud-config\n" + notYAML
+		return nil, fmt.Errorf("userData is not YAML: %v", err)
 	}
-	type user struct {
-		Name string   `json:"name"`
-		Keys []string `json:"ssh_authorized_keys,omitempty"`
-	}
-	var users []user
+	var out []CloudUser
 	for _, u := range doc.Users {
 		m, ok := u.(map[string]any)
 		if !ok {
-			continue // "default": the distribution's user, never the connector's
+			continue
 		}
 		name, _ := m["name"].(string)
-		kept := user{Name: name}
+		cu := CloudUser{Name: name}
 		keys, _ := m["ssh_authorized_keys"].([]any)
 		for _, k := range keys {
 			if s, ok := k.(string); ok {
-				kept.Keys = append(kept.Keys, s)
+				cu.Keys = append(cu.Keys, s)
 			}
 		}
-		users = append(users, kept)
+		out = append(out, cu)
+	}
+	return out, nil
+}
+
+// CloudConfigUsers is what the cut keeps of a pool's cloud-init userData:
+// the #cloud-config header and the users CloudUsers reads, re-encoded.
+// The rest of a cloud-config (passwords, chpasswd, write_files, runcmd:
+// often a registration token) is never kept. A userData that is not
+// cloud-config stays not cloud-config, and one that is not YAML stays not
+// YAML (with a fixed error of its own: the original's could quote it).
+func CloudConfigUsers(userData string) string {
+	users, err := CloudUsers(userData)
+	switch {
+	case errors.Is(err, errNotCloudConfig):
+		return "(not kept: not #cloud-config)"
+	case err != nil:
+		return "#cloud-config\n" + notYAML
 	}
 	out, err := yaml.Marshal(map[string]any{"users": users})
 	if err != nil {

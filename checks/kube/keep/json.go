@@ -117,26 +117,8 @@ func (c *jsonCut) fields(n *node, top bool, depth int) error {
 	if depth > maxDepth {
 		return c.bad("nested deeper than %d", maxDepth)
 	}
-	if c.peek() != '{' {
-		return c.bad("an object was expected")
-	}
-	c.pos++
-	c.out = append(c.out, '{')
 	wrote := false
-	for i := 0; ; i++ {
-		c.ws()
-		if c.peek() == '}' {
-			c.pos++
-			c.out = append(c.out, '}')
-			return nil
-		}
-		if i > 0 {
-			if c.peek() != ',' {
-				return c.bad("a missing comma")
-			}
-			c.pos++
-			c.ws()
-		}
+	return c.members('{', func(int) error {
 		name, err := c.key()
 		if err != nil {
 			return err
@@ -146,26 +128,64 @@ func (c *jsonCut) fields(n *node, top bool, depth int) error {
 		if f == nil && !typeMeta || f != nil && n.goType == nil && !c.fits(f) {
 			// Not kept; or, in a schemaless kind, not the object or list
 			// its path says, which unstructured access would not find.
-			if err := c.skip(); err != nil {
-				return err
-			}
-			continue
+			return c.skip()
 		}
-		if wrote {
-			c.out = append(c.out, ',')
-		}
-		wrote = true
-		c.out = appendJSONString(c.out, []byte(name))
-		c.out = append(c.out, ':')
+		c.member(&wrote, name)
 		if typeMeta {
-			err = c.scalar(nil)
-		} else {
-			err = c.value(f, n.goType == nil, depth)
+			return c.scalar(nil)
 		}
-		if err != nil {
+		return c.value(f, n.goType == nil, depth)
+	})
+}
+
+// members walks the object ('{') or list ('[') at c.pos, writing its
+// brackets, and calls each for every member or element, after the comma
+// before it: each reads the member and writes what it keeps, commas
+// included (element and member write them).
+func (c *jsonCut) members(open byte, each func(i int) error) error {
+	close := open + 2 // '}' is '{'+2, ']' is '['+2
+	if c.peek() != open {
+		return c.bad("%q was expected", open)
+	}
+	c.pos++
+	c.out = append(c.out, open)
+	for i := 0; ; i++ {
+		c.ws()
+		if c.peek() == close {
+			c.pos++
+			c.out = append(c.out, close)
+			return nil
+		}
+		if i > 0 {
+			if c.peek() != ',' {
+				return c.bad("a missing comma")
+			}
+			c.pos++
+			c.ws()
+		}
+		if err := each(i); err != nil {
 			return err
 		}
 	}
+}
+
+// element writes the comma before the i-th element of a list that keeps
+// every element.
+func (c *jsonCut) element(i int) {
+	if i > 0 {
+		c.out = append(c.out, ',')
+	}
+}
+
+// member writes a kept member's name, after a comma when one was written
+// before it.
+func (c *jsonCut) member(wrote *bool, name string) {
+	if *wrote {
+		c.out = append(c.out, ',')
+	}
+	*wrote = true
+	c.out = appendJSONString(c.out, []byte(name))
+	c.out = append(c.out, ':')
 }
 
 // fits says whether the value at c.pos has the shape f's path gives it.
@@ -202,33 +222,16 @@ func (c *jsonCut) value(f *field, schemaless bool, depth int) error {
 	if c.peek() != '[' {
 		return c.bad("%s: a list was expected", f.json)
 	}
-	c.pos++
-	c.out = append(c.out, '[')
-	for count := 0; ; count++ {
-		c.ws()
-		if c.peek() == ']' {
-			c.pos++
-			c.out = append(c.out, ']')
-			return nil
-		}
-		if count > 0 {
-			if c.peek() != ',' {
-				return c.bad("a missing comma")
-			}
-			c.pos++
-			c.ws()
-			c.out = append(c.out, ',')
-		}
-		if err := c.m.elements(f, count+1); err != nil {
+	return c.members('[', func(i int) error {
+		c.element(i)
+		if err := c.m.elements(f, i+1); err != nil {
 			return err
 		}
 		if err := c.m.add(f.elemSize); err != nil {
 			return err
 		}
-		if err := c.one(f, schemaless, depth+1); err != nil {
-			return err
-		}
-	}
+		return c.one(f, schemaless, depth+1)
+	})
 }
 
 // one cuts one value of f (one element, for a list).
@@ -265,26 +268,9 @@ func (c *jsonCut) mapping(f *field) error {
 	if c.peek() != '{' {
 		return c.bad("%s: an object was expected", f.json)
 	}
-	c.pos++
-	c.out = append(c.out, '{')
-	count := 0
-	for {
-		c.ws()
-		if c.peek() == '}' {
-			c.pos++
-			c.out = append(c.out, '}')
-			return nil
-		}
-		if count > 0 {
-			if c.peek() != ',' {
-				return c.bad("a missing comma")
-			}
-			c.pos++
-			c.ws()
-			c.out = append(c.out, ',')
-		}
-		count++
-		if err := c.m.elements(f, count); err != nil {
+	return c.members('{', func(i int) error {
+		c.element(i)
+		if err := c.m.elements(f, i+1); err != nil {
 			return err
 		}
 		kstart := c.pos
@@ -294,28 +280,31 @@ func (c *jsonCut) mapping(f *field) error {
 		if err := c.m.add(f.elemSize + int64(c.pos-kstart)); err != nil {
 			return err
 		}
-		c.ws()
-		if c.peek() != ':' {
-			return c.bad("a missing colon")
+		if err := c.colon(); err != nil {
+			return err
 		}
-		c.pos++
-		c.out = append(c.out, ':')
-		c.ws()
 		if f.keysOnly {
-			if err := c.skip(); err != nil {
-				return err
-			}
 			c.out = append(c.out, `""`...)
-			continue
+			return c.skip()
 		}
 		vstart := c.pos
 		if err := c.scalar(nil); err != nil {
 			return err
 		}
-		if err := c.m.add(int64(c.pos - vstart)); err != nil {
-			return err
-		}
+		return c.m.add(int64(c.pos - vstart))
+	})
+}
+
+// colon reads and writes the colon after a member's name.
+func (c *jsonCut) colon() error {
+	c.ws()
+	if c.peek() != ':' {
+		return c.bad("a missing colon")
 	}
+	c.pos++
+	c.out = append(c.out, ':')
+	c.ws()
+	return nil
 }
 
 // scalar copies one string, number, boolean or null; f, when set, may
@@ -365,25 +354,9 @@ func (c *jsonCut) any(depth int) error {
 	c.ws()
 	switch c.peek() {
 	case '{':
-		c.pos++
-		c.out = append(c.out, '{')
-		count := 0
-		for {
-			c.ws()
-			if c.peek() == '}' {
-				c.pos++
-				c.out = append(c.out, '}')
-				return nil
-			}
-			if count > 0 {
-				if c.peek() != ',' {
-					return c.bad("a missing comma")
-				}
-				c.pos++
-				c.ws()
-				c.out = append(c.out, ',')
-			}
-			if count++; count > MaxRepeated {
+		return c.members('{', func(i int) error {
+			c.element(i)
+			if i >= MaxRepeated {
 				return &ErrTooMuch{URL: c.m.req.URL, What: "members of an object", Limit: MaxRepeated}
 			}
 			if err := c.m.add(16 + mapEntryOverhead); err != nil {
@@ -392,44 +365,22 @@ func (c *jsonCut) any(depth int) error {
 			if err := c.str(nil); err != nil {
 				return err
 			}
-			c.ws()
-			if c.peek() != ':' {
-				return c.bad("a missing colon")
-			}
-			c.pos++
-			c.out = append(c.out, ':')
-			if err := c.any(depth + 1); err != nil {
+			if err := c.colon(); err != nil {
 				return err
 			}
-		}
+			return c.any(depth + 1)
+		})
 	case '[':
-		c.pos++
-		c.out = append(c.out, '[')
-		count := 0
-		for {
-			c.ws()
-			if c.peek() == ']' {
-				c.pos++
-				c.out = append(c.out, ']')
-				return nil
-			}
-			if count > 0 {
-				if c.peek() != ',' {
-					return c.bad("a missing comma")
-				}
-				c.pos++
-				c.out = append(c.out, ',')
-			}
-			if count++; count > MaxRepeated {
+		return c.members('[', func(i int) error {
+			c.element(i)
+			if i >= MaxRepeated {
 				return &ErrTooMuch{URL: c.m.req.URL, What: "elements of a list", Limit: MaxRepeated}
 			}
 			if err := c.m.add(16); err != nil {
 				return err
 			}
-			if err := c.any(depth + 1); err != nil {
-				return err
-			}
-		}
+			return c.any(depth + 1)
+		})
 	}
 	return c.scalar(nil)
 }

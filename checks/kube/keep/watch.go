@@ -140,50 +140,22 @@ func cutJSONEvent(frame []byte, req Request) ([]byte, error) {
 
 func (c *jsonCut) event() ([]byte, error) {
 	c.ws()
-	if c.peek() != '{' {
-		return nil, c.bad("a watch event that is not an object")
-	}
-	c.pos++
-	c.out = append(c.out, '{')
 	wrote := false
-	for i := 0; ; i++ {
-		c.ws()
-		if c.peek() == '}' {
-			c.pos++
-			return append(c.out, '}'), nil
-		}
-		if i > 0 {
-			if c.peek() != ',' {
-				return nil, c.bad("a missing comma")
-			}
-			c.pos++
-			c.ws()
-		}
+	err := c.members('{', func(int) error {
 		name, err := c.key()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if name != "type" && name != "object" {
-			if err := c.skip(); err != nil {
-				return nil, err
-			}
-			continue
+			return c.skip()
 		}
-		if wrote {
-			c.out = append(c.out, ',')
-		}
-		wrote = true
-		c.out = appendJSONString(c.out, []byte(name))
-		c.out = append(c.out, ':')
+		c.member(&wrote, name)
 		if name == "type" {
-			err = c.scalar(nil)
-		} else {
-			err = c.object()
+			return c.scalar(nil)
 		}
-		if err != nil {
-			return nil, err
-		}
-	}
+		return c.object()
+	})
+	return c.out, err
 }
 
 // cutProtoEvent cuts a metav1.WatchEvent: type (1) kept, object (2, a
