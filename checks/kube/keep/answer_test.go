@@ -240,3 +240,13 @@ func TestCloudConfigUsers(t *testing.T) {
 		t.Errorf("not YAML: %q", got)
 	}
 }
+
+// A kind doctor does not read is named in the error quoted and cut: a
+// hostile server's kind carries no control character or credential out.
+func TestNotReadKindIsShownSafely(t *testing.T) {
+	body := []byte(`{"kind":"X\u001b[2J` + reflectedToken + `","apiVersion":"v1"}`)
+	_, _, err := get(t, Transport(answer{status: 200, media: "application/json", body: body}, &Run{}), "https://a/api/v1/pods")
+	if err == nil || strings.ContainsRune(err.Error(), 0x1b) || strings.Contains(err.Error(), reflectedToken) || !strings.Contains(err.Error(), "does not read") {
+		t.Errorf("%v", err)
+	}
+}

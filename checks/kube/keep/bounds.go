@@ -73,7 +73,21 @@ func (e *ErrNotRead) Error() string {
 	if e.Kind == "" {
 		return fmt.Sprintf("%s: the answer names no kind; doctor keeps nothing of it", e.URL)
 	}
-	return fmt.Sprintf("%s: the answer is a %s %s, which doctor does not read; it keeps nothing of it", e.URL, e.APIVersion, e.Kind)
+	return fmt.Sprintf("%s: the answer is a %s %s, which doctor does not read; it keeps nothing of it", e.URL, shown(e.APIVersion), shown(e.Kind))
+}
+
+// shown is a server's word as an error quotes it: cut, and quoted when it
+// is not a plain word, so no control character or line of its own passes.
+func shown(s string) string {
+	if len(s) > 64 {
+		s = s[:64] + "…"
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '/' || r == '-') {
+			return fmt.Sprintf("%q", s)
+		}
+	}
+	return s
 }
 
 // ErrMalformed is an answer that does not parse as its encoding says.

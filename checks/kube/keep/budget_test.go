@@ -26,7 +26,7 @@ func TestDecodedBudgetHoldsALargeCluster(t *testing.T) {
 				Annotations: map[string]string{"kubectl.kubernetes.io/restartedAt": "2026-01-01T00:00:00Z"}},
 			Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "kube-proxy", Image: "registry.k8s.io/kube-proxy:v1.37.2",
 				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}},
-				Env: []corev1.EnvVar{{Name: "NODE_NAME", Value: node}}}}},
+				Env:       []corev1.EnvVar{{Name: "NODE_NAME", Value: node}}}}},
 			Status: corev1.PodStatus{Phase: corev1.PodRunning,
 				Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
 					{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
@@ -77,7 +77,7 @@ func TestDecodedBudgetHoldsALargeCluster(t *testing.T) {
 	for i := range 1000 {
 		events.Items = append(events.Items, corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("e%d", i), Namespace: "gitlab-runner", CreationTimestamp: now},
 			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: "runner-x-project-1-concurrent-0", Namespace: "gitlab-runner"},
-			Reason: "FailedScheduling", Message: "0/2000 nodes are available: 2000 Insufficient cpu. preemption: 0/2000 nodes are available.", Type: "Warning", LastTimestamp: now})
+			Reason:         "FailedScheduling", Message: "0/2000 nodes are available: 2000 Insufficient cpu. preemption: 0/2000 nodes are available.", Type: "Warning", LastTimestamp: now})
 	}
 	page(events)
 	t.Logf("decoded: %.1f MiB of %d MiB", float64(run.Decoded())/(1<<20), MaxRunDecoded>>20)

@@ -61,7 +61,7 @@ func (c *jsonCut) object() error {
 	}
 	n := kindNode(apiVersion, kind)
 	if n == nil {
-		return &ErrNotRead{URL: c.m.req.URL, APIVersion: apiVersion, Kind: kind}
+		return &ErrNotRead{URL: c.m.req.URL, APIVersion: c.sec.ReplaceString(apiVersion), Kind: c.sec.ReplaceString(kind)}
 	}
 	if err := c.m.add(n.size()); err != nil {
 		return err

@@ -59,7 +59,7 @@ func (c *protoCut) envelope(body, out []byte) ([]byte, error) {
 		case num == 2 && typ == bytesType:
 			raw = val
 		case num == 3 && typ == bytesType && len(val) > 0:
-			return c.bad("content encoding %q", checksSafe(val))
+			return c.bad("content encoding %s", shown(string(c.sec.Replace(val))))
 		}
 		return nil
 	})
@@ -68,10 +68,10 @@ func (c *protoCut) envelope(body, out []byte) ([]byte, error) {
 	}
 	n := kindNode(apiVersion, kind)
 	if n == nil {
-		return nil, &ErrNotRead{URL: c.m.req.URL, APIVersion: apiVersion, Kind: kind}
+		return nil, &ErrNotRead{URL: c.m.req.URL, APIVersion: c.sec.ReplaceString(apiVersion), Kind: c.sec.ReplaceString(kind)}
 	}
 	if n.goType == nil {
-		return nil, c.bad("%s %s is read as JSON only", apiVersion, kind)
+		return nil, c.bad("%s %s is read as JSON only", shown(apiVersion), shown(kind))
 	}
 	if err := c.m.add(n.size()); err != nil {
 		return nil, err
@@ -86,14 +86,6 @@ func (c *protoCut) envelope(body, out []byte) ([]byte, error) {
 	out = appendBytes(out, tm)
 	out = appendTag(out, 2, bytesType)
 	return c.nested(n, raw, out, 0)
-}
-
-// checksSafe shows a few bytes of a server's value in an error, printable.
-func checksSafe(b []byte) string {
-	if len(b) > 16 {
-		b = b[:16]
-	}
-	return fmt.Sprintf("%x", b)
 }
 
 // fieldsOf calls fn for each field of msg, in order.
