@@ -147,7 +147,7 @@ func listCluster(ctx context.Context, api *facts.API) *clusterLists {
 			if err != nil {
 				return "", err
 			}
-			l.PendingPods = appendPage(l.PendingPods, slimPods(r.Items))
+			l.PendingPods = appendPage(l.PendingPods, r.Items)
 			return r.Continue, nil
 		}, metav1.ListOptions{FieldSelector: "status.phase=Pending"})
 	})
@@ -157,7 +157,7 @@ func listCluster(ctx context.Context, api *facts.API) *clusterLists {
 			if err != nil {
 				return "", err
 			}
-			l.Nodes = appendPage(l.Nodes, slimNodes(r.Items))
+			l.Nodes = appendPage(l.Nodes, r.Items)
 			return r.Continue, nil
 		}, metav1.ListOptions{})
 	})
@@ -182,7 +182,7 @@ func listPods(ctx context.Context, api *facts.API, ns string) *namespaceLists {
 		if err != nil {
 			return "", err
 		}
-		l.RunnerPods = appendPage(l.RunnerPods, slimPods(r.Items))
+		l.RunnerPods = appendPage(l.RunnerPods, r.Items)
 		return r.Continue, nil
 	}, metav1.ListOptions{})
 	return l
@@ -200,7 +200,7 @@ func listEvents(ctx context.Context, api *facts.API, ns string) *eventList {
 		if err != nil {
 			return "", err
 		}
-		l.Events = appendPage(l.Events, slimEvents(r.Items))
+		l.Events = appendPage(l.Events, r.Items)
 		return r.Continue, nil
 	}, metav1.ListOptions{FieldSelector: "involvedObject.kind=Pod,type=Warning"})
 	return l

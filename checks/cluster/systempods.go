@@ -39,7 +39,7 @@ func ListSystemPods(ctx context.Context, c kube.Interface) ([]corev1.Pod, error)
 		if err != nil {
 			return "", err
 		}
-		pods = appendPage(pods, slimPods(r.Items))
+		pods = appendPage(pods, r.Items)
 		return r.Continue, nil
 	}, metav1.ListOptions{})
 	return pods, err

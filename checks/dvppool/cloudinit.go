@@ -2,52 +2,20 @@ package dvppool
 
 import (
 	"bytes"
-	"fmt"
-	"github.com/socialwebcomputer/doctor/internal/sshkey"
-	"strings"
 
 	"golang.org/x/crypto/ssh"
-	"sigs.k8s.io/yaml"
+
+	"github.com/socialwebcomputer/doctor/checks/kube/keep"
+	"github.com/socialwebcomputer/doctor/internal/sshkey"
 )
 
 // cloudUser is one entry of a #cloud-config users list, as far as the
 // connector cares: its name and the keys cloud-init authorizes for it.
-type cloudUser struct {
-	Name string
-	Keys []string // ssh_authorized_keys lines, as written
-}
+type cloudUser = keep.CloudUser
 
-// cloudUsers reads the users of a #cloud-config document. An entry may be
-// a mapping or the string "default" (cloud-init's distribution user, which
-// is not named here and so is never the connector's username).
-func cloudUsers(userData string) ([]cloudUser, error) {
-	if !strings.HasPrefix(strings.TrimSpace(userData), "#cloud-config") {
-		return nil, fmt.Errorf("userData does not start with #cloud-config: cloud-init does not read it as cloud-config")
-	}
-	var doc struct {
-		Users []any `json:"users"`
-	}
-	if err := yaml.Unmarshal([]byte(userData), &doc); err != nil {
-		return nil, fmt.Errorf("userData is not YAML: %v", err)
-	}
-	var out []cloudUser
-	for _, u := range doc.Users {
-		m, ok := u.(map[string]any)
-		if !ok {
-			continue
-		}
-		name, _ := m["name"].(string)
-		cu := cloudUser{Name: name}
-		keys, _ := m["ssh_authorized_keys"].([]any)
-		for _, k := range keys {
-			if s, ok := k.(string); ok {
-				cu.Keys = append(cu.Keys, s)
-			}
-		}
-		out = append(out, cu)
-	}
-	return out, nil
-}
+// cloudUsers reads the users of a #cloud-config document: what the cut
+// keeps of a pool's userData (keep.CloudConfigUsers) is read the same way.
+func cloudUsers(userData string) ([]cloudUser, error) { return keep.CloudUsers(userData) }
 
 // authorizes says whether one of the authorized_keys lines is pub. Lines
 // that do not parse as keys (a placeholder like <PUBLIC_KEY>) authorize

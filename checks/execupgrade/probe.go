@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/kube/keep"
 )
 
 // Protocol is one way of upgrading pods/exec: SPDY is what the runner's
@@ -147,6 +148,9 @@ const maxAnswer = 1 << 20
 // keeps what evidence needs. Every byte a proxy or apiserver sends passes
 // through here, so the fuzz test drives it with arbitrary answers.
 func readAnswer(pr Probe, r io.Reader, req *http.Request) Probe {
+	// The request's own credential, wherever the answer echoes it, is
+	// replaced before anything of the answer is kept.
+	sec := keep.RequestSecrets(req)
 	resp, err := http.ReadResponse(bufio.NewReader(io.LimitReader(r, maxAnswer)), req)
 	switch {
 	case err == io.EOF || err == io.ErrUnexpectedEOF:
@@ -158,16 +162,16 @@ func readAnswer(pr Probe, r io.Reader, req *http.Request) Probe {
 	case err != nil:
 		// net/http quotes the line it could not parse ("malformed HTTP
 		// response %q"): the server's bytes, cut and redacted like the rest.
-		pr.Err = fmt.Errorf("reading the response: %s", remoteText(err.Error(), 300))
+		pr.Err = fmt.Errorf("reading the response: %s", remoteText(sec.ReplaceString(err.Error()), 300))
 		return pr
 	}
 	// What a remote server says is cut and redacted before it is kept:
 	// the Server header names a proxy in a word or two, and a hostile one
 	// could put anything there.
-	pr.Status, pr.Server = resp.StatusCode, remoteText(resp.Header.Get("Server"), 80)
+	pr.Status, pr.Server = resp.StatusCode, remoteText(sec.ReplaceString(resp.Header.Get("Server")), 80)
 	if resp.StatusCode != http.StatusSwitchingProtocols {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-		pr.Body = remoteText(string(b), 300)
+		pr.Body = remoteText(string(sec.Replace(b)), 300)
 	}
 	resp.Body.Close()
 	return pr

@@ -22,6 +22,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/kube"
+	"github.com/socialwebcomputer/doctor/checks/kube/keep"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
@@ -316,9 +317,10 @@ func newAPI(env *checks.Env, cfg *rest.Config, cred *pluginCredential) (*API, er
 		cred.apply(cfg)
 	}
 	if t := env.Tape; t != nil {
-		// A bundle keeps the API objects as JSON, which it can redact
-		// (protobuf it could not); analyze answers from them, so nothing
-		// dials, and no credential (nor an exec plugin) is used.
+		// A bundle keeps the API answers as JSON, cut to what the checks
+		// read (keep), which its reader can read; analyze answers from
+		// them, so nothing dials, and no credential (nor an exec plugin)
+		// is used.
 		cfg.ContentType, cfg.AcceptContentTypes = "application/json", "application/json"
 		if t.Replay {
 			cfg.TLSClientConfig = rest.TLSClientConfig{}
@@ -330,8 +332,15 @@ func newAPI(env *checks.Env, cfg *rest.Config, cred *pluginCredential) (*API, er
 	n := &atomic.Int64{}
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
 		bounded := boundBodies(oneConnection(rt))
+		if !WholeAnswersForTests.Load() {
+			// Every answer, live or replayed, cut to what the checks read
+			// and bounded in the work it makes before client-go decodes
+			// it; the request's credential replaced wherever it is echoed.
+			bounded = keep.Transport(bounded, nil)
+		}
 		if env.Tape != nil && !env.Tape.Replay {
-			// Outside the bound: what the tape reads is bounded too.
+			// Outside the bound and the cut: the tape records what the
+			// checks are given, nothing else.
 			bounded = env.RoundTripper(bounded, who)
 		}
 		return roundTripFunc(func(r *http.Request) (*http.Response, error) {
@@ -353,6 +362,11 @@ func newAPI(env *checks.Env, cfg *rest.Config, cred *pluginCredential) (*API, er
 	}
 	return &API{Config: cfg, Client: cs, Server: checks.StripUserinfo(cfg.Host), Requests: n, TapeKey: checks.StripUserinfo(cfg.Host) + " " + who}, nil
 }
+
+// WholeAnswersForTests turns the cut of API answers (keep.Transport) off,
+// for the test that proves the allow-list sufficient: the checks find with
+// the cut what they find without it. Only a test sets it; no input can.
+var WholeAnswersForTests atomic.Bool
 
 // ErrRunsCode is why doctor builds no client for a kubeconfig user whose
 // credential comes from a program: client-go would run it, and nothing in

@@ -2,7 +2,9 @@ package gitlab
 
 import (
 	"encoding/json"
+
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/kube/keep"
 
 	"bufio"
 	"bytes"
@@ -76,12 +78,67 @@ func (c *Conn) Request(ctx context.Context, method string, u *url.URL, header ht
 	key := fmt.Sprintf("%s %s %s %s %x", c.Addr, method, u.Redacted(), strconv.FormatBool(readBody), sum[:6])
 	sent := time.Now()
 	resp, err := checks.Probe(c.env, "gitlab-http", key, func() (*Response, error) {
-		return c.request(ctx, method, u, header, body, readBody, d)
+		r, err := c.request(ctx, method, u, header, body, readBody, d)
+		sec := requestSecrets(header, body)
+		return r.kept(sec), sec.Err(err)
 	})
 	if resp != nil {
 		c.env.SawDate(ClockKind, c.origin, resp.Header, sent)
 	}
 	return resp, err
+}
+
+// keptHeaders are the answer's headers a check reads: Date (clock-skew)
+// and Location (gitlab-reachability, for a redirect).
+var keptHeaders = []string{"Date", "Location"}
+
+// kept is what the checks read of an answer, and all a bundle records:
+// the status, the kept headers and, of a body, GitLab's version (all
+// gitlab-reachability reads of /api/v4/version), with the request's own
+// credential replaced wherever the server echoed it. A body that is not
+// the version document keeps nothing: the check reads it as none.
+func (r *Response) kept(sec *keep.Secrets) *Response {
+	if r == nil {
+		return nil
+	}
+	out := &Response{Status: r.Status, Line: sec.ReplaceString(r.Line), Header: http.Header{}, Truncated: r.Truncated}
+	for _, h := range keptHeaders {
+		for _, v := range r.Header.Values(h) {
+			out.Header.Add(h, sec.ReplaceString(v))
+		}
+	}
+	var v struct {
+		Version string `json:"version"`
+	}
+	if !r.Truncated && json.Unmarshal(r.Body, &v) == nil && v.Version != "" {
+		out.Body, _ = json.Marshal(struct {
+			Version string `json:"version"`
+		}{sec.ReplaceString(v.Version)})
+	}
+	return out
+}
+
+// requestSecrets are the credentials a request presents: its header values
+// (RUNNER-TOKEN, PRIVATE-TOKEN, Authorization) and the strings of its JSON
+// body ({"token": ...}).
+func requestSecrets(header http.Header, body []byte) *keep.Secrets {
+	var vals []string
+	for k, vs := range header {
+		switch http.CanonicalHeaderKey(k) {
+		case "Content-Type", "Accept", "User-Agent":
+			continue
+		}
+		vals = append(vals, vs...)
+	}
+	var fields map[string]any
+	if json.Unmarshal(body, &fields) == nil {
+		for _, v := range fields {
+			if s, ok := v.(string); ok {
+				vals = append(vals, s)
+			}
+		}
+	}
+	return keep.NewSecrets(vals...)
 }
 
 func (c *Conn) request(ctx context.Context, method string, u *url.URL, header http.Header, body []byte, readBody bool, d time.Duration) (*Response, error) {

@@ -183,7 +183,7 @@ func redactTape(t *checks.Tape) (map[string]*checks.FileRecord, map[string]*chec
 		for _, r := range rs {
 			c := *r
 			if len(c.Body) > 0 {
-				c.Body = string(redactJSON([]byte(c.Body)))
+				c.Body = string(redactAPIBody([]byte(c.Body)))
 			}
 			http[k] = append(http[k], &c)
 		}
@@ -247,6 +247,43 @@ func redactOutsidePEM(b []byte) ([]byte, []string) {
 	}
 	seg, k := redactText(b[last:])
 	return append(out, seg...), append(keys, k...)
+}
+
+// redactAPIBody is the second net under an API answer the tape recorded:
+// the answer is already cut to the fields the checks read, with no env
+// value, argument, annotation or Secret data in it, and the request's
+// credential replaced (keep.Transport). What is left are names, states and
+// messages; in their strings a URL's password and a GitLab token become
+// stand-ins. No value is replaced for its key's name: a quota's
+// count/secrets is a quantity the check reads, not a secret.
+func redactAPIBody(b []byte) []byte {
+	var v any
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	if err := d.Decode(&v); err != nil {
+		return []byte(redactFreeText(string(b)))
+	}
+	var walk func(any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				x[k] = walk(e)
+			}
+		case []any:
+			for i := range x {
+				x[i] = walk(x[i])
+			}
+		case string:
+			return redactFreeText(x)
+		}
+		return v
+	}
+	out, err := json.Marshal(walk(v))
+	if err != nil {
+		return []byte(redactFreeText(string(b)))
+	}
+	return out
 }
 
 // redactResponseBody redacts a GitLab answer's body, which the probe keeps

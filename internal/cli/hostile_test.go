@@ -8,9 +8,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"syscall"
@@ -100,6 +103,12 @@ func runHostile(t *testing.T, bin string, args []string) *report.Report {
 	cmd.Env = append(os.Environ(), "DOCTOR_LOOPBACK_ONLY=1", "KUBECONFIG=", "CI_REPOSITORY_URL=")
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	// The child's peak RSS starts at this process's: os/exec starts it
+	// with CLONE_VM, sharing this process's memory until it execs, and the
+	// kernel carries that memory's high-water mark into the child's
+	// (setmax_mm_hiwater_rss at exec). Reset the mark to what is resident
+	// now, so the figure is the child's own peak, not the test's.
+	_ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0)
 	start := time.Now()
 	err := cmd.Start()
 	if err != nil {
@@ -333,4 +342,124 @@ current-context: c
 			}
 		})
 	}
+}
+
+// floodItems is how many objects the flooding apiserver answers a list
+// with: 10^6 empty ones, 2 MB of protobuf, 3 MB of JSON, under every byte
+// bound, and 1.2 GB of corev1.Pod structs for a client that decodes them.
+const floodItems = 1_000_000
+
+// An apiserver answering every list with 10^6 objects (and a rules review
+// with 10^6 rules), in JSON and in protobuf, and analyze of a bundle that
+// holds such answers whole: each run ends within --timeout + 10%, under
+// the RSS bound, non-zero, with the lists it could not read unknown and
+// the bound named. The objects are refused while the answer is cut,
+// before anything is decoded.
+func TestObjectFloodsAreBoundedInTimeAndMemory(t *testing.T) {
+	bin := buildDoctor(t)
+	var bundlePath string
+	dir := t.TempDir() // outlives the subtests: analyze reads the bundle
+	for _, enc := range []string{"json", "protobuf"} {
+		t.Run(enc, func(t *testing.T) {
+			conf, ca := hostileTLS(t)
+			flood := testenv.ObjectFlood{Items: floodItems, Protobuf: enc == "protobuf"}
+			addr := testenv.HostileHTTP{TLS: conf, Honest: flood.Answer}.Serve(t)
+			args := append([]string{"run", "--root", guideRoot(t, "https://"+addr, ca), "-o", "json", "--timeout", hostileTimeout.String()}, quietDNS(t)...)
+			if enc == "json" {
+				bundlePath = filepath.Join(dir, "flood.tar.gz")
+				args = append(args, "--bundle", bundlePath)
+			}
+			assertFloodRefused(t, runHostile(t, bin, args))
+		})
+	}
+	t.Run("analyze", func(t *testing.T) {
+		if bundlePath == "" {
+			t.Skip("no bundle")
+		}
+		crafted := floodBundle(t, bundlePath)
+		debug.FreeOSMemory() // what crafting the bundle took goes back (runHostile)
+		assertFloodRefused(t, runHostile(t, bin, []string{"analyze", crafted, "-o", "json", "--timeout", hostileTimeout.String()}))
+	})
+}
+
+// assertFloodRefused: api-auth passed (the front authenticated), and the
+// checks that list are unknown, saying the answer held more items than
+// asked for.
+func assertFloodRefused(t *testing.T, rep *report.Report) {
+	t.Helper()
+	if rep == nil {
+		return
+	}
+	said := false
+	for _, c := range rep.Checks {
+		if c.ID == "api-auth" && c.Status != checks.StatusPass {
+			t.Errorf("api-auth %s (%s), want pass", c.Status, c.Reason)
+		}
+		if c.ID == "pending-no-node" && c.Status != checks.StatusUnknown {
+			t.Errorf("pending-no-node %s (%s), want unknown", c.Status, c.Reason)
+		}
+		said = said || strings.Contains(c.Reason, "more than the 1000 items asked for")
+	}
+	if !said {
+		t.Errorf("no check says the list held more items than asked for:\n%s", summarize(rep))
+	}
+}
+
+// floodBundle is the bundle at p with every API answer it recorded
+// replaced by 10^6 objects of the list kind asked, as a doctor that
+// recorded answers whole would have written it (or anyone can).
+func floodBundle(t *testing.T, p string) string {
+	t.Helper()
+	raw, err := os.ReadFile(p)
+	noErr(t, err)
+	var tape map[string]json.RawMessage
+	for name, b := range bundleContents(t, p) {
+		if strings.HasSuffix(name, "/tape.json") {
+			noErr(t, json.Unmarshal([]byte(b), &tape))
+		}
+	}
+	var answers map[string][]*checks.HTTPRecord
+	noErr(t, json.Unmarshal(tape["http"], &answers))
+	floods := 0
+	for key, recs := range answers {
+		for _, r := range recs {
+			if kind, ok := floodKindOf(key); ok && r.Status == 200 {
+				r.Body, r.BodyErr = string(testenv.FloodJSON(kind[0], kind[1], floodItems)), nil
+				floods++
+			}
+		}
+	}
+	if floods == 0 {
+		t.Fatal("the bundle recorded no list answer to flood")
+	}
+	tape["http"], err = json.Marshal(answers)
+	noErr(t, err)
+	tj, err := json.Marshal(tape)
+	noErr(t, err)
+	out := withTape(t, raw, tj)
+	crafted := filepath.Join(t.TempDir(), "flooded.tar.gz")
+	noErr(t, os.WriteFile(crafted, out, 0o600))
+	t.Logf("%d answers flooded; the bundle is %d KB", floods, len(out)>>10)
+	return crafted
+}
+
+// floodKindOf is the list kind a recorded request key lists.
+func floodKindOf(key string) ([2]string, bool) {
+	for _, f := range strings.Fields(key) {
+		u, err := url.Parse(f)
+		if err != nil || u.Host == "" {
+			continue
+		}
+		switch path.Base(u.Path) {
+		case "pods":
+			return [2]string{"v1", "PodList"}, true
+		case "nodes":
+			return [2]string{"v1", "NodeList"}, true
+		case "events":
+			return [2]string{"v1", "EventList"}, true
+		case "priorityclasses":
+			return [2]string{"scheduling.k8s.io/v1", "PriorityClassList"}, true
+		}
+	}
+	return [2]string{}, false
 }

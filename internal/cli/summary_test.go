@@ -41,7 +41,7 @@ func runReport(t *testing.T, args ...string) (*report.Report, string) {
 	// Every scenario run through here is also bundled and analyzed: the
 	// findings of analyze must be the live run's (the --deep probe pod is
 	// the live run's alone, so those are not).
-	bundlePath, root := "", ""
+	bundlePath, root, unbundled := "", "", args
 	if len(args) > 0 && args[0] == "run" && !slices.Contains(args, "--deep") {
 		for i, a := range args {
 			if a == "--root" && i+1 < len(args) {
@@ -57,6 +57,7 @@ func runReport(t *testing.T, args ...string) (*report.Report, string) {
 			var rep report.Report
 			if json.Unmarshal(out.Bytes(), &rep) == nil {
 				assertAnalyzeEqualsLive(t, &rep, bundlePath, root)
+				checkCutWhenDone(t, &rep, bundlePath, unbundled)
 			}
 		}
 	}()

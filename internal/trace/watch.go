@@ -16,6 +16,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/kube"
+	"github.com/socialwebcomputer/doctor/checks/kube/keep"
 )
 
 // kind is one of the three streams a trace reads.
@@ -352,10 +353,17 @@ func isGone(err error) bool {
 }
 
 // fatal errors end the trace: the credential is refused, the pods may not
-// be read, or the run's bound on API bytes is spent.
+// be read, or the run's bound on API bytes or on decoded objects is spent
+// (a flood of events): retrying would only meet it again.
 func fatal(err error) bool {
 	var big *facts.ErrBodyTooLarge
 	if errors.As(err, &big) && big.Run {
+		return true
+	}
+	var much *keep.ErrTooMuch
+	if errors.As(err, &much) && much.What == "decoded" || keep.Spent() {
+		// A watch event past the bound reaches here as the text of
+		// client-go's decode error; the budget itself says it.
 		return true
 	}
 	return apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err) || apierrors.IsNotFound(err) && !isGone(err)

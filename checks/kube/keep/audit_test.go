@@ -1,0 +1,283 @@
+package keep
+
+import (
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/importer"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// The allow-list is derived from the code, and held to it both ways by
+// type-checking every package of checks/ and internal/ (their non-test
+// files) and collecting each field of an API type the code reads:
+//
+//   - every field read is kept (the allow-list is sufficient as written,
+//     not only on the scenarios a test runs), or is one doctor only reads
+//     on objects it builds itself;
+//   - every field kept is read somewhere, or is read by a library or
+//     through an interface (no field is kept "just in case").
+
+// builtOnly are fields read only on the job pod doctor builds from
+// config.toml (checks/jobpod: namespace-quota and job-identity weigh it),
+// never on an object of the cluster.
+var builtOnly = map[string]string{
+	"k8s.io/api/core/v1.Capabilities.Add":                  "jobpod",
+	"k8s.io/api/core/v1.Capabilities.Drop":                 "jobpod",
+	"k8s.io/api/core/v1.Container.SecurityContext":         "job-identity: the built pod's contexts, as evidence",
+	"k8s.io/api/core/v1.PodSpec.SecurityContext":           "job-identity: the built pod's context, as evidence",
+	"k8s.io/api/core/v1.PodSpec.ImagePullSecrets":          "jobpod",
+	"k8s.io/api/core/v1.PodSecurityContext.SELinuxOptions": "jobpod",
+	"k8s.io/api/core/v1.SecurityContext.SELinuxOptions":    "jobpod",
+	"k8s.io/api/core/v1.SecurityContext.ProcMount":         "jobpod",
+	"k8s.io/api/core/v1.SeccompProfile.LocalhostProfile":   "jobpod",
+	"k8s.io/api/core/v1.AppArmorProfile.LocalhostProfile":  "jobpod",
+}
+
+// readElsewhere are kept fields no selector in doctor's code reads, by
+// kind and path: a library reads them, or doctor through an interface or
+// a method. Schemaless kinds (read as unstructured) are not checked here.
+var readElsewhere = map[string]string{
+	"Pod metadata.resourceVersion":     "trace, through meta.Accessor",
+	"Node metadata.resourceVersion":    "trace, through meta.Accessor",
+	"Event metadata.resourceVersion":   "trace, through meta.Accessor",
+	"Node spec.taints[].key":           "node-local-dns, through Taint.ToString",
+	"Node spec.taints[].value":         "node-local-dns, through Taint.ToString",
+	"Node spec.taints[].effect":        "node-local-dns, through Taint.ToString",
+	"Status status":                    "client-go: a Status of Failure is an error",
+	"Status message":                   "apierrors.StatusError.Error",
+	"Status reason":                    "apierrors.IsNotFound, IsForbidden and the like",
+	"Status details.name":              "apierrors",
+	"Status details.group":             "apierrors",
+	"Status details.kind":              "apierrors",
+	"Status details.retryAfterSeconds": "client-go's retry (SuggestsClientDelay)",
+}
+
+type goPackage struct {
+	ImportPath string
+	Dir        string
+	GoFiles    []string
+	Export     string
+	DepOnly    bool
+}
+
+// readFields type-checks the packages and returns each field of a k8s.io
+// API type they read, as "pkgpath.Type.Field", with where.
+func readFields(t *testing.T, patterns ...string) map[string][]string {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list", "-export", "-deps", "-json"}, patterns...)...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	exports := map[string]string{}
+	var targets []goPackage
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p goPackage
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		exports[p.ImportPath] = p.Export
+		if !p.DepOnly {
+			targets = append(targets, p)
+		}
+	}
+	fset := token.NewFileSet()
+	imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) { return os.Open(exports[path]) })
+	read := map[string][]string{}
+	for _, p := range targets {
+		if strings.HasSuffix(p.ImportPath, "/checks/kube/keep") || strings.Contains(p.ImportPath, "/internal/testenv") {
+			continue // the allow-list itself; the test cluster's fixtures
+		}
+		var files []*ast.File
+		for _, f := range p.GoFiles {
+			af, err := parser.ParseFile(fset, filepath.Join(p.Dir, f), nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, af)
+		}
+		info := &types.Info{Selections: map[*ast.SelectorExpr]*types.Selection{}}
+		if _, err := (&types.Config{Importer: imp}).Check(p.ImportPath, fset, files, info); err != nil {
+			t.Fatalf("type-checking %s: %v", p.ImportPath, err)
+		}
+		written := map[*ast.SelectorExpr]bool{}
+		for _, f := range files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				if as, ok := n.(*ast.AssignStmt); ok {
+					for _, l := range as.Lhs {
+						if se, ok := l.(*ast.SelectorExpr); ok {
+							written[se] = true
+						}
+					}
+				}
+				return true
+			})
+		}
+		for se, sel := range info.Selections {
+			if sel.Kind() != types.FieldVal || written[se] {
+				continue
+			}
+			typ := sel.Recv()
+			for _, i := range sel.Index() {
+				for {
+					p, ok := typ.(*types.Pointer)
+					if !ok {
+						break
+					}
+					typ = p.Elem()
+				}
+				named, _ := typ.(*types.Named)
+				st, ok := typ.Underlying().(*types.Struct)
+				if !ok {
+					break
+				}
+				f := st.Field(i)
+				if named != nil && named.Obj().Pkg() != nil && apiPackage(named.Obj().Pkg().Path()) {
+					k := named.Obj().Pkg().Path() + "." + named.Obj().Name() + "." + f.Name()
+					pos := fset.Position(se.Sel.Pos())
+					read[k] = append(read[k], fmt.Sprintf("%s:%d", filepath.Base(pos.Filename), pos.Line))
+				}
+				typ = f.Type()
+			}
+		}
+	}
+	return read
+}
+
+// apiPackage says a package holds API object types: the groups, and meta.
+func apiPackage(path string) bool {
+	return strings.HasPrefix(path, "k8s.io/api/") || path == "k8s.io/apimachinery/pkg/apis/meta/v1"
+}
+
+// notObjects are meta/v1 types that are requests or plumbing, not objects
+// an answer carries.
+var notObjects = map[string]bool{"ListOptions": true, "GetOptions": true, "CreateOptions": true, "DeleteOptions": true,
+	"TypeMeta": true, "Time": true, "MicroTime": true}
+
+// kept is every (type, field) some kind keeps, by "pkgpath.Type.Field",
+// and every kept path of the declaration.
+func kept(t *testing.T) map[string]bool {
+	t.Helper()
+	m, err := compiled()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	var walk func(n *node)
+	walk = func(n *node) {
+		if n.goType == nil {
+			return
+		}
+		for name, f := range n.byJSON {
+			owner, sf := fieldOwner(t, n.goType, name)
+			out[owner.PkgPath()+"."+owner.Name()+"."+sf.Name] = true
+			if f.child != nil {
+				walk(f.child)
+			}
+		}
+	}
+	for _, n := range m {
+		walk(n)
+	}
+	return out
+}
+
+func TestEveryReadFieldIsKept(t *testing.T) {
+	if testing.Short() {
+		t.Skip("type-checks checks/ and internal/")
+	}
+	read := readFields(t, "github.com/socialwebcomputer/doctor/checks/...", "github.com/socialwebcomputer/doctor/internal/...")
+	keptFields := kept(t)
+	var missing []string
+	for k, where := range read {
+		typ := k[strings.LastIndex(k[:strings.LastIndex(k, ".")], ".")+1 : strings.LastIndex(k, ".")]
+		// A list's items and metadata: every list keeps both.
+		list := strings.HasSuffix(k, ".Items") || strings.HasSuffix(k, ".ListMeta")
+		if keptFields[k] || builtOnly[k] != "" || notObjects[typ] || list {
+			continue
+		}
+		missing = append(missing, k+" (read at "+strings.Join(uniq(where), ", ")+")")
+	}
+	sort.Strings(missing)
+	for _, m := range missing {
+		t.Errorf("read but not kept: %s", m)
+	}
+	// And the other way: a kept path that nothing reads is dead weight
+	// in every bundle.
+	for _, k := range Kinds {
+		if k.Go == nil {
+			continue
+		}
+		for _, path := range k.Fields {
+			if readElsewhere[k.Kind+" "+path] != "" {
+				continue
+			}
+			if !pathRead(t, k, path, read) {
+				t.Errorf("%s %s: %s is kept but nothing reads it", k.APIVersion, k.Kind, path)
+			}
+		}
+	}
+}
+
+// pathRead says whether the field a path ends at is read by the code.
+func pathRead(t *testing.T, k Kind, path string, read map[string][]string) bool {
+	typ := reflect.TypeOf(k.Go)
+	var key string
+	for _, seg := range strings.Split(path, ".") {
+		name := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(seg, "[]"), "{keys}"), "{}")
+		owner, sf := fieldOwner(t, typ, name)
+		key = owner.PkgPath() + "." + owner.Name() + "." + sf.Name
+		typ = sf.Type
+		for typ.Kind() == reflect.Pointer || typ.Kind() == reflect.Slice {
+			typ = typ.Elem()
+		}
+	}
+	return len(read[key]) > 0
+}
+
+// fieldOwner is the struct type that declares the field JSON names name,
+// looking into inline structs, and the field.
+func fieldOwner(t *testing.T, typ reflect.Type, name string) (reflect.Type, reflect.StructField) {
+	t.Helper()
+	for i := range typ.NumField() {
+		sf := typ.Field(i)
+		tag, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		if tag == "" && sf.Anonymous {
+			if _, err := jsonField(sf.Type, name); err == nil {
+				return fieldOwner(t, sf.Type, name)
+			}
+			continue
+		}
+		if tag == name {
+			return typ, sf
+		}
+	}
+	t.Fatalf("%s has no field %s", typ, name)
+	return nil, reflect.StructField{}
+}
+
+func uniq(s []string) []string {
+	sort.Strings(s)
+	var out []string
+	for i, x := range s {
+		if i == 0 || s[i-1] != x {
+			out = append(out, x)
+		}
+	}
+	return out
+}
