@@ -155,6 +155,7 @@ var configFieldsRead = map[string]bool{
 	"SELinuxType":                                    true,
 	"Scheme":                                         true,
 	"SeccompProfile":                                 true,
+	"Secrets":                                        true,
 	"Server":                                         true,
 	"ServiceAccount":                                 true,
 	"ServiceCPULimit":                                true,
