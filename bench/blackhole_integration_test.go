@@ -16,8 +16,8 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks/dnsq/dnsqtest"
 	"github.com/socialwebcomputer/doctor/checks/gitlab/gitlabtest"
-	"github.com/socialwebcomputer/doctor/internal/testpki"
-	"github.com/socialwebcomputer/doctor/internal/testroot"
+	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
+	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
 
 // TestBlackhole measures how long a full run takes when every remote

@@ -19,7 +19,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
-	"github.com/socialwebcomputer/doctor/internal/testenv"
+	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
 	"github.com/socialwebcomputer/doctor/internal/trace"
 )
 

@@ -30,7 +30,7 @@ import (
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/yaml"
 
-	"github.com/socialwebcomputer/doctor/internal/testenv"
+	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
 )
 
 const runnerNS = "code-runner"

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/internal/testpki"
-	"github.com/socialwebcomputer/doctor/internal/testroot"
+	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
+	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
 
 // FuzzConfigTOML runs the whole catalog, offline, on a host whose runner

@@ -11,7 +11,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/all"
 	"github.com/socialwebcomputer/doctor/checks/certexpiry"
-	"github.com/socialwebcomputer/doctor/internal/testpki"
+	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
 )
 
 var now = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)

@@ -9,7 +9,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/configdecode"
 	"github.com/socialwebcomputer/doctor/checks/configlint"
-	"github.com/socialwebcomputer/doctor/internal/testroot"
+	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
 
 func lint(t *testing.T, config string) checks.CheckResult {

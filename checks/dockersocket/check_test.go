@@ -14,7 +14,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/configdecode"
 	"github.com/socialwebcomputer/doctor/checks/dockersocket"
-	"github.com/socialwebcomputer/doctor/internal/testroot"
+	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
 
 // dockerRoot is a host with a Docker runner (pid 4242, uid 999, groups

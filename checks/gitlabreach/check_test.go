@@ -13,7 +13,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/configdecode"
 	"github.com/socialwebcomputer/doctor/checks/gitlab/gitlabtest"
 	"github.com/socialwebcomputer/doctor/checks/gitlabreach"
-	"github.com/socialwebcomputer/doctor/internal/testroot"
+	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
 
 // stage is the per-stage deadline of these tests: short, so a hostile

@@ -13,7 +13,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/configdecode"
 	"github.com/socialwebcomputer/doctor/checks/helperimage"
-	"github.com/socialwebcomputer/doctor/internal/testroot"
+	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
 
 // root is a host whose runner binary is stamped with version (through

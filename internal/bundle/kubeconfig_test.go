@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/socialwebcomputer/doctor/internal/testpki"
+	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
 )
 
 // shapedKey is one user's client key and certificate, by the YAML shape

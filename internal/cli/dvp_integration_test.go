@@ -22,8 +22,8 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/socialwebcomputer/doctor/checks/facts"
-	"github.com/socialwebcomputer/doctor/internal/testenv"
-	"github.com/socialwebcomputer/doctor/internal/testroot"
+	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
+	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
 
 var vmsGVR = schema.GroupVersionResource{Group: facts.DVPGroup, Version: facts.DVPVersion, Resource: "virtualmachines"}

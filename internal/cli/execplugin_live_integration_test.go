@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialwebcomputer/doctor/internal/testenv"
+	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
 	"github.com/socialwebcomputer/doctor/report"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/socialwebcomputer/doctor/internal/testroot"
+	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
 
 // A kubeconfig whose user gets its credential from an exec plugin: doctor

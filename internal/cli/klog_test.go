@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/socialwebcomputer/doctor/internal/testenv"
+	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
 )
 
 // klogLine is klog's header: severity, date, time, thread, file:line.

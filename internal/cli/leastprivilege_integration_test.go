@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialwebcomputer/doctor/internal/testenv"
-	"github.com/socialwebcomputer/doctor/internal/testpki"
-	"github.com/socialwebcomputer/doctor/internal/testroot"
+	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
+	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
+	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
 
 // viewUser is the identity of TestViewOnlyIdentityRunsToTheEnd: a client

@@ -15,8 +15,8 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks/dnsq/dnsqtest"
 	"github.com/socialwebcomputer/doctor/checks/nodelocaldns"
-	"github.com/socialwebcomputer/doctor/internal/testenv"
-	"github.com/socialwebcomputer/doctor/internal/testroot"
+	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
+	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 	"github.com/socialwebcomputer/doctor/report"
 )
 

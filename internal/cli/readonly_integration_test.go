@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks/execupgrade"
-	"github.com/socialwebcomputer/doctor/internal/testenv"
+	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
 )
 
 // reviews are the only writes doctor may send: they ask the authorizer a

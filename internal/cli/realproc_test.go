@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialwebcomputer/doctor/internal/testpki"
+	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
 	"github.com/socialwebcomputer/doctor/report"
 )
 

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/internal/testenv"
-	"github.com/socialwebcomputer/doctor/internal/testroot"
+	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
+	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
 
 // echoedToken is a bearer token no pattern knows for one: no prefix, no

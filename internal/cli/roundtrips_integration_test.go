@@ -10,7 +10,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/socialwebcomputer/doctor/internal/testenv"
+	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
 	"github.com/socialwebcomputer/doctor/report"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/internal/safetext/safetexttest"
 	"github.com/socialwebcomputer/doctor/internal/symptom"
-	"github.com/socialwebcomputer/doctor/internal/testroot"
+	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 	"github.com/socialwebcomputer/doctor/report"
 )
 

@@ -5,8 +5,8 @@ package cli
 import (
 	"time"
 
-	"github.com/socialwebcomputer/doctor/internal/testenv"
-	"github.com/socialwebcomputer/doctor/internal/testpki"
+	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
+	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
 )
 
 const ownerDID = "did:plc:ewvi7nxzyoun6zhxrhs64oiz"

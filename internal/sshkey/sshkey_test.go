@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/socialwebcomputer/doctor/internal/sshkey"
-	"github.com/socialwebcomputer/doctor/internal/testpki"
+	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
 )
 
 // Keys written by the real ssh-keygen, of every type and format the runner's

@@ -24,9 +24,9 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/all"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/kube"
-	"github.com/socialwebcomputer/doctor/internal/testenv"
-	"github.com/socialwebcomputer/doctor/internal/testpki"
-	"github.com/socialwebcomputer/doctor/internal/testroot"
+	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
+	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
+	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
 
 // The trace on a real kube-apiserver: nothing schedules or runs here, so the

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks/gitlab"
-	"github.com/socialwebcomputer/doctor/internal/testpki"
-	"github.com/socialwebcomputer/doctor/internal/testroot"
+	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
+	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
 
 // CAPath is where a fake GitLab's CA lives under the root, as tls-ca-file names it.

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/socialwebcomputer/doctor/internal/closedport"
+	"github.com/socialwebcomputer/doctor/internal/testing/closedport"
 )
 
 // Kubelets that fail the way rented nodes do, for the apiserver to dial.

@@ -26,7 +26,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/remotecommand"
 
-	"github.com/socialwebcomputer/doctor/internal/testenv"
+	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
 )
 
 const did = "did:web:owner.test"

@@ -31,7 +31,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/socialwebcomputer/doctor/internal/testpki"
+	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
 	"k8s.io/client-go/rest"
 )
 

@@ -6,7 +6,7 @@ import (
 	"net"
 	"time"
 
-	"github.com/socialwebcomputer/doctor/internal/testpki"
+	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
 )
 
 // CA is a certificate authority minted in Go for one test environment. The
