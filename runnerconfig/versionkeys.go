@@ -14,7 +14,7 @@ import (
 )
 
 // keyLists are the key lists read from gitlab-runner's struct source, one
-// per release line; internal/runnerversion/keygen writes them and
+// per release line; internal/source/runnerversion/keygen writes them and
 // TestKeyListsFromSource regenerates them from testdata/src/<version>.
 //
 //go:embed testdata/gitlab-runner-v*-keys.txt

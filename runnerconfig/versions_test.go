@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/socialwebcomputer/doctor/internal/runnerversion/keylist"
+	"github.com/socialwebcomputer/doctor/internal/source/runnerversion/keylist"
 )
 
 var keyListFile = regexp.MustCompile(`^gitlab-runner-(v\d+\.\d+\.\d+)-keys\.txt$`)
@@ -72,7 +72,7 @@ func diffLines(t *testing.T, got, want []string) {
 }
 
 // TestKeyListsFromSource runs the generator (the walk behind
-// internal/runnerversion/keygen) on the trimmed copy of each version's
+// internal/source/runnerversion/keygen) on the trimmed copy of each version's
 // struct sources in testdata/src/<version> and requires exactly the
 // committed list. For v19.2.1 that closes the loop: TestKeysMatchRunner
 // checks our Go types against the same list.

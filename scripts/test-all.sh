@@ -28,7 +28,7 @@ command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 # The Docker executor's checks run against a real Docker Engine (Debian's
 # docker.io), started by the tests on a socket of their own.
 command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
-# internal/sshkey reads keys the real ssh-keygen writes.
+# internal/source/sshkey reads keys the real ssh-keygen writes.
 command -v ssh-keygen >/dev/null 2>&1 || need+=(openssh-client)
 export DOCTOR_REQUIRE_TOOLS=1
 if [ ${#need[@]} -gt 0 ]; then

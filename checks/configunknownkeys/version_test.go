@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/socialwebcomputer/doctor/checks/facts"
-	"github.com/socialwebcomputer/doctor/internal/runnerversion"
+	"github.com/socialwebcomputer/doctor/internal/source/runnerversion"
 )
 
 // A key 19.4 added is read by a 19.4 runner, ignored by 19.3, and named

@@ -6,7 +6,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/socialwebcomputer/doctor/checks/kube/keep"
-	"github.com/socialwebcomputer/doctor/internal/sshkey"
+	"github.com/socialwebcomputer/doctor/internal/source/sshkey"
 )
 
 // cloudUser is one entry of a #cloud-config users list, as far as the

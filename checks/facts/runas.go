@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/internal/runnerversion"
+	"github.com/socialwebcomputer/doctor/internal/source/runnerversion"
 )
 
 // RunAs is who the runner is, running or not: the live process, or the
@@ -128,7 +128,7 @@ func processRunAs(env *checks.Env, proc *Process, e *Environ) *RunAs {
 }
 
 // Version is the runner's version, read without running it: the binary's
-// embedded stamp (internal/runnerversion).
+// embedded stamp (internal/source/runnerversion).
 type Version struct {
 	runnerversion.Version
 	Err error // why it is unknown

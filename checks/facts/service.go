@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/internal/systemd"
+	"github.com/socialwebcomputer/doctor/internal/source/systemd"
 )
 
 // DefaultUnit is the unit `gitlab-runner install` writes: --service

@@ -13,7 +13,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
-	"github.com/socialwebcomputer/doctor/internal/sshkey"
+	"github.com/socialwebcomputer/doctor/internal/source/sshkey"
 )
 
 var Check = &checks.Check{

@@ -17,7 +17,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/cluster"
 	"github.com/socialwebcomputer/doctor/checks/dockersocket"
 	"github.com/socialwebcomputer/doctor/checks/facts"
-	"github.com/socialwebcomputer/doctor/internal/runnerversion"
+	"github.com/socialwebcomputer/doctor/internal/source/runnerversion"
 )
 
 // ID names the check.

@@ -12,7 +12,7 @@ import (
 
 // runnerBinary is a program stamped as gitlab-runner 19.3.1 is: -X
 // gitlab.com/gitlab-org/gitlab-runner/common.VERSION in -ldflags, which
-// internal/runnerversion reads from its build information.
+// internal/source/runnerversion reads from its build information.
 var runnerBinary string
 
 // TestMain keeps every dial of these tests on loopback (and unix sockets)

@@ -8,8 +8,8 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
-	"github.com/socialwebcomputer/doctor/internal/sshkey"
-	"github.com/socialwebcomputer/doctor/internal/systemd"
+	"github.com/socialwebcomputer/doctor/internal/source/sshkey"
+	"github.com/socialwebcomputer/doctor/internal/source/systemd"
 )
 
 // Each file's copy is redacted by decoding it as the checks did (its

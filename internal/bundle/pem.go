@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/internal/lazyre"
-	"github.com/socialwebcomputer/doctor/internal/sshkey"
+	"github.com/socialwebcomputer/doctor/internal/source/sshkey"
 )
 
 // standIns replaces private keys by fresh keys of the same type and size,

@@ -43,7 +43,7 @@ check_interval = 0
 }
 
 // stampedRunner builds a program stamped as gitlab-runner VERSION is (-X
-// …/common.VERSION in -ldflags, which internal/runnerversion reads) at the
+// …/common.VERSION in -ldflags, which internal/source/runnerversion reads) at the
 // root's /usr/bin/gitlab-runner.
 func stampedRunner(t *testing.T, root *testroot.Root, version string) {
 	t.Helper()

@@ -11,7 +11,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"github.com/socialwebcomputer/doctor/internal/sshkey"
+	"github.com/socialwebcomputer/doctor/internal/source/sshkey"
 )
 
 // SSHKeyFromSeed is the ed25519 key of SSHKey made from a seed: the same

@@ -1,6 +1,6 @@
 // Trimmed copy of gitlab-runner v19.4.0 (branch main at commit
 // d79f3e7b89abceace75e2425bfe92b84ea059933, whose VERSION file says 19.4.0;
-// the mirror has no v19.4 tag yet), made by internal/runnerversion/keygen:
+// the mirror has no v19.4 tag yet), made by internal/source/runnerversion/keygen:
 // only the package clause, the imports and, byte for byte, the declarations
 // the config.toml key walk reads. Copyright (c) 2015-2019 GitLab Inc., MIT
 // License; the full text is in runnerconfig/testdata/src/LICENSE.

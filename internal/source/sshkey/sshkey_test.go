@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/socialwebcomputer/doctor/internal/sshkey"
+	"github.com/socialwebcomputer/doctor/internal/source/sshkey"
 	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
 )
 
