@@ -19,8 +19,8 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/app/trace"
 	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
-	"github.com/socialwebcomputer/doctor/internal/trace"
 )
 
 // TestBenchTrace measures doctor trace's latency: from a watch event to its

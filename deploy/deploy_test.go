@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/socialwebcomputer/doctor/checks/all"
-	"github.com/socialwebcomputer/doctor/internal/metrics"
+	"github.com/socialwebcomputer/doctor/internal/app/metrics"
 )
 
 const (

@@ -18,7 +18,7 @@ func TestDoctorDoesNotLink(t *testing.T) {
 		// Registers every API group of Kubernetes in its scheme at init.
 		{"k8s.io/client-go/kubernetes", "checks/kube (and kubefake in tests)"},
 		// The default registry's collectors at init, with procfs and protobuf.
-		{"github.com/prometheus/", "internal/metrics' own text writer (client_golang is its tests' oracle)"},
+		{"github.com/prometheus/", "internal/app/metrics' own text writer (client_golang is its tests' oracle)"},
 		{"google.golang.org/protobuf/", "nothing: it came with client_golang"},
 	}
 	for _, pkg := range strings.Fields(string(out)) {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
-	"github.com/socialwebcomputer/doctor/internal/symptom"
+	"github.com/socialwebcomputer/doctor/internal/app/symptom"
 )
 
 // Bounds of --journal: the journal of the last JournalSince, at most

@@ -12,7 +12,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
-	"github.com/socialwebcomputer/doctor/internal/bundle"
+	"github.com/socialwebcomputer/doctor/internal/app/bundle"
 	"github.com/socialwebcomputer/doctor/report"
 )
 

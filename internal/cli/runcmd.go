@@ -18,9 +18,9 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/all"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/kube"
-	"github.com/socialwebcomputer/doctor/internal/metrics"
-	"github.com/socialwebcomputer/doctor/internal/state"
-	"github.com/socialwebcomputer/doctor/internal/symptom"
+	"github.com/socialwebcomputer/doctor/internal/app/metrics"
+	"github.com/socialwebcomputer/doctor/internal/app/state"
+	"github.com/socialwebcomputer/doctor/internal/app/symptom"
 	"github.com/socialwebcomputer/doctor/report"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/socialwebcomputer/doctor/checks/all"
-	"github.com/socialwebcomputer/doctor/internal/trace"
+	"github.com/socialwebcomputer/doctor/internal/app/trace"
 )
 
 // traceFlags are doctor trace's flags: the input flags of doctor run that

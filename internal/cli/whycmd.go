@@ -10,8 +10,8 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/all"
+	"github.com/socialwebcomputer/doctor/internal/app/symptom"
 	"github.com/socialwebcomputer/doctor/internal/safetext"
-	"github.com/socialwebcomputer/doctor/internal/symptom"
 	"github.com/socialwebcomputer/doctor/report"
 )
 

@@ -52,7 +52,7 @@ func selectedFields(t *testing.T) []string {
 	fields := runnerFields()
 	found := map[string]bool{}
 	fset := token.NewFileSet()
-	for _, dir := range []string{"../../checks", "../../runnerconfig"} {
+	for _, dir := range []string{"../../../checks", "../../../runnerconfig"} {
 		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
 				return err

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/socialwebcomputer/doctor/checks/all"
-	"github.com/socialwebcomputer/doctor/internal/symptom"
+	"github.com/socialwebcomputer/doctor/internal/app/symptom"
 )
 
 // plantedToken is a runner token in a symptom line: doctor why prints the

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/socialwebcomputer/doctor/checks/all"
-	"github.com/socialwebcomputer/doctor/internal/symptom"
+	"github.com/socialwebcomputer/doctor/internal/app/symptom"
 )
 
 // captured are symptom lines as the runner, client-go or the runner's docs
@@ -323,7 +323,7 @@ func TestEveryPatternMatchesALineItWasQuotedFrom(t *testing.T) {
 // would send every reader of a good log after a cause.
 func TestHealthyLogsMatchNothing(t *testing.T) {
 	m := matcher(t)
-	for _, path := range []string{"../../testdata/logs/healthy-kubernetes-job.log", "../../testdata/logs/healthy-runner-journal.log"} {
+	for _, path := range []string{"../../../testdata/logs/healthy-kubernetes-job.log", "../../../testdata/logs/healthy-runner-journal.log"} {
 		f, err := os.Open(path)
 		if err != nil {
 			t.Fatal(err)

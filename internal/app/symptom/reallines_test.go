@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/socialwebcomputer/doctor/internal/symptom"
+	"github.com/socialwebcomputer/doctor/internal/app/symptom"
 )
 
 // realLines are error lines as operators paste them: from a GitLab job log
