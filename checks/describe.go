@@ -7,7 +7,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/socialwebcomputer/doctor/internal/lazyre"
+	"github.com/socialwebcomputer/doctor/internal/text/lazyre"
 )
 
 // Evidence describes a value it did not make: a config line's value is

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/socialwebcomputer/doctor/internal/lazyre"
+	"github.com/socialwebcomputer/doctor/internal/text/lazyre"
 )
 
 // Redaction is made where evidence is made (checks describe certificates and

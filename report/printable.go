@@ -2,7 +2,7 @@ package report
 
 import (
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/internal/safetext"
+	"github.com/socialwebcomputer/doctor/internal/text/safetext"
 )
 
 // printable is the report as the table, wide and markdown renderers print

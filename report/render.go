@@ -7,7 +7,7 @@ import (
 
 	"github.com/jedib0t/go-pretty/v6/text"
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/internal/safetext"
+	"github.com/socialwebcomputer/doctor/internal/text/safetext"
 )
 
 // Formats lists the -o values of doctor run ("md" is markdown too).

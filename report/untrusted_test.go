@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/internal/safetext/safetexttest"
+	"github.com/socialwebcomputer/doctor/internal/text/safetext/safetexttest"
 )
 
 // Untrusted text: every renderer escapes every field. A report holding each

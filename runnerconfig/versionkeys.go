@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/socialwebcomputer/doctor/internal/lazyre"
+	"github.com/socialwebcomputer/doctor/internal/text/lazyre"
 )
 
 // keyLists are the key lists read from gitlab-runner's struct source, one

@@ -7,7 +7,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
-	"github.com/socialwebcomputer/doctor/internal/textdist"
+	"github.com/socialwebcomputer/doctor/internal/text/textdist"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/internal/lazyre"
+	"github.com/socialwebcomputer/doctor/internal/text/lazyre"
 )
 
 // A config.toml line is evidence, and a line can hold a token, a password

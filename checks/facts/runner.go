@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/internal/lazyre"
+	"github.com/socialwebcomputer/doctor/internal/text/lazyre"
 )
 
 // Process is one gitlab-runner process as /proc shows it.

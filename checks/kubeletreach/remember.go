@@ -19,7 +19,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/facts"
-	"github.com/socialwebcomputer/doctor/internal/atomicfile"
+	"github.com/socialwebcomputer/doctor/internal/hostio/atomicfile"
 )
 
 // The log reads need pod names, and only kube-system's list gives them: a

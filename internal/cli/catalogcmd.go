@@ -13,8 +13,8 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/all"
-	"github.com/socialwebcomputer/doctor/internal/lazyre"
-	"github.com/socialwebcomputer/doctor/internal/safetext"
+	"github.com/socialwebcomputer/doctor/internal/text/lazyre"
+	"github.com/socialwebcomputer/doctor/internal/text/safetext"
 	"github.com/socialwebcomputer/doctor/report"
 )
 

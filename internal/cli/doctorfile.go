@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/socialwebcomputer/doctor/internal/trust"
+	"github.com/socialwebcomputer/doctor/internal/hostio/trust"
 	"github.com/socialwebcomputer/doctor/report"
 )
 

@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/internal/safetext"
+	"github.com/socialwebcomputer/doctor/internal/text/safetext"
 )
 
 // newLogger is -v/--v=N: it prints what the checks log at level N or

@@ -6,7 +6,7 @@ import (
 	"io/fs"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/internal/atomicfile"
+	"github.com/socialwebcomputer/doctor/internal/hostio/atomicfile"
 	"github.com/socialwebcomputer/doctor/report"
 )
 

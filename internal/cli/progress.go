@@ -11,7 +11,7 @@ import (
 	"github.com/jedib0t/go-pretty/v6/progress"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/internal/safetext"
+	"github.com/socialwebcomputer/doctor/internal/text/safetext"
 )
 
 // slowAfter is when a running check is named in the progress line: most

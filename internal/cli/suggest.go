@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks/all"
-	"github.com/socialwebcomputer/doctor/internal/textdist"
+	"github.com/socialwebcomputer/doctor/internal/text/textdist"
 )
 
 // suggest is what cobra suggests for a misspelt command, for any name: the

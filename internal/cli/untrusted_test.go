@@ -12,8 +12,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/socialwebcomputer/doctor/internal/app/symptom"
-	"github.com/socialwebcomputer/doctor/internal/safetext/safetexttest"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
+	"github.com/socialwebcomputer/doctor/internal/text/safetext/safetexttest"
 	"github.com/socialwebcomputer/doctor/report"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/all"
 	"github.com/socialwebcomputer/doctor/internal/app/symptom"
-	"github.com/socialwebcomputer/doctor/internal/safetext"
+	"github.com/socialwebcomputer/doctor/internal/text/safetext"
 	"github.com/socialwebcomputer/doctor/report"
 )
 

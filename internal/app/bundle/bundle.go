@@ -26,8 +26,8 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/internal/atomicfile"
-	"github.com/socialwebcomputer/doctor/internal/lazyre"
+	"github.com/socialwebcomputer/doctor/internal/hostio/atomicfile"
+	"github.com/socialwebcomputer/doctor/internal/text/lazyre"
 	"github.com/socialwebcomputer/doctor/report"
 )
 

@@ -13,8 +13,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/socialwebcomputer/doctor/internal/lazyre"
 	"github.com/socialwebcomputer/doctor/internal/source/sshkey"
+	"github.com/socialwebcomputer/doctor/internal/text/lazyre"
 )
 
 // standIns replaces private keys by fresh keys of the same type and size,

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/internal/lazyre"
+	"github.com/socialwebcomputer/doctor/internal/text/lazyre"
 )
 
 // The bundle is redacted where it is written, file by file: a secret is

@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/internal/atomicfile"
+	"github.com/socialwebcomputer/doctor/internal/hostio/atomicfile"
 	"github.com/socialwebcomputer/doctor/report"
 )
 

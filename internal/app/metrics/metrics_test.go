@@ -19,7 +19,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/internal/safetext/safetexttest"
+	"github.com/socialwebcomputer/doctor/internal/text/safetext/safetexttest"
 	"github.com/socialwebcomputer/doctor/report"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/socialwebcomputer/doctor/internal/safetext"
+	"github.com/socialwebcomputer/doctor/internal/text/safetext"
 )
 
 // gauge is one metric family of gauges, written in Prometheus's text

@@ -27,7 +27,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/internal/atomicfile"
+	"github.com/socialwebcomputer/doctor/internal/hostio/atomicfile"
 	"github.com/socialwebcomputer/doctor/report"
 )
 

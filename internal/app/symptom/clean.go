@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/internal/lazyre"
+	"github.com/socialwebcomputer/doctor/internal/text/lazyre"
 )
 
 // A job log downloaded from GitLab (or copied from the runner's trace)

@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/socialwebcomputer/doctor/internal/safetext"
+	"github.com/socialwebcomputer/doctor/internal/text/safetext"
 )
 
 // Output is where a trace prints. On a terminal (TTY) it is a live view:

@@ -10,7 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/socialwebcomputer/doctor/internal/safetext/safetexttest"
+	"github.com/socialwebcomputer/doctor/internal/text/safetext/safetexttest"
 )
 
 // hostileRecords are every kind of record, their text (a namespace, a pod,

@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/internal/atomicfile"
-	"github.com/socialwebcomputer/doctor/internal/lazyre"
+	"github.com/socialwebcomputer/doctor/internal/hostio/atomicfile"
+	"github.com/socialwebcomputer/doctor/internal/text/lazyre"
 )
 
 const (

@@ -71,7 +71,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/socialwebcomputer/doctor/internal/lazyre"
+	"github.com/socialwebcomputer/doctor/internal/text/lazyre"
 )
 
 // Module is gitlab-runner's Go module path.

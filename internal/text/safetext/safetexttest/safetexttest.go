@@ -17,7 +17,7 @@ import (
 	"github.com/yuin/goldmark/text"
 	xhtml "golang.org/x/net/html"
 
-	"github.com/socialwebcomputer/doctor/internal/safetext"
+	"github.com/socialwebcomputer/doctor/internal/text/safetext"
 )
 
 // Terminal is "" when out holds no character safetext.Line escapes other

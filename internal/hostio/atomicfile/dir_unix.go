@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/socialwebcomputer/doctor/internal/trust"
+	"github.com/socialwebcomputer/doctor/internal/hostio/trust"
 )
 
 // doctor writes its files (--state, --textfile, --bundle, the cache under
