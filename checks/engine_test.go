@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // mk makes a check that Validate accepts; tests change only what they test.
@@ -30,7 +31,7 @@ func report(sev checks.Severity) func(*checks.Pass) error {
 
 func run(t *testing.T, catalog []*checks.Check, opt checks.Options) map[string]checks.CheckResult {
 	t.Helper()
-	res, err := checks.Run(context.Background(), &checks.Env{Root: t.TempDir()}, catalog, opt)
+	res, err := checks.Run(context.Background(), &hostio.Env{Root: t.TempDir()}, catalog, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +167,7 @@ func TestOfflineSkipsNetworkNodes(t *testing.T) {
 	net.Network = true
 	f := &checks.Fact[int]{ID: "api", Network: true, Compute: func(*checks.Pass) (int, error) { return 1, nil }}
 	dep := mk("dep", ok, f)
-	res, err := checks.Run(context.Background(), &checks.Env{Offline: true}, []*checks.Check{net, dep}, checks.Options{})
+	res, err := checks.Run(context.Background(), &hostio.Env{Offline: true}, []*checks.Check{net, dep}, checks.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +204,7 @@ func TestSkipMarksSkippedAndBlocksDependents(t *testing.T) {
 func TestOnlyAndSkipRejectUnknownIDs(t *testing.T) {
 	a := mk("a", ok)
 	for _, opt := range []checks.Options{{Only: []string{"nope"}}, {Skip: []string{"nope"}}} {
-		_, err := checks.Run(context.Background(), &checks.Env{}, []*checks.Check{a}, opt)
+		_, err := checks.Run(context.Background(), &hostio.Env{}, []*checks.Check{a}, opt)
 		if err == nil || !strings.Contains(err.Error(), `unknown check "nope"`) {
 			t.Errorf("%+v: err %v", opt, err)
 		}

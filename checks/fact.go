@@ -1,8 +1,9 @@
 package checks
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // Fact is a provider: a value computed once per run from the outside world
@@ -37,7 +38,7 @@ func (f *Fact[T]) String() string    { return f.ID }
 
 func (f *Fact[T]) compute(p *Pass) (any, error) {
 	if f.Network && p.Env.Offline {
-		return nil, ErrOffline
+		return nil, hostio.ErrOffline
 	}
 	return f.Compute(p)
 }
@@ -54,9 +55,6 @@ func (f *Fact[T]) Get(p *Pass) T {
 	return t
 }
 
-// ErrOffline is returned by network facts under --offline.
-var ErrOffline = errors.New("offline")
-
 // computer is what the scheduler needs from any node.
 type computer interface {
 	Node
@@ -65,7 +63,7 @@ type computer interface {
 
 func (c *Check) compute(p *Pass) (any, error) {
 	if c.Network && p.Env.Offline {
-		return nil, ErrOffline
+		return nil, hostio.ErrOffline
 	}
 	return nil, c.Run(p)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"testing"
+
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // TestOptionalRequirement: a node runs though an optional requirement
@@ -17,7 +19,7 @@ func TestOptionalRequirement(t *testing.T) {
 		Run: func(p *Pass) error { ran, had = true, p.Has(broken) || broken.Get(p) != nil; return nil }}
 	hard := &Check{ID: "hard", Title: "t", Doc: doc, Severity: Info, Requires: []Node{broken},
 		Run: func(p *Pass) error { return nil }}
-	res, err := Run(context.Background(), &Env{}, []*Check{soft, hard}, Options{})
+	res, err := Run(context.Background(), &hostio.Env{}, []*Check{soft, hard}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

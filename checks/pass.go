@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"sync"
+
+	"github.com/socialwebcomputer/doctor/internal/hostio"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 )
 
 // Pass is what a node's Run or Compute sees: the context carrying its
@@ -11,7 +14,7 @@ import (
 // it required, and Report.
 type Pass struct {
 	Context context.Context
-	Env     *Env
+	Env     *hostio.Env
 
 	node   Node
 	values map[Node]any // only the node's declared requirements
@@ -63,13 +66,13 @@ func (p *Pass) Report(f Finding) {
 	}
 	// The check's own documented fix is doctor's text, not input: nothing
 	// to redact, and its commands ("--token …") stay as written.
-	f.Cause = Redact(f.Cause)
+	f.Cause = redact.Text(f.Cause)
 	if !docFix {
-		f.Fix = Redact(f.Fix)
+		f.Fix = redact.Text(f.Fix)
 	}
 	for i := range f.Evidence {
-		f.Evidence[i].Source = Redact(f.Evidence[i].Source)
-		f.Evidence[i].Detail = Redact(f.Evidence[i].Detail)
+		f.Evidence[i].Source = redact.Text(f.Evidence[i].Source)
+		f.Evidence[i].Detail = redact.Text(f.Evidence[i].Detail)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -86,7 +89,7 @@ func (p *Pass) Observe(o Observation) {
 		o.Runner = &ref
 	}
 	for k, v := range o.Labels {
-		o.Labels[k] = Redact(v)
+		o.Labels[k] = redact.Text(v)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

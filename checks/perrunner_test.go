@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // runners is a RunnerLister for engine tests.
@@ -29,7 +30,7 @@ func sub(i int, name, executor string) checks.Subject {
 
 func results(t *testing.T, catalog []*checks.Check, opt checks.Options) []checks.CheckResult {
 	t.Helper()
-	res, err := checks.Run(context.Background(), &checks.Env{Root: t.TempDir()}, catalog, opt)
+	res, err := checks.Run(context.Background(), &hostio.Env{Root: t.TempDir()}, catalog, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +130,7 @@ func TestRunnerOptionRestrictsToOne(t *testing.T) {
 			}
 		}
 	}
-	_, err := checks.Run(context.Background(), &checks.Env{Root: t.TempDir()}, []*checks.Check{dep}, checks.Options{Runner: "zz"})
+	_, err := checks.Run(context.Background(), &hostio.Env{Root: t.TempDir()}, []*checks.Check{dep}, checks.Options{Runner: "zz"})
 	if err == nil || !strings.Contains(err.Error(), "--runner zz matches no [[runners]]") {
 		t.Errorf("--runner zz: %v", err)
 	}

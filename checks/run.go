@@ -9,16 +9,13 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/socialwebcomputer/doctor/internal/hostio"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 )
 
 // DefaultTimeout bounds one node when it declares none.
 const DefaultTimeout = 20 * time.Second
-
-// APICallTimeout bounds one API request inside a node. It is well under
-// DefaultTimeout so that a server that does not answer becomes the node's
-// own finding ("timed out", naming the address) rather than the engine
-// cutting the node off as unknown.
-const APICallTimeout = 8 * time.Second
 
 // Options select what runs.
 type Options struct {
@@ -185,7 +182,7 @@ func (s *scope) add(n Node) {
 // run holds what every node of one Run shares.
 type run struct {
 	ctx    context.Context
-	env    *Env
+	env    *hostio.Env
 	skip   map[string]bool
 	undo   *cleanups
 	shared *memo
@@ -235,7 +232,7 @@ func (x *run) start(s *scope) {
 // each node once per scope, concurrently as soon as its requirements are
 // done. Per-runner nodes wait for the runner list, then run once for each
 // runner their check applies to.
-func Run(ctx context.Context, env *Env, catalog []*Check, opt Options) (*Result, error) {
+func Run(ctx context.Context, env *hostio.Env, catalog []*Check, opt Options) (*Result, error) {
 	if err := validate(catalog, false); err != nil {
 		return nil, err
 	}
@@ -249,7 +246,7 @@ func Run(ctx context.Context, env *Env, catalog []*Check, opt Options) (*Result,
 		defer cancel()
 	}
 	if env.Clocks == nil {
-		env.Clocks = &ServerClocks{}
+		env.Clocks = &hostio.ServerClocks{}
 	}
 	start := time.Now()
 	x := &run{ctx: ctx, env: env, skip: map[string]bool{}, undo: &cleanups{}, shared: &memo{}, progress: opt.Progress}
@@ -556,11 +553,11 @@ func execute(x *run, s *scope, n Node, r *nodeResult) {
 	switch {
 	case errors.As(o.err, &skipErr):
 		r.status, r.reason = StatusSkipped, skipErr.Reason
-	case errors.Is(o.err, ErrOffline):
+	case errors.Is(o.err, hostio.ErrOffline):
 		r.status, r.reason = StatusSkipped, "offline"
 	case o.err != nil:
-		r.status, r.reason = StatusUnknown, Redact(o.err.Error())
-		if IsTimeout(o.err) && !strings.Contains(r.reason, "timed out") {
+		r.status, r.reason = StatusUnknown, redact.Text(o.err.Error())
+		if hostio.IsTimeout(o.err) && !strings.Contains(r.reason, "timed out") {
 			r.reason = "timed out: " + r.reason
 		}
 	case r.worst >= Warning:

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 func wantInvalid(t *testing.T, catalog []*checks.Check, msg string) {
@@ -87,7 +88,7 @@ func TestValidateRejectsUnknownAndCyclicExplains(t *testing.T) {
 }
 
 func TestRunRefusesAnInvalidCatalog(t *testing.T) {
-	if _, err := checks.Run(t.Context(), &checks.Env{}, []*checks.Check{mk("a", ok), mk("a", ok)}, checks.Options{}); err == nil {
+	if _, err := checks.Run(t.Context(), &hostio.Env{}, []*checks.Check{mk("a", ok), mk("a", ok)}, checks.Options{}); err == nil {
 		t.Error("Run accepted a catalog with duplicate IDs")
 	}
 }
@@ -114,11 +115,11 @@ func TestValidateRequiresPatternsThatAreNotAllWildcard(t *testing.T) {
 	// A run of part of a catalog needs no patterns, but a bad one is bad.
 	c = mk("a", ok)
 	c.Doc.Patterns = nil
-	if _, err := checks.Run(t.Context(), &checks.Env{}, []*checks.Check{c}, checks.Options{}); err != nil {
+	if _, err := checks.Run(t.Context(), &hostio.Env{}, []*checks.Check{c}, checks.Options{}); err != nil {
 		t.Errorf("Run refused a check without patterns: %v", err)
 	}
 	c.Doc.Patterns = []string{"*"}
-	if _, err := checks.Run(t.Context(), &checks.Env{}, []*checks.Check{c}, checks.Options{}); err == nil {
+	if _, err := checks.Run(t.Context(), &hostio.Env{}, []*checks.Check{c}, checks.Options{}); err == nil {
 		t.Error("Run accepted an all-wildcard pattern")
 	}
 }

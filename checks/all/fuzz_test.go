@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
@@ -37,7 +38,7 @@ func FuzzConfigTOML(f *testing.F) {
 	f.Fuzz(func(t *testing.T, config []byte) {
 		root := testroot.New(t)
 		root.GuideRunner(string(config), kc)
-		env := &checks.Env{Root: root.Dir, Offline: true, Clock: now}
+		env := &hostio.Env{Root: root.Dir, Offline: true, Clock: now}
 		start := time.Now()
 		res, err := checks.Run(context.Background(), env, catalog, checks.Options{Timeout: 20 * time.Second})
 		if err != nil {

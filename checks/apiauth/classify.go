@@ -10,7 +10,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 )
 
 // Kind is a class of API failure, each with its own finding.
@@ -46,7 +47,7 @@ func Classify(err error) Class {
 	// client-go's error quotes the body of an answer it does not know
 	// (an error on the server ("…") has prevented the request): a hostile
 	// or broken front can send megabytes, or a secret.
-	msg := checks.RemoteText(err.Error(), maxMessage)
+	msg := redact.RemoteText(err.Error(), maxMessage)
 	c := Class{Kind: Other, Message: msg, Cause: "The API call fails:", Detail: msg,
 		Fix: "Fix what the error names; the runner gets the same error on every job."}
 	var ua x509.UnknownAuthorityError
@@ -77,7 +78,7 @@ func Classify(err error) Class {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		c.Kind, c.Cause, c.Detail = Refused, "The connection is refused:", "nothing listens at the server's address and port."
 		c.Fix = "Check the server URL in the kubeconfig and that the kcp front is up."
-	case checks.IsTimeout(err):
+	case hostio.IsTimeout(err):
 		c.Kind, c.Cause, c.Detail = Timeout, "The API call timed out:", "the server's address does not answer within the deadline (a firewall dropping packets, or a host that is down)."
 		c.Fix = "Check the route from this host to the server (the guide's prerequisite: the runner host resolves and reaches the kcp front)."
 	case errors.As(err, &dns) || strings.Contains(msg, ": no such host"):

@@ -11,6 +11,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/all"
 	"github.com/socialwebcomputer/doctor/checks/certexpiry"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
 )
 
@@ -35,7 +36,7 @@ func severities(t *testing.T, nb, na time.Duration, groups ...string) []checks.S
 	if err := os.Chmod(root, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	env := &checks.Env{Root: root, Clock: now, KubeconfigPath: "/k.yaml"}
+	env := &hostio.Env{Root: root, Clock: now, KubeconfigPath: "/k.yaml"}
 	res, err := checks.Run(context.Background(), env, all.Checks(), checks.Options{Only: []string{"cert-expiry"}})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // Text is everything an operator reads of a check's result: status, and each
@@ -44,7 +45,7 @@ func WantSays(t testing.TB, r checks.CheckResult, status checks.Status, says ...
 // Run runs one check, and what it requires, against the root at dir.
 func Run(t testing.TB, dir string, c *checks.Check) checks.CheckResult {
 	t.Helper()
-	res, err := checks.Run(context.Background(), &checks.Env{Root: dir, Clock: time.Now()}, []*checks.Check{c}, checks.Options{})
+	res, err := checks.Run(context.Background(), &hostio.Env{Root: dir, Clock: time.Now()}, []*checks.Check{c}, checks.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

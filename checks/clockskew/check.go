@@ -1,7 +1,7 @@
 // Package clockskew compares this host's clock with the clocks of the
 // servers doctor talks to anyway: the apiserver (or its front) and GitLab.
 // It reads the Date header of answers other checks already received
-// (checks.Env.SawDate), so it sends nothing of its own.
+// (hostio.Env.SawDate), so it sends nothing of its own.
 package clockskew
 
 import (
@@ -13,6 +13,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/gitlab"
 	"github.com/socialwebcomputer/doctor/checks/runnertoken"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // ID names the check.
@@ -60,7 +61,7 @@ var Check = &checks.Check{
 	Network: true,
 	Run: func(p *checks.Pass) error {
 		e := facts.ThisRunner.Get(p)
-		var seen []checks.ServerDate
+		var seen []hostio.ServerDate
 		if api := facts.APIClient.Get(p); api != nil {
 			if d, ok := p.Env.Clocks.Date(facts.ClockAPIServer, api.Server); ok {
 				seen = append(seen, d)
@@ -78,11 +79,11 @@ var Check = &checks.Check{
 }
 
 // judge reports the clocks that disagree with this host's.
-func judge(p *checks.Pass, label string, seen []checks.ServerDate) error {
+func judge(p *checks.Pass, label string, seen []hostio.ServerDate) error {
 	if len(seen) == 0 {
 		return checks.Skip("no answer from the apiserver or GitLab carried a Date header to compare with")
 	}
-	var off, fine []checks.ServerDate
+	var off, fine []hostio.ServerDate
 	for _, d := range seen {
 		if beyond(d) >= WarnAt {
 			off = append(off, d)
@@ -135,7 +136,7 @@ func judge(p *checks.Pass, label string, seen []checks.ServerDate) error {
 
 // beyond is the part of the skew the measurement cannot explain: the
 // header's one-second resolution and the round trip are subtracted.
-func beyond(d checks.ServerDate) time.Duration {
+func beyond(d hostio.ServerDate) time.Duration {
 	s := d.Skew()
 	if s < 0 {
 		s = -s
@@ -149,7 +150,7 @@ func beyond(d checks.ServerDate) time.Duration {
 
 // agree says whether the skewed servers run together (within WarnAt of
 // each other, in the same direction): then the odd one out is this host.
-func agree(ds []checks.ServerDate) bool {
+func agree(ds []hostio.ServerDate) bool {
 	for _, d := range ds[1:] {
 		diff := d.Skew() - ds[0].Skew()
 		if diff < 0 {
@@ -162,7 +163,7 @@ func agree(ds []checks.ServerDate) bool {
 	return true
 }
 
-func describe(d checks.ServerDate) string {
+func describe(d hostio.ServerDate) string {
 	return fmt.Sprintf("Date %s; this host's clock read %s when it arrived (%s, round trip %s)",
 		d.Date.UTC().Format(time.RFC1123), d.Local.UTC().Format(time.RFC3339), skewWords(d.Skew()), d.RTT.Round(time.Millisecond))
 }

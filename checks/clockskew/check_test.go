@@ -14,10 +14,11 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 func TestMain(m *testing.M) {
-	os.Setenv(checks.LoopbackOnlyVar, "1")
+	os.Setenv(hostio.LoopbackOnlyVar, "1")
 	os.Exit(m.Run())
 }
 
@@ -39,7 +40,7 @@ func skewedServer(t *testing.T, skew time.Duration) *httptest.Server {
 func TestAPIClientRecordsDate(t *testing.T) {
 	for _, skew := range []time.Duration{0, 90 * time.Second, -45 * time.Second} {
 		s := skewedServer(t, skew)
-		env := &checks.Env{Clocks: &checks.ServerClocks{}}
+		env := &hostio.Env{Clocks: &hostio.ServerClocks{}}
 		api, err := facts.NewAPI(env, &rest.Config{Host: s.URL})
 		if err != nil {
 			t.Fatal(err)
@@ -57,19 +58,19 @@ func TestAPIClientRecordsDate(t *testing.T) {
 	}
 }
 
-func date(kind, server string, skew time.Duration) checks.ServerDate {
+func date(kind, server string, skew time.Duration) hostio.ServerDate {
 	now := time.Now()
-	return checks.ServerDate{Kind: kind, Server: server, Date: now.Add(skew), Local: now, RTT: 5 * time.Millisecond}
+	return hostio.ServerDate{Kind: kind, Server: server, Date: now.Add(skew), Local: now, RTT: 5 * time.Millisecond}
 }
 
 // runJudge runs the check's judgement through the engine, with the dates
 // given instead of recorded.
-func runJudge(t *testing.T, seen ...checks.ServerDate) checks.CheckResult {
+func runJudge(t *testing.T, seen ...hostio.ServerDate) checks.CheckResult {
 	t.Helper()
 	c := *Check
 	c.Requires = nil
 	c.Run = func(p *checks.Pass) error { return judge(p, `[[runners]] #1 "k"`, seen) }
-	res, err := checks.Run(context.Background(), &checks.Env{Root: t.TempDir()}, []*checks.Check{&c}, checks.Options{})
+	res, err := checks.Run(context.Background(), &hostio.Env{Root: t.TempDir()}, []*checks.Check{&c}, checks.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,23 +82,23 @@ func TestJudge(t *testing.T) {
 	s := time.Second
 	cases := []struct {
 		name   string
-		seen   []checks.ServerDate
+		seen   []hostio.ServerDate
 		status checks.Status
 		sev    checks.Severity
 		says   []string
 	}{
 		{"none-seen", nil, checks.StatusSkipped, 0, []string{"no answer from the apiserver or GitLab carried a Date header"}},
-		{"in-step", []checks.ServerDate{date("apiserver", api, 0), date("GitLab", gl, s)}, checks.StatusPass, 0, nil},
+		{"in-step", []hostio.ServerDate{date("apiserver", api, 0), date("GitLab", gl, s)}, checks.StatusPass, 0, nil},
 		// The resolution of the header and the round trip are no skew.
-		{"within-measurement", []checks.ServerDate{date("apiserver", api, 9*s)}, checks.StatusPass, 0, nil},
-		{"apiserver-wrong", []checks.ServerDate{date("apiserver", api, 95*s), date("GitLab", gl, 0)}, checks.StatusFail, checks.Error,
+		{"within-measurement", []hostio.ServerDate{date("apiserver", api, 9*s)}, checks.StatusPass, 0, nil},
+		{"apiserver-wrong", []hostio.ServerDate{date("apiserver", api, 95*s), date("GitLab", gl, 0)}, checks.StatusFail, checks.Error,
 			[]string{"The apiserver at " + api + " has a clock 1m35s ahead of this host's, while the GitLab at " + gl + " agrees with it: that server's clock is wrong",
 				"x509: certificate has expired or is not yet valid", "machine that serves " + api}},
-		{"host-wrong", []checks.ServerDate{date("apiserver", api, -40*s), date("GitLab", gl, -42*s)}, checks.StatusFail, checks.Error,
+		{"host-wrong", []hostio.ServerDate{date("apiserver", api, -40*s), date("GitLab", gl, -42*s)}, checks.StatusFail, checks.Error,
 			[]string{"This host's clock is 42s ahead: the apiserver at " + api + " and GitLab at " + gl + " agree with each other", "timedatectl set-ntp true"}},
-		{"one-clock-only", []checks.ServerDate{date("GitLab", gl, 15*s)}, checks.StatusFail, checks.Warning,
+		{"one-clock-only", []hostio.ServerDate{date("GitLab", gl, 15*s)}, checks.StatusFail, checks.Warning,
 			[]string{"This host's clock and the GitLab's at " + gl + " disagree by 15s (the server is ahead); with no third clock to ask, either may be wrong"}},
-		{"both-off-differently", []checks.ServerDate{date("apiserver", api, 60*s), date("GitLab", gl, -60*s)}, checks.StatusFail, checks.Error,
+		{"both-off-differently", []hostio.ServerDate{date("apiserver", api, 60*s), date("GitLab", gl, -60*s)}, checks.StatusFail, checks.Error,
 			[]string{"disagree by 1m0s", "either may be wrong"}},
 	}
 	for _, tc := range cases {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 )
 
 var Check = &checks.Check{
@@ -43,7 +44,7 @@ func run(p *checks.Pass) error {
 	if k.Host != "" {
 		src, line := e.At("kubernetes", "host")
 		p.Report(checks.Finding{
-			Cause:    fmt.Sprintf("%s sets host = %q: the executor takes the out-of-cluster branch and never reads the kubeconfig.", label, checks.StripUserinfo(k.Host)),
+			Cause:    fmt.Sprintf("%s sets host = %q: the executor takes the out-of-cluster branch and never reads the kubeconfig.", label, redact.StripUserinfo(k.Host)),
 			Evidence: []checks.Evidence{{Source: src, Detail: line}},
 			Fix:      "Remove host (and cert_file, key_file, ca_file) from [runners.kubernetes]; the kubeconfig carries the URL and the certificate.",
 		})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
@@ -74,12 +75,12 @@ func run(p *checks.Pass) error {
 		})
 		return nil
 	}
-	if errors.Is(c.ReadErr, checks.ErrTooLarge) {
+	if errors.Is(c.ReadErr, hostio.ErrTooLarge) {
 		// doctor refuses to load it; the runner would try, so claim no FATAL.
 		p.Report(checks.Finding{
 			Severity: checks.Error,
 			Cause: fmt.Sprintf("config.toml %s is larger than %d MiB: no runner configuration is that large, so this is not "+
-				"the file it should be; doctor did not read it.", c.Path, checks.MaxFileSize>>20),
+				"the file it should be; doctor did not read it.", c.Path, hostio.MaxFileSize>>20),
 			Evidence: []checks.Evidence{located},
 			Fix:      "Point the runner at its real config.toml (--config or CONFIG_FILE), or restore the file, then restart it.",
 		})

@@ -9,6 +9,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/configdecode"
 	"github.com/socialwebcomputer/doctor/checks/configlint"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
 
@@ -17,7 +18,7 @@ func lint(t *testing.T, config string) checks.CheckResult {
 	root := testroot.New(t)
 	root.Runner(4242, 0, map[string]string{"PATH": "/usr/bin:/bin"})
 	root.Write("/etc/gitlab-runner/config.toml", config, 0o600)
-	res, err := checks.Run(context.Background(), &checks.Env{Root: root.Dir},
+	res, err := checks.Run(context.Background(), &hostio.Env{Root: root.Dir},
 		[]*checks.Check{configdecode.Check, configlint.Check}, checks.Options{Only: []string{configlint.Check.ID}})
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // Outcome classifies one exchange.
@@ -63,9 +63,9 @@ func (a Answer) String() string {
 
 // Query sends one question (qtype A or AAAA) for name to server over netw.
 // The context's deadline bounds it; without one, 3 s does.
-func Query(ctx context.Context, env *checks.Env, server, name, netw string, qtype uint16) Answer {
+func Query(ctx context.Context, env *hostio.Env, server, name, netw string, qtype uint16) Answer {
 	// A bundle keeps the classified answer: analyze replays it.
-	a, _ := checks.Probe(env, "dns", fmt.Sprintf("%s %s %s %s", netw, server, dns.Fqdn(name), dns.TypeToString[qtype]),
+	a, _ := hostio.Probe(env, "dns", fmt.Sprintf("%s %s %s %s", netw, server, dns.Fqdn(name), dns.TypeToString[qtype]),
 		func() (Answer, error) { return query(ctx, env, server, name, netw, qtype), nil })
 	return a
 }
@@ -73,18 +73,18 @@ func Query(ctx context.Context, env *checks.Env, server, name, netw string, qtyp
 // MarshalJSON keeps the error as the tape records errors.
 func (a Answer) MarshalJSON() ([]byte, error) {
 	type plain Answer
-	return checks.MarshalErrField(plain(a))
+	return hostio.MarshalErrField(plain(a))
 }
 
 func (a *Answer) UnmarshalJSON(b []byte) error {
 	type plain Answer
-	return checks.UnmarshalErrField(b, (*plain)(a))
+	return hostio.UnmarshalErrField(b, (*plain)(a))
 }
 
-func query(ctx context.Context, env *checks.Env, server, name, netw string, qtype uint16) Answer {
+func query(ctx context.Context, env *hostio.Env, server, name, netw string, qtype uint16) Answer {
 	a := Answer{Server: server, Name: dns.Fqdn(name), Net: netw}
 	if env.Offline {
-		a.Outcome, a.Err = Failed, checks.ErrOffline
+		a.Outcome, a.Err = Failed, hostio.ErrOffline
 		return a
 	}
 	if _, ok := ctx.Deadline(); !ok {
@@ -173,11 +173,11 @@ func exchange(a Answer, conn net.Conn, qtype uint16, start time.Time) Answer {
 func classifyErr(a Answer, err error) Answer {
 	a.Err = err
 	switch {
-	case checks.IsTimeout(err):
+	case hostio.IsTimeout(err):
 		a.Outcome = Timeout
 	case errors.Is(err, syscall.ECONNREFUSED):
 		a.Outcome = Refused
-	case errors.Is(err, checks.ErrOffline):
+	case errors.Is(err, hostio.ErrOffline):
 		a.Outcome = Failed
 	case strings.Contains(err.Error(), "dns:") || errors.Is(err, dns.ErrShortRead) || errors.Is(err, dns.ErrBuf):
 		a.Outcome = Garbage // miekg's unpack errors all start "dns:"
@@ -194,7 +194,7 @@ func classifyErr(a Answer, err error) Answer {
 // Resolve looks a name up as a stub resolver does: A and AAAA over UDP,
 // again over TCP when the UDP answer is truncated. It returns every
 // exchange made, and the addresses found.
-func Resolve(ctx context.Context, env *checks.Env, server, name string) ([]Answer, []netip.Addr) {
+func Resolve(ctx context.Context, env *hostio.Env, server, name string) ([]Answer, []netip.Addr) {
 	var all []Answer
 	var addrs []netip.Addr
 	for _, qt := range []uint16{dns.TypeA, dns.TypeAAAA} {
@@ -214,7 +214,7 @@ func Resolve(ctx context.Context, env *checks.Env, server, name string) ([]Answe
 
 // SystemServers are the nameservers of /etc/resolv.conf under the root, as
 // host:port, or the --resolver setting when given.
-func SystemServers(env *checks.Env, override string) ([]string, error) {
+func SystemServers(env *hostio.Env, override string) ([]string, error) {
 	if override != "" {
 		return []string{override}, nil
 	}
@@ -224,10 +224,10 @@ func SystemServers(env *checks.Env, override string) ([]string, error) {
 	}
 	cc, err := dns.ClientConfigFromReader(bytes.NewReader(b))
 	if err != nil {
-		return nil, &checks.FileError{Path: "/etc/resolv.conf", Err: err}
+		return nil, &hostio.FileError{Path: "/etc/resolv.conf", Err: err}
 	}
 	if len(cc.Servers) == 0 {
-		return nil, &checks.FileError{Path: "/etc/resolv.conf", Err: errors.New("no nameserver line")}
+		return nil, &hostio.FileError{Path: "/etc/resolv.conf", Err: errors.New("no nameserver line")}
 	}
 	// glibc's resolver takes a nameserver only when it is an IP address
 	// (inet_pton; a scoped IPv6 address keeps its zone) and ignores the
@@ -239,7 +239,7 @@ func SystemServers(env *checks.Env, override string) ([]string, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, &checks.FileError{Path: "/etc/resolv.conf", Err: fmt.Errorf("no nameserver line with an IP address (%d ignored, as the resolver ignores them)", len(cc.Servers))}
+		return nil, &hostio.FileError{Path: "/etc/resolv.conf", Err: fmt.Errorf("no nameserver line with an IP address (%d ignored, as the resolver ignores them)", len(cc.Servers))}
 	}
 	return out, nil
 }

@@ -11,14 +11,14 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/dnsq"
 	"github.com/socialwebcomputer/doctor/checks/dnsq/dnsqtest"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 const name = "gitlab.example.invalid"
 
-func env(t *testing.T) *checks.Env { return &checks.Env{Root: t.TempDir()} }
+func env(t *testing.T) *hostio.Env { return &hostio.Env{Root: t.TempDir()} }
 
 func query(t *testing.T, server, netw string, qtype uint16) dnsq.Answer {
 	t.Helper()
@@ -155,8 +155,8 @@ func TestQueryWrongID(t *testing.T) {
 // TestQueryOffline: --offline sends nothing.
 func TestQueryOffline(t *testing.T) {
 	s := dnsqtest.Healthy(t, "127.0.0.7")
-	a := dnsq.Query(t.Context(), &checks.Env{Root: t.TempDir(), Offline: true}, s.Addr, name, "udp", dns.TypeA)
-	if a.Outcome != dnsq.Failed || !errors.Is(a.Err, checks.ErrOffline) || s.Queries() != 0 {
+	a := dnsq.Query(t.Context(), &hostio.Env{Root: t.TempDir(), Offline: true}, s.Addr, name, "udp", dns.TypeA)
+	if a.Outcome != dnsq.Failed || !errors.Is(a.Err, hostio.ErrOffline) || s.Queries() != 0 {
 		t.Errorf("offline: %s, %d queries sent", a, s.Queries())
 	}
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // FuzzExchange answers doctor's question with arbitrary bytes, over a real
@@ -209,7 +209,7 @@ func FuzzSystemServers(f *testing.F) {
 		if err := os.WriteFile(filepath.Join(root, "etc", "resolv.conf"), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		servers, err := SystemServers(&checks.Env{Root: root}, "")
+		servers, err := SystemServers(&hostio.Env{Root: root}, "")
 		if err != nil {
 			if !strings.Contains(err.Error(), "/etc/resolv.conf") {
 				t.Fatalf("error does not name the file: %v", err)

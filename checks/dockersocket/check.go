@@ -14,6 +14,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // ID names the check.
@@ -107,7 +108,7 @@ func socketFindings(p *checks.Pass, e *facts.RunnerEntry, ra *facts.RunAs, d *Da
 	switch {
 	case s.Err != nil:
 		missing := errors.Is(s.Err, syscall.ENOENT)
-		cause := fmt.Sprintf("%s connects to %s, but %s cannot be read: %v.", e.Label(), host, s.Seen, checks.FileCause(s.Err))
+		cause := fmt.Sprintf("%s connects to %s, but %s cannot be read: %v.", e.Label(), host, s.Seen, hostio.FileCause(s.Err))
 		if missing {
 			// github.com/moby/moby/client v0.5.1, request.go: the words the job log carries.
 			cause = fmt.Sprintf("%s connects to %s, but no socket is there: every job fails with \"failed to connect to the docker API at %s; "+
@@ -115,7 +116,7 @@ func socketFindings(p *checks.Pass, e *facts.RunnerEntry, ra *facts.RunAs, d *Da
 		}
 		p.Report(checks.Finding{
 			Cause:    cause,
-			Evidence: append(ev, checks.Evidence{Source: s.Seen, Detail: checks.FileCause(s.Err).Error()}),
+			Evidence: append(ev, checks.Evidence{Source: s.Seen, Detail: hostio.FileCause(s.Err).Error()}),
 			Fix:      missingFix(container, s.Path),
 		})
 		return true, nil
@@ -194,7 +195,7 @@ func probeError(host string, pr *Probe, timeout string) string {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		// github.com/moby/moby/client v0.5.1, errors.go connectionFailed.
 		return fmt.Sprintf("nothing listens on it (connection refused); every job fails with \"Cannot connect to the Docker daemon at %s. Is the docker daemon running?\"", host)
-	case checks.IsTimeout(err):
+	case hostio.IsTimeout(err):
 		return fmt.Sprintf("%s got no answer within %s; the runner's client gives up with \"Cannot connect to the Docker daemon at %s. Is the docker daemon running?\"", pr.Request, timeout, host)
 	case strings.Contains(err.Error(), "bad certificate"), strings.Contains(err.Error(), "handshake failure"):
 		// github.com/moby/moby/client v0.5.1, request.go.
@@ -253,7 +254,7 @@ func tlsFindings(p *checks.Pass, e *facts.RunnerEntry, d *Daemon, ev []checks.Ev
 	if d.TLSErr != nil {
 		p.Report(checks.Finding{
 			Severity: checks.Critical,
-			Cause:    fmt.Sprintf("%s cannot load its TLS settings for %s (%v): the runner fails creating its Docker client for every job.", e.Label(), a.Host, checks.FileCause(d.TLSErr)),
+			Cause:    fmt.Sprintf("%s cannot load its TLS settings for %s (%v): the runner fails creating its Docker client for every job.", e.Label(), a.Host, hostio.FileCause(d.TLSErr)),
 			Evidence: append(ev, checks.Evidence{Source: a.CertPath, Detail: d.TLSErr.Error()}),
 			Fix:      fmt.Sprintf("Put ca.pem, cert.pem and key.pem (the daemon's CA and a client certificate it trusts) into %s, readable by the runner's user.", a.CertPath),
 		})
@@ -278,7 +279,7 @@ func missingFix(container bool, sock string) string {
 // permissionFix is built from the socket's group and the runner's identity:
 // --group-add for a container (the Deckhouse document's docker run), the
 // group for a host runner.
-func permissionFix(env *checks.Env, ra *facts.RunAs, s *Socket, container bool) string {
+func permissionFix(env *hostio.Env, ra *facts.RunAs, s *Socket, container bool) string {
 	if len(s.Denied) > 0 && strings.HasPrefix(s.Denied[0], "directory ") {
 		return "Let the runner's user search " + strings.Join(s.Denied, ", ") + " (chmod o+x, or a group it is in)."
 	}
@@ -299,7 +300,7 @@ func permissionFix(env *checks.Env, ra *facts.RunAs, s *Socket, container bool) 
 
 // inContainer reports whether the runner process runs in a container, by
 // its cgroup: Docker, containerd, Podman and Kubernetes name theirs.
-func inContainer(env *checks.Env, ra *facts.RunAs) bool {
+func inContainer(env *hostio.Env, ra *facts.RunAs) bool {
 	if ra.Process == nil {
 		return false
 	}
@@ -316,7 +317,7 @@ func inContainer(env *checks.Env, ra *facts.RunAs) bool {
 	return false
 }
 
-func groupName(env *checks.Env, gid int) string {
+func groupName(env *hostio.Env, gid int) string {
 	b, err := env.ReadFile("/etc/group")
 	if err == nil {
 		for _, line := range strings.Split(string(b), "\n") {
@@ -357,7 +358,7 @@ func kind(s *Socket) string {
 	if s.Mode.IsRegular() {
 		return "a regular file"
 	}
-	return checks.FileType(s.Mode)
+	return hostio.FileType(s.Mode)
 }
 
 // versionLess compares dotted API versions ("1.39" < "1.40").

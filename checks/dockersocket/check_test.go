@@ -14,6 +14,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/configdecode"
 	"github.com/socialwebcomputer/doctor/checks/dockersocket"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
 
@@ -83,7 +84,7 @@ func engine(api, arch string) http.Handler {
 
 func run(t *testing.T, r *testroot.Root, offline bool) checks.CheckResult {
 	t.Helper()
-	env := &checks.Env{Root: r.Dir, Offline: offline}
+	env := &hostio.Env{Root: r.Dir, Offline: offline}
 	res, err := checks.Run(context.Background(), env, []*checks.Check{configdecode.Check, dockersocket.Check},
 		checks.Options{Only: []string{dockersocket.ID}})
 	if err != nil {
@@ -227,7 +228,7 @@ func TestOtherExecutorSkipped(t *testing.T) {
 	r := testroot.New(t)
 	r.Runner(4242, 999, nil)
 	r.Write("/etc/gitlab-runner/config.toml", "[[runners]]\n  name = \"k\"\n  executor = \"kubernetes\"\n", 0o600)
-	env := &checks.Env{Root: r.Dir, Offline: true}
+	env := &hostio.Env{Root: r.Dir, Offline: true}
 	res, err := checks.Run(context.Background(), env, []*checks.Check{configdecode.Check, dockersocket.Check}, checks.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // maxBody bounds what doctor reads of a daemon's answer: /_ping is "OK",
@@ -53,17 +53,17 @@ type Probe struct {
 // MarshalJSON keeps the error as the tape records errors.
 func (p Probe) MarshalJSON() ([]byte, error) {
 	type plain Probe
-	return checks.MarshalErrField(plain(p))
+	return hostio.MarshalErrField(plain(p))
 }
 
 func (p *Probe) UnmarshalJSON(b []byte) error {
 	type plain Probe
-	return checks.UnmarshalErrField(b, (*plain)(p))
+	return hostio.UnmarshalErrField(b, (*plain)(p))
 }
 
 // probe asks the daemon at network/addr (a unix socket's local path, or
 // host:port) through Env.Dial, each request under the API timeout.
-func probe(ctx context.Context, env *checks.Env, network, addr string, tlsConf *tls.Config) *Probe {
+func probe(ctx context.Context, env *hostio.Env, network, addr string, tlsConf *tls.Config) *Probe {
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return env.Dial(ctx, network, addr) },
 		// One connection, closed after the probe.
@@ -153,7 +153,7 @@ func tlsConfig(r facts.RunnerReader, a *Address) (*tls.Config, error) {
 	if a.CertPath == "" {
 		return c, nil // system roots and no client certificate, as tlsconfig.Client gives
 	}
-	ca, err := r.Read(path.Join(a.CertPath, "ca.pem"), checks.KindPEM)
+	ca, err := r.Read(path.Join(a.CertPath, "ca.pem"), hostio.KindPEM)
 	if err != nil {
 		return nil, err
 	}
@@ -162,11 +162,11 @@ func tlsConfig(r facts.RunnerReader, a *Address) (*tls.Config, error) {
 		return nil, fmt.Errorf("%s: no PEM certificate in it", path.Join(a.CertPath, "ca.pem"))
 	}
 	c.RootCAs = pool
-	cert, err := r.Read(path.Join(a.CertPath, "cert.pem"), checks.KindPEM)
+	cert, err := r.Read(path.Join(a.CertPath, "cert.pem"), hostio.KindPEM)
 	if err != nil {
 		return nil, err
 	}
-	key, err := r.Read(path.Join(a.CertPath, "key.pem"), checks.KindPEM)
+	key, err := r.Read(path.Join(a.CertPath, "key.pem"), hostio.KindPEM)
 	if err != nil {
 		return nil, err
 	}

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // socketView is the path of the socket as the runner opens it, and where
@@ -17,7 +17,7 @@ import (
 // host's socket bind-mounted at /var/run/docker.sock) sees its own mount
 // namespace, which /proc/<pid>/root shows to doctor on the host; without a
 // live process, or when that is not there, the path under --root.
-func socketView(env *checks.Env, proc *facts.Process, sock string) string {
+func socketView(env *hostio.Env, proc *facts.Process, sock string) string {
 	if proc != nil {
 		nsRoot := "/proc/" + strconv.Itoa(proc.PID) + "/root"
 		if _, err := env.Lstat(nsRoot); err == nil {
@@ -35,7 +35,7 @@ func socketView(env *checks.Env, proc *facts.Process, sock string) string {
 // the kernel resolves the path itself, magic links of /proc included.
 // It returns the resolved host path; Env.Path of it is the local file.
 // Every step goes through the Env, so a bundle records it.
-func inRoot(env *checks.Env, p string) (string, error) {
+func inRoot(env *hostio.Env, p string) (string, error) {
 	if env.Root == "" || env.Root == "/" {
 		return p, nil
 	}
@@ -55,11 +55,11 @@ func inRoot(env *checks.Env, p string) (string, error) {
 			continue
 		}
 		if links++; links > 40 {
-			return "", &checks.FileError{Path: p, Err: errors.New("too many levels of symbolic links")}
+			return "", &hostio.FileError{Path: p, Err: errors.New("too many levels of symbolic links")}
 		}
 		target, err := env.Readlink(next)
 		if err != nil {
-			return "", &checks.FileError{Path: p, Err: checks.FileCause(err)}
+			return "", &hostio.FileError{Path: p, Err: hostio.FileCause(err)}
 		}
 		if !path.IsAbs(target) {
 			target = path.Join(cur, target)
@@ -89,7 +89,7 @@ type Socket struct {
 // IsSocket reports whether the file is a unix socket.
 func (s *Socket) IsSocket() bool { return s.Err == nil && s.Mode&os.ModeSocket != 0 }
 
-func statSocket(env *checks.Env, proc *facts.Process, sock string) *Socket {
+func statSocket(env *hostio.Env, proc *facts.Process, sock string) *Socket {
 	s := &Socket{Path: sock, Seen: socketView(env, proc, sock)}
 	resolved, err := inRoot(env, s.Seen)
 	if err != nil {
@@ -99,7 +99,7 @@ func statSocket(env *checks.Env, proc *facts.Process, sock string) *Socket {
 	s.Local = env.Path(resolved)
 	st, err := env.Stat(resolved)
 	if err != nil {
-		s.Err = &checks.FileError{Path: s.Seen, Err: checks.FileCause(err)}
+		s.Err = &hostio.FileError{Path: s.Seen, Err: hostio.FileCause(err)}
 		return s
 	}
 	s.Mode = st.Mode()
@@ -108,7 +108,7 @@ func statSocket(env *checks.Env, proc *facts.Process, sock string) *Socket {
 }
 
 // access fills Denied for the runner's identity. Root passes the bits.
-func (s *Socket) access(env *checks.Env, ra *facts.RunAs) {
+func (s *Socket) access(env *hostio.Env, ra *facts.RunAs) {
 	s.Denied = nil
 	if ra.UID == 0 {
 		return

@@ -16,6 +16,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // checkCloudInit compares the pool's cloud-init with connector_config: the
@@ -73,7 +74,7 @@ func checkCloudInit(p *checks.Pass, pool *unstructured.Unstructured, pc facts.Pl
 		return nil // fleeting-connector says key_path is unset
 	}
 	hp := facts.RunnerPath(p.Env, facts.Runner.Get(p).Selected, cc.KeyPathname)
-	b, err := facts.ThisRunner.Get(p).File.Files.Read(hp, checks.KindPEM)
+	b, err := facts.ThisRunner.Get(p).File.Files.Read(hp, hostio.KindPEM)
 	if err != nil {
 		why := err.Error()
 		if errors.Is(err, fs.ErrNotExist) {

@@ -14,6 +14,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/runnerrbac"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // ProbePod is the name the default probe asks for. It cannot be a pod the
@@ -62,7 +63,7 @@ func run(p *checks.Pass) error {
 	// there is asked again in this runner's namespace: whether a namespace
 	// grants pods/exec is its own.
 	first, _ := checks.Shared(p, "exec namespace "+api.Key, func() (string, error) {
-		return checks.Probe(p.Env, "exec-upgrade-namespace", api.TapeKey, func() (string, error) { return ns, nil })
+		return hostio.Probe(p.Env, "exec-upgrade-namespace", api.TapeKey, func() (string, error) { return ns, nil })
 	})
 	if first == "" {
 		first = ns // a bundle from before the choice was recorded
@@ -132,7 +133,7 @@ func diagnose(spdy, ws Probe, ev []checks.Evidence) checks.Finding {
 		wsNote = " The WebSocket upgrade passes, so `kubectl exec` (WebSocket since 1.30) works while every job hangs: the runner speaks SPDY."
 	}
 	switch {
-	case spdy.Err != nil && checks.IsTimeout(spdy.Err):
+	case spdy.Err != nil && hostio.IsTimeout(spdy.Err):
 		f.Cause = fmt.Sprintf("The SPDY exec upgrade to %s timed out after %s: a proxy holds the upgrade and never answers, and jobs hang at \"Preparing the environment\".", hostOf(spdy.URL), spdy.Took.Round(time.Millisecond)) + wsNote
 	case spdy.Err != nil:
 		f.Cause = fmt.Sprintf("The SPDY exec upgrade to %s failed: %v.", hostOf(spdy.URL), spdy.Err) + wsNote

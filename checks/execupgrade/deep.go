@@ -18,6 +18,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 )
 
 // DeepLabel marks the probe pods --deep creates, so an operator can find
@@ -152,7 +153,7 @@ func endedWhy(pod *corev1.Pod) string {
 	if len(why) == 0 {
 		return ""
 	}
-	return ": " + checks.Redact(strings.Join(why, "; "))
+	return ": " + redact.Text(strings.Join(why, "; "))
 }
 
 func suffix() string {

@@ -17,8 +17,9 @@ import (
 
 	"k8s.io/client-go/rest"
 
-	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/kube/keep"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 )
 
 // Protocol is one way of upgrading pods/exec: SPDY is what the runner's
@@ -93,9 +94,9 @@ func ExecURL(cfg *rest.Config, ns, pod string, command ...string) (*url.URL, err
 // hop makes the Upgrade header meaningless), with the kubeconfig's TLS
 // identity. It reads a bounded amount of the answer and closes.
 // who names the credential on a bundle's tape (facts.API.TapeKey).
-func Upgrade(ctx context.Context, env *checks.Env, cfg *rest.Config, who string, u *url.URL, proto Protocol) Probe {
+func Upgrade(ctx context.Context, env *hostio.Env, cfg *rest.Config, who string, u *url.URL, proto Protocol) Probe {
 	// A bundle keeps what the upgrade got back: analyze replays it.
-	p, _ := checks.Probe(env, "exec-upgrade", string(proto)+" "+checks.StripUserinfo(u.String())+" as "+who,
+	p, _ := hostio.Probe(env, "exec-upgrade", string(proto)+" "+redact.StripUserinfo(u.String())+" as "+who,
 		func() (Probe, error) { return upgrade(ctx, env, cfg, u, proto), nil })
 	return p
 }
@@ -103,15 +104,15 @@ func Upgrade(ctx context.Context, env *checks.Env, cfg *rest.Config, who string,
 // MarshalJSON keeps the error as the tape records errors.
 func (p Probe) MarshalJSON() ([]byte, error) {
 	type plain Probe
-	return checks.MarshalErrField(plain(p))
+	return hostio.MarshalErrField(plain(p))
 }
 
 func (p *Probe) UnmarshalJSON(b []byte) error {
 	type plain Probe
-	return checks.UnmarshalErrField(b, (*plain)(p))
+	return hostio.UnmarshalErrField(b, (*plain)(p))
 }
 
-func upgrade(ctx context.Context, env *checks.Env, cfg *rest.Config, u *url.URL, proto Protocol) Probe {
+func upgrade(ctx context.Context, env *hostio.Env, cfg *rest.Config, u *url.URL, proto Protocol) Probe {
 	pr := Probe{Protocol: proto, URL: u.String()}
 	start := time.Now()
 	defer func() { pr.Took = time.Since(start) }()
@@ -156,7 +157,7 @@ func readAnswer(pr Probe, r io.Reader, req *http.Request) Probe {
 	case err == io.EOF || err == io.ErrUnexpectedEOF:
 		pr.Err = fmt.Errorf("the connection closed with no response (empty server response)")
 		return pr
-	case err != nil && checks.IsTimeout(err):
+	case err != nil && hostio.IsTimeout(err):
 		pr.Err = fmt.Errorf("reading the response: %w", err)
 		return pr
 	case err != nil:
@@ -209,7 +210,7 @@ func upgradeRequest(ctx context.Context, cfg *rest.Config, u *url.URL, proto Pro
 }
 
 // dialHTTP1 opens the connection, TLS with ALPN http/1.1 only.
-func dialHTTP1(ctx context.Context, env *checks.Env, cfg *rest.Config, u *url.URL) (net.Conn, error) {
+func dialHTTP1(ctx context.Context, env *hostio.Env, cfg *rest.Config, u *url.URL) (net.Conn, error) {
 	host := u.Host
 	if u.Port() == "" {
 		if u.Scheme == "http" {
@@ -255,4 +256,4 @@ func isStatusJSON(body string) bool {
 
 // remoteText is text a server sent, made fit to print: one line without
 // control characters, valid UTF-8, at most max runes, and redacted.
-func remoteText(s string, max int) string { return checks.RemoteText(s, max) }
+func remoteText(s string, max int) string { return redact.RemoteText(s, max) }

@@ -23,6 +23,8 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/kube"
 	"github.com/socialwebcomputer/doctor/checks/kube/keep"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
@@ -37,7 +39,7 @@ type API struct {
 	Key string
 	// TapeKey identifies it too, in a form a bundle's redaction keeps (the
 	// certificate's subject and serial, a token's stand-in): for the keys
-	// of what a check records on the tape itself (checks.Elapsed).
+	// of what a check records on the tape itself (hostio.Elapsed).
 	TapeKey string
 	// Requests counts what this run sent, for the benchmark and the
 	// read-only promise.
@@ -85,7 +87,7 @@ var APIClient = &checks.Fact[*API]{
 	},
 }
 
-func keyedAPI(env *checks.Env, cfg *rest.Config, cred *pluginCredential, source, key string) (*API, error) {
+func keyedAPI(env *hostio.Env, cfg *rest.Config, cred *pluginCredential, source, key string) (*API, error) {
 	api, err := newAPI(env, cfg, cred)
 	if api != nil {
 		api.Source, api.Key = source, key
@@ -151,7 +153,7 @@ func restConfig(p *checks.Pass) (*rest.Config, string, error) {
 
 // contextConfig is the rest.Config of a kubeconfig context, as client-go
 // builds it, with the files it names read under the root.
-func contextConfig(env *checks.Env, k *KubeTarget) (*rest.Config, string, error) {
+func contextConfig(env *hostio.Env, k *KubeTarget) (*rest.Config, string, error) {
 	kc := k.Kubeconfig
 	if kc.Merged == nil || k.Context == nil {
 		if kc.None != "" {
@@ -195,14 +197,14 @@ func inlineFiles(r RunnerReader, cfg *rest.Config) error {
 		if *f.path == "" {
 			continue
 		}
-		b, err := r.Read(hostPath(r.Env, *f.path), checks.KindPEM)
+		b, err := r.Read(hostPath(r.Env, *f.path), hostio.KindPEM)
 		if err != nil {
 			return fmt.Errorf("the kubeconfig's %s: %w", f.what, err)
 		}
 		*f.data, *f.path = b, ""
 	}
 	if cfg.BearerTokenFile != "" {
-		b, err := r.Read(hostPath(r.Env, cfg.BearerTokenFile), checks.KindToken)
+		b, err := r.Read(hostPath(r.Env, cfg.BearerTokenFile), hostio.KindToken)
 		if err != nil {
 			return fmt.Errorf("the kubeconfig's tokenFile: %w", err)
 		}
@@ -223,7 +225,7 @@ func outOfCluster(r RunnerReader, k *runnerconfig.Kubernetes) (*rest.Config, err
 		if f.path == "" {
 			continue
 		}
-		b, err := r.Read(f.path, checks.KindPEM)
+		b, err := r.Read(f.path, hostio.KindPEM)
 		if err != nil {
 			return nil, err
 		}
@@ -247,7 +249,7 @@ func TargetKey(cfg *rest.Config) string {
 	if cfg.ExecProvider != nil {
 		fmt.Fprint(h, cfg.ExecProvider.Command, standIns(cfg.ExecProvider.Args))
 	}
-	return checks.StripUserinfo(cfg.Host) + "#" + hex.EncodeToString(h.Sum(nil))[:12]
+	return redact.StripUserinfo(cfg.Host) + "#" + hex.EncodeToString(h.Sum(nil))[:12]
 }
 
 // ServiceAccountDir is where a pod's service-account credentials are mounted.
@@ -272,11 +274,11 @@ func inCluster(r RunnerReader, proc *Process, e *Environ) (*rest.Config, bool, e
 		dirs = append([]string{fmt.Sprintf("/proc/%d/root%s", proc.PID, ServiceAccountDir)}, dirs...)
 	}
 	for _, dir := range dirs {
-		token, err := r.Read(dir+"/token", checks.KindToken)
+		token, err := r.Read(dir+"/token", hostio.KindToken)
 		if err != nil {
 			continue
 		}
-		ca, err := r.Read(dir+"/ca.crt", checks.KindPEM)
+		ca, err := r.Read(dir+"/ca.crt", hostio.KindPEM)
 		if err != nil {
 			return nil, true, fmt.Errorf("in-cluster config: %w", err)
 		}
@@ -292,11 +294,11 @@ func inCluster(r RunnerReader, proc *Process, e *Environ) (*rest.Config, bool, e
 // NewAPI wraps a rest.Config the way doctor needs it: protobuf for the large
 // lists, no client-side throttling (a run is a few dozen requests), every
 // dial through the Env, and a counter of requests.
-func NewAPI(env *checks.Env, cfg *rest.Config) (*API, error) { return newAPI(env, cfg, nil) }
+func NewAPI(env *hostio.Env, cfg *rest.Config) (*API, error) { return newAPI(env, cfg, nil) }
 
 // newAPI is NewAPI with the credential an exec plugin gave (nil: none ran,
 // and a plugin in cfg is refused).
-func newAPI(env *checks.Env, cfg *rest.Config, cred *pluginCredential) (*API, error) {
+func newAPI(env *hostio.Env, cfg *rest.Config, cred *pluginCredential) (*API, error) {
 	if cred == nil {
 		if err := refuseCodeFromInput(cfg); err != nil {
 			return nil, err
@@ -360,7 +362,7 @@ func newAPI(env *checks.Env, cfg *rest.Config, cred *pluginCredential) (*API, er
 	if err != nil {
 		return nil, err
 	}
-	return &API{Config: cfg, Client: cs, Server: checks.StripUserinfo(cfg.Host), Requests: n, TapeKey: checks.StripUserinfo(cfg.Host) + " " + who}, nil
+	return &API{Config: cfg, Client: cs, Server: redact.StripUserinfo(cfg.Host), Requests: n, TapeKey: redact.StripUserinfo(cfg.Host) + " " + who}, nil
 }
 
 // WholeAnswersForTests turns the cut of API answers (keep.Transport) off,
@@ -406,13 +408,13 @@ func TapeIdentity(cfg *rest.Config) string {
 		}
 	}
 	if cfg.BearerToken != "" {
-		parts = append(parts, "token "+checks.StandIn(cfg.BearerToken))
+		parts = append(parts, "token "+redact.StandIn(cfg.BearerToken))
 	}
 	if cfg.Username != "" {
-		parts = append(parts, "basic "+checks.StandIn(cfg.Username)+" "+checks.StandIn(cfg.Password))
+		parts = append(parts, "basic "+redact.StandIn(cfg.Username)+" "+redact.StandIn(cfg.Password))
 	}
 	if cfg.ExecProvider != nil {
-		parts = append(parts, "exec "+checks.StandIn(cfg.ExecProvider.Command+" "+strings.Join(standIns(cfg.ExecProvider.Args), " ")))
+		parts = append(parts, "exec "+redact.StandIn(cfg.ExecProvider.Command+" "+strings.Join(standIns(cfg.ExecProvider.Args), " ")))
 	}
 	if len(parts) == 0 {
 		return "anonymous"
@@ -422,17 +424,17 @@ func TapeIdentity(cfg *rest.Config) string {
 
 // standIns are the bundle's stand-ins of an exec plugin's arguments, which
 // a bundle keeps only as stand-ins: keys built of them are the same on
-// replay (checks.StandIn of a stand-in is itself).
+// replay (redact.StandIn of a stand-in is itself).
 func standIns(args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
-		out[i] = checks.StandIn(a)
+		out[i] = redact.StandIn(a)
 	}
 	return out
 }
 
 // ClockAPIServer is the kind under which the apiserver's Date headers are
-// recorded (checks.Env.SawDate), keyed by API.Server.
+// recorded (hostio.Env.SawDate), keyed by API.Server.
 const ClockAPIServer = "apiserver"
 
 type roundTripFunc func(*http.Request) (*http.Response, error)
@@ -461,7 +463,7 @@ var Whoami = &checks.Fact[*Identity]{
 	},
 }
 
-func whoami(ctx context.Context, env *checks.Env, api *API) (*Identity, error) {
+func whoami(ctx context.Context, env *hostio.Env, api *API) (*Identity, error) {
 	id := &Identity{Server: api.Server}
 	ctx, cancel := context.WithTimeout(ctx, env.APITimeout())
 	defer cancel()
@@ -485,7 +487,7 @@ func whoami(ctx context.Context, env *checks.Env, api *API) (*Identity, error) {
 
 // logRequest is -v: at 6 each request's method, URL (no user info), status
 // and latency; at 8 its headers too, redacted, Authorization left out.
-func logRequest(env *checks.Env, r *http.Request, resp *http.Response, err error, took time.Duration) {
+func logRequest(env *hostio.Env, r *http.Request, resp *http.Response, err error, took time.Duration) {
 	if env.Log == nil {
 		return
 	}
@@ -493,12 +495,12 @@ func logRequest(env *checks.Env, r *http.Request, resp *http.Response, err error
 	if err == nil {
 		status = resp.Status
 	}
-	env.Logf(6, "%s %s -> %s in %s", r.Method, r.URL.Redacted(), checks.Redact(status), took.Round(time.Millisecond))
+	env.Logf(6, "%s %s -> %s in %s", r.Method, r.URL.Redacted(), redact.Text(status), took.Round(time.Millisecond))
 	for k, vs := range r.Header {
 		if strings.EqualFold(k, "Authorization") {
 			env.Logf(8, "  %s: <%d bytes, not shown>", k, len(strings.Join(vs, ",")))
 			continue
 		}
-		env.Logf(8, "  %s: %s", k, checks.Redact(strings.Join(vs, ", ")))
+		env.Logf(8, "  %s: %s", k, redact.Text(strings.Join(vs, ", ")))
 	}
 }

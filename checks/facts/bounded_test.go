@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // An apiserver whose answer never ends is an error, not memory: client-go
@@ -31,7 +31,7 @@ func TestEndlessBodyIsBounded(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	api, err := NewAPI(&checks.Env{Root: t.TempDir()}, &rest.Config{Host: srv.URL})
+	api, err := NewAPI(&hostio.Env{Root: t.TempDir()}, &rest.Config{Host: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestAPIRequestsAreLoggedRedacted(t *testing.T) {
 	}))
 	defer srv.Close()
 	var lines []string
-	env := &checks.Env{Root: t.TempDir(), Log: func(level int, format string, args ...any) {
+	env := &hostio.Env{Root: t.TempDir(), Log: func(level int, format string, args ...any) {
 		if level <= 8 {
 			lines = append(lines, fmt.Sprintf(format, args...))
 		}
@@ -95,7 +95,7 @@ func TestHugeErrorBodyKeepsItsStatus(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	api, err := NewAPI(&checks.Env{Root: t.TempDir()}, &rest.Config{Host: srv.URL})
+	api, err := NewAPI(&hostio.Env{Root: t.TempDir()}, &rest.Config{Host: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestHugeHeaderIsRefused(t *testing.T) {
 		_, _ = w.Write([]byte(`{"kind":"NodeList","apiVersion":"v1","items":[]}`))
 	}))
 	defer srv.Close()
-	api, err := NewAPI(&checks.Env{Root: t.TempDir()}, &rest.Config{Host: srv.URL})
+	api, err := NewAPI(&hostio.Env{Root: t.TempDir()}, &rest.Config{Host: srv.URL})
 	if err != nil {
 		t.Fatal(err)
 	}

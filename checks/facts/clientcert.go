@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // ClientCert is the client certificate of the kubeconfig's current user.
@@ -60,7 +61,7 @@ var ClientCertFact = &checks.Fact[*ClientCert]{
 				return cc, nil
 			}
 			cc.Source = "cert_file " + kube.CertFile
-			data, err := ThisRunner.Get(p).File.Files.Read(kube.CertFile, checks.KindPEM)
+			data, err := ThisRunner.Get(p).File.Files.Read(kube.CertFile, hostio.KindPEM)
 			if err != nil {
 				cc.Err = err
 				return cc, nil
@@ -77,7 +78,7 @@ var ClientCertFact = &checks.Fact[*ClientCert]{
 			// under the root; map it back to a host path for the read.
 			hp := hostPath(p.Env, k.AuthInfo.ClientCertificate)
 			cc.Source = "client-certificate " + hp
-			data, err := k.Kubeconfig.Reader.Read(hp, checks.KindPEM)
+			data, err := k.Kubeconfig.Reader.Read(hp, hostio.KindPEM)
 			if err != nil {
 				cc.Err = err
 				return cc, nil
@@ -109,7 +110,7 @@ func ParseCertPEM(b []byte) (*x509.Certificate, error) {
 	return nil, fmt.Errorf("no PEM CERTIFICATE block")
 }
 
-func hostPath(env *checks.Env, p string) string {
+func hostPath(env *hostio.Env, p string) string {
 	if env.Root != "" && env.Root != "/" {
 		root := path.Clean(env.Root)
 		if rel, ok := strings.CutPrefix(p, root+"/"); ok {

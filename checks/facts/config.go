@@ -10,6 +10,8 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
@@ -73,11 +75,11 @@ var Config = &checks.Fact[*ConfigFile]{
 			c.ReadFrom = at
 			c.How += "; read through " + at + podMount(p.Env, ra.Process, c.Path)
 		}
-		c.Data, c.ReadErr = c.Files.Read(c.ReadPath(), checks.KindConfigTOML)
+		c.Data, c.ReadErr = c.Files.Read(c.ReadPath(), hostio.KindConfigTOML)
 		if c.ReadErr != nil {
 			return c, nil
 		}
-		if f := checks.Decode(p.Env, c.ReadPath(), c.decode); f != nil {
+		if f := hostio.Decode(p.Env, c.ReadPath(), c.decode); f != nil {
 			c.DecodeErr, c.DecodeLine, c.DecodeLineText = f.Err, f.Line, f.Text
 		}
 		return c, nil
@@ -86,7 +88,7 @@ var Config = &checks.Fact[*ConfigFile]{
 
 // decode decodes Data as the runner does; a failure says where, as
 // evidence shows that line.
-func (c *ConfigFile) decode() *checks.DecodeFailure {
+func (c *ConfigFile) decode() *hostio.DecodeFailure {
 	c.Duplicates = runnerconfig.CaseDuplicates(c.Data)
 	cfg, md, err := decode(c.Data, c.Duplicates)
 	if err == nil {
@@ -95,9 +97,9 @@ func (c *ConfigFile) decode() *checks.DecodeFailure {
 	}
 	// The message can quote the value it choked on: a token, pasted under
 	// the wrong key.
-	err = checks.QuotesDescribed(err)
+	err = redact.QuotesDescribed(err)
 	line := decodeErrLine(err)
-	return &checks.DecodeFailure{Err: err, Line: line, Text: c.LineText(line)}
+	return &hostio.DecodeFailure{Err: err, Line: line, Text: c.LineText(line)}
 }
 
 // decodeErrLine is the line a decode error names: a toml.ParseError's
@@ -125,7 +127,7 @@ const DefaultRootConfig = "/etc/gitlab-runner/config.toml"
 // /etc/gitlab-runner; any other uid $HOME/.gitlab-runner, else the passwd
 // home (os.UserHomeDir, then user.Current), else the working directory.
 // The flags are the live process's, or its unit's ExecStart.
-func locateConfig(env *checks.Env, ra *RunAs, e *Environ) *ConfigFile {
+func locateConfig(env *hostio.Env, ra *RunAs, e *Environ) *ConfigFile {
 	if env.ConfigPath != "" {
 		return &ConfigFile{Path: env.ConfigPath, How: "--config given to doctor"}
 	}
@@ -200,7 +202,7 @@ func FlagValue(args []string, names ...string) (string, bool) {
 
 // LocateConfigFor locates the config.toml of any runner process (not only
 // the diagnosed one), for comparing several; "" when it cannot be located.
-func LocateConfigFor(env *checks.Env, proc *Process) string {
+func LocateConfigFor(env *hostio.Env, proc *Process) string {
 	e := &Environ{Vars: map[string]string{}, Source: "/proc/" + strconv.Itoa(proc.PID) + "/environ"}
 	vars, err, derr := ReadEnviron(env, e.Source)
 	if err == nil {

@@ -10,14 +10,14 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 	"github.com/socialwebcomputer/doctor/internal/text/lazyre"
 )
 
 // A config.toml line is evidence, and a line can hold a token, a password
 // in a URL, or a secret pasted under the wrong key. So evidence never
 // quotes one: describeLine rebuilds it from its key and its decoded value,
-// each value shown only when it cannot be a secret (checks.DescribeString),
+// each value shown only when it cannot be a secret (redact.DescribeString),
 // and without the line's comment.
 
 // maxValueLines is how far a value may run on (a multi-line array or
@@ -88,12 +88,12 @@ func decodeValue(rest string, after []string) (any, bool) {
 }
 
 // describeValue shows a decoded value: numbers, booleans and dates as they
-// are, strings through checks.DescribeString, arrays and tables element by
+// are, strings through redact.DescribeString, arrays and tables element by
 // element.
 func describeValue(key string, v any, depth int) string {
 	switch x := v.(type) {
 	case string:
-		return checks.DescribeString(key, x)
+		return redact.DescribeString(key, x)
 	case bool:
 		return strconv.FormatBool(x)
 	case int64:

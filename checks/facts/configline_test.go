@@ -9,12 +9,12 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 )
 
 // Evidence never quotes a config line: values that can be secrets are
 // described, and what no secret looks like stays readable. Every secret
-// below is one Redact alone lets through (its key does not say secret).
+// below is one redact.Text alone lets through (its key does not say secret).
 func TestLineTextDescribesInsteadOfQuoting(t *testing.T) {
 	for _, tc := range []struct{ line, secret, want string }{
 		{`output_limit = 'TypeErr4Wq8Zm2Lx6Tn9'`, "TypeErr4Wq8Zm2Lx6Tn9", "output_limit = <string, 20 characters, looks secret>"},
@@ -74,7 +74,7 @@ func TestDecodeErrorQuotesNoValue(t *testing.T) {
 		if err == nil {
 			t.Fatalf("%q decodes", tc.doc)
 		}
-		wrapped := checks.QuotesDescribed(err)
+		wrapped := redact.QuotesDescribed(err)
 		msg := wrapped.Error()
 		if tc.secret != "" && strings.Contains(msg, tc.secret) {
 			t.Errorf("the decode error quotes %q: %s", tc.secret, msg)
@@ -104,7 +104,7 @@ func FuzzLineText(f *testing.F) {
 			}
 		}
 		got := c.LineText(strings.Count(line, "\n") + 2)
-		if len(value) >= 12 && checks.LooksSecret(value) && strings.Contains(got, value) {
+		if len(value) >= 12 && redact.LooksSecret(value) && strings.Contains(got, value) {
 			t.Fatalf("LineText quotes a secret-looking value: %q", got)
 		}
 		if len(value) >= 12 && strings.ContainsAny(value, "\"'\\$;|&") && !strings.Contains(value, "://") && strings.Contains(got, value) {

@@ -6,7 +6,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // DoctorCannotRead is the "could not check" error for a file that doctor's
@@ -15,7 +15,7 @@ import (
 // when err is no permission error, or when the runner is denied as well,
 // by the file's mode and owner: then the caller's finding about the runner
 // stands. ra nil means the file's reader is not known.
-func DoctorCannotRead(env *checks.Env, file string, err error, ra *RunAs) error {
+func DoctorCannotRead(env *hostio.Env, file string, err error, ra *RunAs) error {
 	if !errors.Is(err, fs.ErrPermission) {
 		return nil
 	}
@@ -34,7 +34,7 @@ func DoctorCannotRead(env *checks.Env, file string, err error, ra *RunAs) error 
 	}
 	who := "doctor"
 	// A bundle keeps the uid doctor ran as, so analyze says the same.
-	if uid, err := checks.Probe(env, "doctor-uid", "euid", func() (int, error) { return os.Geteuid(), nil }); err == nil {
+	if uid, err := hostio.Probe(env, "doctor-uid", "euid", func() (int, error) { return os.Geteuid(), nil }); err == nil {
 		who = fmt.Sprintf("doctor runs as uid %d and", uid)
 	}
 	return fmt.Errorf("%s may not read %s (permission denied); %s: run doctor as root "+

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // Environ is the runner's own environment: what client-go sees when it
@@ -70,13 +71,13 @@ var RunnerEnviron = &checks.Fact[*Environ]{
 			e.Err = err
 			// Who doctor runs as is this host's: a bundle keeps the hint, so
 			// doctor analyze elsewhere says what the live run said.
-			e.Hint, _ = checks.Probe(p.Env, "environ-access", src, func() (string, error) {
+			e.Hint, _ = hostio.Probe(p.Env, "environ-access", src, func() (string, error) {
 				return environHint(p.Env, err, r.Selected, src), nil
 			})
 			return e, nil
 		}
 		if derr != nil {
-			e.Err = &checks.FileError{Path: src, Err: derr}
+			e.Err = &hostio.FileError{Path: src, Err: derr}
 			return e, nil
 		}
 		e.Vars = vars
@@ -85,17 +86,17 @@ var RunnerEnviron = &checks.Fact[*Environ]{
 }
 
 // ReadEnviron reads a /proc/<pid>/environ and decodes it (CheckEnviron,
-// ParseEnviron) through checks.Decode: one that does not decode is
+// ParseEnviron) through hostio.Decode: one that does not decode is
 // described in a bundle, never copied. readErr is the read's error,
 // decodeErr why the block is no environment.
-func ReadEnviron(env *checks.Env, src string) (vars map[string]string, readErr, decodeErr error) {
-	b, err := env.ReadProcAs(src, checks.KindEnviron)
+func ReadEnviron(env *hostio.Env, src string) (vars map[string]string, readErr, decodeErr error) {
+	b, err := env.ReadProcAs(src, hostio.KindEnviron)
 	if err != nil {
 		return nil, err, nil
 	}
-	if f := checks.Decode(env, src, func() *checks.DecodeFailure {
+	if f := hostio.Decode(env, src, func() *hostio.DecodeFailure {
 		if err := CheckEnviron(b); err != nil {
-			return &checks.DecodeFailure{Err: err}
+			return &hostio.DecodeFailure{Err: err}
 		}
 		vars = ParseEnviron(b)
 		return nil
@@ -176,7 +177,7 @@ func (e *Environ) InCluster() (hostPort string, ok bool) {
 // own uid and root (CAP_SYS_PTRACE) read it (proc(5), /proc/pid/environ:
 // "ptrace access mode PTRACE_MODE_READ_FSCREDS"), so on a live host the
 // hint names doctor's uid, the runner's, and the command to run instead.
-func environHint(env *checks.Env, err error, proc *Process, src string) string {
+func environHint(env *hostio.Env, err error, proc *Process, src string) string {
 	if !errors.Is(err, fs.ErrPermission) {
 		return ""
 	}

@@ -19,6 +19,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 )
 
 // What doctor keeps of a plugin's output: an ExecCredential is a few KiB
@@ -52,7 +54,7 @@ func pluginCredentialFor(p *checks.Pass, cfg *rest.Config) (*pluginCredential, e
 		return nil, nil // no plugin, or an auth-provider: refuseCodeFromInput says why
 	}
 	var cred *pluginCredential
-	_, err := checks.Probe(p.Env, "exec-credential-plugin", TargetKey(cfg), func() (string, error) {
+	_, err := hostio.Probe(p.Env, "exec-credential-plugin", TargetKey(cfg), func() (string, error) {
 		c, how, err := runPlugin(p, cfg.ExecProvider, cfg)
 		cred = c
 		return how, err
@@ -244,7 +246,7 @@ func decodeExecCredential(b []byte, apiVersion string) (*pluginCredential, error
 		} `json:"status"`
 	}
 	if err := json.Unmarshal(b, &ec); err != nil {
-		return nil, fmt.Errorf("its stdout (%d bytes) is not an ExecCredential: %s", len(b), checks.Redact(err.Error()))
+		return nil, fmt.Errorf("its stdout (%d bytes) is not an ExecCredential: %s", len(b), redact.Text(err.Error()))
 	}
 	switch st := ec.Status; {
 	case ec.Kind != "ExecCredential" || ec.APIVersion != apiVersion:
@@ -282,7 +284,7 @@ func shownStderr(c *capped) string {
 	if c.n == 0 {
 		return "empty"
 	}
-	s := checks.Redact(strings.TrimSpace(string(c.b)))
+	s := redact.Text(strings.TrimSpace(string(c.b)))
 	if len(s) > pluginStderrShown {
 		s = s[:pluginStderrShown] + "…"
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
 )
 
@@ -51,7 +52,7 @@ func FuzzReadProcess(f *testing.F) {
 				t.Fatal(err)
 			}
 		}
-		proc, ok := readProcess(&checks.Env{Root: root}, 7, map[int]PasswdEntry{0: {Name: "root", Home: "/root"}})
+		proc, ok := readProcess(&hostio.Env{Root: root}, 7, map[int]PasswdEntry{0: {Name: "root", Home: "/root"}})
 		if !ok {
 			return
 		}
@@ -82,7 +83,7 @@ func FuzzReadPasswd(f *testing.F) {
 		if err := os.WriteFile(filepath.Join(root, "etc", "passwd"), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		got := ReadPasswd(&checks.Env{Root: root})
+		got := ReadPasswd(&hostio.Env{Root: root})
 		if len(got) > strings.Count(string(b), "\n")+1 {
 			t.Fatalf("%d users from %d lines", len(got), strings.Count(string(b), "\n")+1)
 		}
@@ -143,7 +144,7 @@ func FuzzKubeconfig(f *testing.F) {
 		if err := os.WriteFile(filepath.Join(root, "k.yaml"), data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		env := &checks.Env{Root: root, KubeconfigPath: "/k.yaml", Clock: now}
+		env := &hostio.Env{Root: root, KubeconfigPath: "/k.yaml", Clock: now}
 		var k *Kubeconfig
 		var cc *ClientCert
 		probe := &checks.Check{
@@ -189,7 +190,7 @@ func FuzzStartTime(f *testing.F) {
 				t.Fatal(err)
 			}
 		}
-		env := &checks.Env{Root: root}
+		env := &hostio.Env{Root: root}
 		boot := bootTime(env)
 		if !boot.IsZero() && boot.Unix() <= 0 {
 			t.Fatalf("boot time %v from %q", boot, stat)

@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
@@ -38,7 +38,7 @@ func EnvironmentValue(env []string, name string) (string, bool) {
 
 // ContextFor is the context a runner's client-go is told: --context when
 // the operator gave one, else [runners.kubernetes] context.
-func ContextFor(env *checks.Env, r *runnerconfig.Runner) string {
+func ContextFor(env *hostio.Env, r *runnerconfig.Runner) string {
 	if env.ContextOverride != "" {
 		return env.ContextOverride
 	}
@@ -60,7 +60,7 @@ const DefaultRootConfigDir = "/etc/gitlab-runner"
 // CandidateKubeconfigs are the files under dirs (and one level below) that
 // parse as kubeconfigs with a cluster: what a fix can name when the runner
 // is given none. Sorted, de-duplicated, at most 200 entries looked at.
-func CandidateKubeconfigs(env *checks.Env, dirs ...string) []string {
+func CandidateKubeconfigs(env *hostio.Env, dirs ...string) []string {
 	var out []string
 	seen := map[string]bool{}
 	looked := 0

@@ -13,6 +13,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 )
 
 // KubeFile is one file of the kubeconfig path list.
@@ -93,7 +95,7 @@ var KubeconfigFact = &checks.Fact[*Kubeconfig]{
 			case f.Err != nil:
 				k.MergeErr = f.Err
 			case f.ParseErr != nil:
-				k.MergeErr = &checks.FileError{Path: hp, Err: f.ParseErr}
+				k.MergeErr = &hostio.FileError{Path: hp, Err: f.ParseErr}
 			default:
 				loadable = append(loadable, hp)
 			}
@@ -103,7 +105,7 @@ var KubeconfigFact = &checks.Fact[*Kubeconfig]{
 		}
 		merged, err := mergeKubeconfigs(p.Env, loadable)
 		if err != nil {
-			k.MergeErr = checks.QuotesDescribed(err)
+			k.MergeErr = redact.QuotesDescribed(err)
 			return k, nil
 		}
 		k.Merged = merged
@@ -115,17 +117,17 @@ var KubeconfigFact = &checks.Fact[*Kubeconfig]{
 // their relative paths resolved against where each file is as the runner
 // names it. client-go opens the files by name, so under --root it is given
 // each file's path with its symlinks resolved inside the root
-// (checks.JoinInRoot), and the origin it records is then set back to the
+// (hostio.JoinInRoot), and the origin it records is then set back to the
 // name the runner uses before client-go resolves the relative paths: a
 // kubeconfig symlinked elsewhere still resolves ./client.key beside its
 // link, as the runner's client-go does.
-func mergeKubeconfigs(env *checks.Env, hosts []string) (*clientcmdapi.Config, error) {
+func mergeKubeconfigs(env *hostio.Env, hosts []string) (*clientcmdapi.Config, error) {
 	rules := &clientcmd.ClientConfigLoadingRules{DoNotResolvePaths: true}
 	origin := map[string]string{}
 	for _, hp := range hosts {
-		at, err := checks.JoinInRoot(env.Root, hp)
+		at, err := hostio.JoinInRoot(env.Root, hp)
 		if err != nil {
-			return nil, &checks.FileError{Path: hp, Err: checks.FileCause(err)}
+			return nil, &hostio.FileError{Path: hp, Err: hostio.FileCause(err)}
 		}
 		rules.Precedence = append(rules.Precedence, at)
 		origin[at] = env.Path(hp)
@@ -151,19 +153,19 @@ func mergeKubeconfigs(env *checks.Env, hosts []string) (*clientcmdapi.Config, er
 
 // LoadKubeconfig reads the kubeconfig at host path hp (as r's reader may)
 // and decodes it as
-// client-go does (clientcmd.Load), through checks.Decode: a file that does
+// client-go does (clientcmd.Load), through hostio.Decode: a file that does
 // not decode is described in a bundle, never copied. readErr is the read's
 // error; parseErr the decoder's, its quoted values described (a decode
 // error can quote a token: no kind "<the token>").
 func LoadKubeconfig(r RunnerReader, hp string) (cfg *clientcmdapi.Config, readErr, parseErr error) {
-	data, err := r.Read(hp, checks.KindKubeconfig)
+	data, err := r.Read(hp, hostio.KindKubeconfig)
 	if err != nil {
 		return nil, err, nil
 	}
-	if f := checks.Decode(r.Env, hp, func() *checks.DecodeFailure {
+	if f := hostio.Decode(r.Env, hp, func() *hostio.DecodeFailure {
 		c, err := clientcmd.Load(data)
 		if err != nil {
-			return &checks.DecodeFailure{Err: checks.QuotesDescribed(err)}
+			return &hostio.DecodeFailure{Err: redact.QuotesDescribed(err)}
 		}
 		cfg = c
 		return nil
@@ -216,7 +218,7 @@ var KubeContext = &checks.Fact[*KubeTarget]{
 	},
 }
 
-func kubeconfigPaths(env *checks.Env, ra *RunAs, e *Environ, k *Kubeconfig) []string {
+func kubeconfigPaths(env *hostio.Env, ra *RunAs, e *Environ, k *Kubeconfig) []string {
 	if env.KubeconfigPath != "" {
 		k.Source = "--kubeconfig given to doctor"
 		return splitKubeconfig(env.KubeconfigPath)
@@ -254,7 +256,7 @@ func splitKubeconfig(v string) []string {
 	return out
 }
 
-func statKubeFile(env *checks.Env, hp string) *KubeFile {
+func statKubeFile(env *hostio.Env, hp string) *KubeFile {
 	f := &KubeFile{Path: hp, Owner: -1, Group: -1}
 	st, err := env.Stat(hp)
 	if err != nil {
@@ -264,7 +266,7 @@ func statKubeFile(env *checks.Env, hp string) *KubeFile {
 	f.Stat = st
 	f.Owner, f.Group = Ownership(st)
 	if st.IsDir() {
-		f.Err = &checks.FileError{Path: hp, Err: fmt.Errorf("is a directory")}
+		f.Err = &hostio.FileError{Path: hp, Err: fmt.Errorf("is a directory")}
 	}
 	if dst, err := env.Stat(path.Dir(hp)); err == nil {
 		f.DirStat, f.DirMode = dst, dst.Mode().Perm()

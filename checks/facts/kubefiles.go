@@ -6,7 +6,7 @@ import (
 
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // InlineKubeconfigFiles returns a copy of kc whose context names no file:
@@ -35,7 +35,7 @@ func InlineKubeconfigFiles(r RunnerReader, kc *clientcmdapi.Config, context stri
 			// client-go refuses both, and its validation would open the file.
 			return fmt.Errorf("the kubeconfig's context %q names both %s and %s-data (%s-data would override)", context, key, key, key)
 		}
-		b, err := r.Read(hostPath(env, *p), checks.KindPEM)
+		b, err := r.Read(hostPath(env, *p), hostio.KindPEM)
 		if err != nil {
 			// Not "key: path": a redactor takes what follows a key name
 			// ending in -key for a secret.
@@ -63,7 +63,7 @@ func InlineKubeconfigFiles(r RunnerReader, kc *clientcmdapi.Config, context stri
 		// client-go reads tokenFile only when token is empty, and keeps it
 		// beside the token otherwise; either way doctor reads it here.
 		if u.Token == "" {
-			b, err := r.Read(hostPath(env, u.TokenFile), checks.KindToken)
+			b, err := r.Read(hostPath(env, u.TokenFile), hostio.KindToken)
 			if err != nil {
 				return nil, fmt.Errorf("the kubeconfig's tokenFile (%w)", err)
 			}

@@ -9,7 +9,7 @@ import (
 
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
 
@@ -18,7 +18,7 @@ import (
 // client-go's ClientConfig opens nothing by host path.
 func TestInlineKubeconfigFiles(t *testing.T) {
 	root := t.TempDir()
-	env := &checks.Env{Root: root}
+	env := &hostio.Env{Root: root}
 	write := func(p, s string) {
 		t.Helper()
 		full := filepath.Join(root, p)

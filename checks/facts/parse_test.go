@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 func TestParseEnviron(t *testing.T) {
@@ -97,7 +97,7 @@ func TestReadPasswd(t *testing.T) {
 		"bad:x:notanumber:0::/nowhere:/bin/sh\n"+
 		"gitlab-runner:x:999:999:GitLab Runner:/home/gitlab-runner:/bin/bash\n"+
 		"shadow:x:999:999::/elsewhere:/bin/sh\n") // a second name for 999: the first wins
-	got := ReadPasswd(&checks.Env{Root: root})
+	got := ReadPasswd(&hostio.Env{Root: root})
 	want := map[int]PasswdEntry{
 		0:   {Name: "root", Home: "/root", Shell: "/bin/bash", UID: 0, GID: 0},
 		999: {Name: "gitlab-runner", Home: "/home/gitlab-runner", Shell: "/bin/bash", UID: 999, GID: 999},
@@ -105,7 +105,7 @@ func TestReadPasswd(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ReadPasswd = %v, want %v", got, want)
 	}
-	if got := ReadPasswd(&checks.Env{Root: t.TempDir()}); len(got) != 0 {
+	if got := ReadPasswd(&hostio.Env{Root: t.TempDir()}); len(got) != 0 {
 		t.Errorf("missing /etc/passwd gave %v", got)
 	}
 }
@@ -116,7 +116,7 @@ func TestReadProcess(t *testing.T) {
 	writeFile(t, root, "/proc/77/cmdline", "/usr/bin/gitlab-runner\x00run\x00--config\x00/c.toml\x00")
 	writeFile(t, root, "/proc/77/status", "Name:\tgitlab-runner\nUid:\t1000\t999\t999\t999\nGid:\t1000\t998\t998\t998\nGroups:\t4 24 27\n")
 	passwd := map[int]PasswdEntry{999: {Name: "gitlab-runner", Home: "/home/gitlab-runner"}}
-	p, ok := readProcess(&checks.Env{Root: root}, 77, passwd)
+	p, ok := readProcess(&hostio.Env{Root: root}, 77, passwd)
 	if !ok {
 		t.Fatal("not recognised as a runner")
 	}
@@ -128,18 +128,18 @@ func TestReadProcess(t *testing.T) {
 
 	// No status: uid unknown, not root.
 	writeFile(t, root, "/proc/78/cmdline", "gitlab-runner\x00run\x00")
-	p, ok = readProcess(&checks.Env{Root: root}, 78, passwd)
+	p, ok = readProcess(&hostio.Env{Root: root}, 78, passwd)
 	if !ok || p.UIDKnown || p.Label() != "pid 78 (uid unknown)" {
 		t.Errorf("without status: %+v, %v; want the uid unknown", p, ok)
 	}
 	// A status that does not parse: unknown too, never -1 taken for a uid.
 	writeFile(t, root, "/proc/80/cmdline", "gitlab-runner\x00run\x00")
 	writeFile(t, root, "/proc/80/status", "Uid:\tgarbage\n")
-	if p, ok = readProcess(&checks.Env{Root: root}, 80, passwd); !ok || p.UIDKnown {
+	if p, ok = readProcess(&hostio.Env{Root: root}, 80, passwd); !ok || p.UIDKnown {
 		t.Errorf("garbage status: %+v, %v; want the uid unknown", p, ok)
 	}
 	// A process that vanished mid-scan.
-	if _, ok := readProcess(&checks.Env{Root: root}, 79, passwd); ok {
+	if _, ok := readProcess(&hostio.Env{Root: root}, 79, passwd); ok {
 		t.Error("a missing /proc entry was read as a runner")
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // The access a check asks for, as the permission bits of one class.
@@ -29,7 +30,7 @@ type Blocker struct {
 // returns what denies access, the file first, then directories from the
 // nearest up; nil when the runner may. Root reads and writes anything and
 // executes a file with any x bit, as the kernel's capability checks allow.
-func Denied(env *checks.Env, file string, st fs.FileInfo, ra *RunAs, want fs.FileMode) []Blocker {
+func Denied(env *hostio.Env, file string, st fs.FileInfo, ra *RunAs, want fs.FileMode) []Blocker {
 	var out []Blocker
 	owner, group := Ownership(st)
 	if !Permits(st.Mode(), owner, group, ra, want) {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // PluginAPI is the identity fleeting-plugin-dvp talks to the Deckhouse
@@ -152,7 +153,7 @@ func (a *API) Dynamic() (dynamic.Interface, error) {
 // container, on its node or in a debug container, sees the container's
 // mounts there), else under the root as given (doctor in the runner's own
 // container, or a fixture).
-func RunnerPath(env *checks.Env, proc *Process, p string) string {
+func RunnerPath(env *hostio.Env, proc *Process, p string) string {
 	if proc == nil || p == "" || p[0] != '/' {
 		return p
 	}
@@ -181,7 +182,7 @@ func orPath(p, def string) string {
 // (the guide's init container copies config.toml from a Secret into one),
 // so what is changed there is lost on the next start. "" when not a
 // kubelet volume or unknown.
-func podMount(env *checks.Env, proc *Process, p string) string {
+func podMount(env *hostio.Env, proc *Process, p string) string {
 	b, err := env.ReadProc(fmt.Sprintf("/proc/%d/mountinfo", proc.PID))
 	if err != nil {
 		return ""

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // The guide's runner pod seen from its node: config.toml in the container's
@@ -26,7 +26,7 @@ func TestRunnerPathThroughPodMounts(t *testing.T) {
 	write("proc/77/mountinfo", "3012 2990 0:312 / / rw - overlay overlay rw\n"+
 		"3021 3012 253:1 /var/lib/kubelet/pods/5e3c/volumes/kubernetes.io~empty-dir/config /etc/gitlab-runner rw - ext4 /dev/vda1 rw\n"+
 		"3022 3012 0:99 /var/lib/kubelet/pods/5e3c/volumes/kubernetes.io~secret/ssh /ssh ro - tmpfs tmpfs ro\n")
-	env := &checks.Env{Root: dir}
+	env := &hostio.Env{Root: dir}
 	proc := &Process{PID: 77}
 	if got := RunnerPath(env, proc, "/etc/gitlab-runner/config.toml"); got != "/proc/77/root/etc/gitlab-runner/config.toml" {
 		t.Errorf("RunnerPath = %q", got)

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 func TestParseStatus(t *testing.T) {
@@ -90,7 +90,7 @@ func TestReadProcessByCommAlone(t *testing.T) {
 	writeFile(t, root, "/proc/90/comm", "gitlab-runner\n")
 	writeFile(t, root, "/proc/90/cmdline/x", "") // a directory where cmdline should be
 	writeFile(t, root, "/proc/90/status", "Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nGroups:\t\n")
-	env := &checks.Env{Root: root}
+	env := &hostio.Env{Root: root}
 	p, ok := readProcess(env, 90, nil)
 	if !ok || p.CmdlineErr == nil || !strings.Contains(p.CmdlineErr.Error(), "/proc/90/cmdline: is a directory") || !p.UIDKnown {
 		t.Errorf("readProcess = %+v, %v; want a runner by comm, its cmdline error named, its uid known", p, ok)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // helperEnv marks the child started by TestRealProcess: it only sleeps.
@@ -89,7 +90,7 @@ func TestRealProcess(t *testing.T) {
 		e   *Environ
 		c   *ConfigFile
 		k   *Kubeconfig
-		env = &checks.Env{Root: "/", RunnerPID: pid}
+		env = &hostio.Env{Root: "/", RunnerPID: pid}
 	)
 	probe := &checks.Check{
 		ID: "probe", Title: "t", Severity: checks.Info,
@@ -140,7 +141,7 @@ func TestRealProcess(t *testing.T) {
 func TestRealProcessRelativeConfig(t *testing.T) {
 	dir := t.TempDir()
 	pid := StartFakeRunner(t, dir, []string{"run", "-c", "rel/config.toml"}, nil)
-	got := LocateConfigFor(&checks.Env{Root: "/"}, &Process{PID: pid, UID: 0,
+	got := LocateConfigFor(&hostio.Env{Root: "/"}, &Process{PID: pid, UID: 0,
 		Cmdline: []string{"gitlab-runner", "run", "-c", "rel/config.toml"}})
 	if want := filepath.Join(dir, "rel/config.toml"); got != want {
 		t.Errorf("relative --config located at %q, want %q", got, want)
@@ -162,7 +163,7 @@ func TestRealProcessHome(t *testing.T) {
 			Requires: []checks.Node{RunAsFact, KubeconfigFact},
 			Run:      func(p *checks.Pass) error { ra, k = RunAsFact.Get(p), KubeconfigFact.Get(p); return nil },
 		}
-		res, err := checks.Run(context.Background(), &checks.Env{Root: "/", RunnerPID: pid}, []*checks.Check{c}, checks.Options{})
+		res, err := checks.Run(context.Background(), &hostio.Env{Root: "/", RunnerPID: pid}, []*checks.Check{c}, checks.Options{})
 		if err != nil || res.Checks[0].Status != checks.StatusPass {
 			t.Fatalf("probe: %v %+v", err, res)
 		}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/source/runnerversion"
 )
 
@@ -112,7 +113,7 @@ var RunAsFact = &checks.Fact[*RunAs]{
 }
 
 // processRunAs is a live process's identity.
-func processRunAs(env *checks.Env, proc *Process, e *Environ) *RunAs {
+func processRunAs(env *hostio.Env, proc *Process, e *Environ) *RunAs {
 	ra := &RunAs{Process: proc, UIDKnown: proc.UIDKnown, UID: proc.UID, GID: proc.GID, Groups: proc.Groups, User: proc.User, Cwd: "/"}
 	if e.Err == nil {
 		ra.Home, ra.HomeSet = e.Lookup("HOME")
@@ -149,7 +150,7 @@ var VersionFact = &checks.Fact[*Version]{
 			return &Version{Err: ErrNoRunnerBinary}, nil
 		}
 		// A bundle keeps the version read, not the binary.
-		v, err := checks.Probe(p.Env, "runner-version", ra.Binary, func() (runnerversion.Version, error) {
+		v, err := hostio.Probe(p.Env, "runner-version", ra.Binary, func() (runnerversion.Version, error) {
 			return runnerversion.FromBinary(p.Env.Root, ra.Binary)
 		})
 		return &Version{Version: v, Err: err}, nil

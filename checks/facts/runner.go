@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/text/lazyre"
 )
 
@@ -82,7 +83,7 @@ const maxNotRun = 5
 func notRunEvidence(proc *Process) checks.Evidence {
 	src, cmdline := "/proc", "/proc/"+strconv.Itoa(proc.PID)+"/cmdline"
 	if proc.CmdlineErr != nil {
-		return checks.Evidence{Source: src, Detail: fmt.Sprintf("%s: comm %s, %v", cmdline, proc.Comm, checks.FileCause(proc.CmdlineErr))}
+		return checks.Evidence{Source: src, Detail: fmt.Sprintf("%s: comm %s, %v", cmdline, proc.Comm, hostio.FileCause(proc.CmdlineErr))}
 	}
 	sub := subcommand(proc.Cmdline)
 	if !validSubcommand().MatchString(sub) {
@@ -151,7 +152,7 @@ var Runner = &checks.Fact[*Runners]{
 // not `gitlab-runner … run` are not runners. A process whose comm is
 // gitlab-runner but whose cmdline cannot be read is one, identified by comm
 // alone (CmdlineErr says so); one whose cmdline is empty has exited.
-func readProcess(env *checks.Env, pid int, passwd map[int]PasswdEntry) (*Process, bool) {
+func readProcess(env *hostio.Env, pid int, passwd map[int]PasswdEntry) (*Process, bool) {
 	dir := "/proc/" + strconv.Itoa(pid)
 	raw, commErr := env.ReadProc(dir + "/comm")
 	// The kernel writes comm with one newline (fs/proc/base.c comm_show).
@@ -161,7 +162,7 @@ func readProcess(env *checks.Env, pid int, passwd map[int]PasswdEntry) (*Process
 	if err == nil {
 		proc.Cmdline, err = parseCmdline(raw)
 		if err != nil {
-			err = &checks.FileError{Path: dir + "/cmdline", Err: err}
+			err = &hostio.FileError{Path: dir + "/cmdline", Err: err}
 		}
 	}
 	switch {
@@ -179,7 +180,7 @@ func readProcess(env *checks.Env, pid int, passwd map[int]PasswdEntry) (*Process
 	if raw, err := env.ReadProc(dir + "/status"); err != nil {
 		proc.StatusErr = err
 	} else if st, err := parseStatus(raw); err != nil {
-		proc.StatusErr = &checks.FileError{Path: dir + "/status", Err: err}
+		proc.StatusErr = &hostio.FileError{Path: dir + "/status", Err: err}
 	} else {
 		proc.UID, proc.GID, proc.Groups, proc.UIDKnown = st.UID, st.GID, st.Groups, true
 	}
@@ -208,7 +209,7 @@ const clockTicks = 100
 const maxUptime = 100 * 365 * 24 * 3600
 
 // bootTime is btime of /proc/stat, zero when unknown.
-func bootTime(env *checks.Env) time.Time {
+func bootTime(env *hostio.Env) time.Time {
 	b, err := env.ReadProc("/proc/stat")
 	if err != nil {
 		return time.Time{}
@@ -226,7 +227,7 @@ func bootTime(env *checks.Env) time.Time {
 // startTime reads starttime, field 22 of /proc/<pid>/stat. The comm field
 // (2) is in parentheses and may hold spaces or parentheses itself, so the
 // fields are counted after its last ")".
-func startTime(env *checks.Env, pid int, boot time.Time) time.Time {
+func startTime(env *hostio.Env, pid int, boot time.Time) time.Time {
 	if boot.IsZero() {
 		return time.Time{}
 	}
@@ -306,7 +307,7 @@ type PasswdEntry struct {
 }
 
 // ReadPasswd maps uids to users under the root; a missing file maps nothing.
-func ReadPasswd(env *checks.Env) map[int]PasswdEntry {
+func ReadPasswd(env *hostio.Env) map[int]PasswdEntry {
 	out := map[int]PasswdEntry{}
 	b, err := env.ReadFile("/etc/passwd")
 	if err != nil {

@@ -4,7 +4,7 @@ import (
 	"io/fs"
 	"syscall"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // A file the runner reaches through its own settings (config.toml by its
@@ -37,7 +37,7 @@ func (e *RunnerDeniedError) Unwrap() error { return syscall.EACCES }
 // as doctor: for files the operator named (--config, --kubeconfig), not
 // the runner.
 type RunnerReader struct {
-	Env *checks.Env
+	Env *hostio.Env
 	RA  *RunAs
 }
 
@@ -46,7 +46,7 @@ type RunnerReader struct {
 // unknown, or root, is not judged: the read is doctor's, and says what it
 // says. A file that does not stat is left to the read, which fails as it
 // would.
-func (r RunnerReader) Read(p string, kind checks.FileKind) ([]byte, error) {
+func (r RunnerReader) Read(p string, kind hostio.FileKind) ([]byte, error) {
 	if err := r.Denied(p); err != nil {
 		return nil, err
 	}

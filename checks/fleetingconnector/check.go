@@ -13,6 +13,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/source/sshkey"
 )
 
@@ -141,7 +142,7 @@ func checkKey(p *checks.Pass, r *facts.RunnerEntry, ra *facts.RunAs, keyPath str
 		})
 		return ""
 	}
-	b, err := p.Env.ReadFileAs(file, checks.KindPEM)
+	b, err := p.Env.ReadFileAs(file, hostio.KindPEM)
 	if err != nil {
 		return fmt.Sprintf("cannot read %s to tell what key it holds: %v", file, err)
 	}
@@ -271,7 +272,7 @@ func orText(s, def string) string {
 }
 
 func errText(err error) string {
-	var fe *checks.FileError
+	var fe *hostio.FileError
 	if errors.As(err, &fe) {
 		if errors.Is(fe.Err, fs.ErrNotExist) {
 			return "no such file or directory"

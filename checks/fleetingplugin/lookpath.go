@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // The runner resolves [runners.autoscaler] plugin with fleeting-artifact's
@@ -63,7 +63,7 @@ type resolution struct {
 }
 
 // lookPath mirrors installer.LookPath for the runner's environment.
-func lookPath(env *checks.Env, ra *facts.RunAs, e *facts.Environ, addr string) *resolution {
+func lookPath(env *hostio.Env, ra *facts.RunAs, e *facts.Environ, addr string) *resolution {
 	res := &resolution{}
 	abs := func(p string) string {
 		if path.IsAbs(p) {
@@ -153,7 +153,7 @@ func lookPath(env *checks.Env, ra *facts.RunAs, e *facts.Environ, addr string) *
 
 // denied is what stops the runner from executing a file: not a regular
 // file, or its mode, or a directory on the way.
-func denied(env *checks.Env, file string, st fs.FileInfo, ra *facts.RunAs) []facts.Blocker {
+func denied(env *hostio.Env, file string, st fs.FileInfo, ra *facts.RunAs) []facts.Blocker {
 	if !ra.UIDKnown {
 		return nil
 	}
@@ -206,7 +206,7 @@ const maxVersionEntries = 10000
 
 // installedVersions walks the plugin's directory as the installer does:
 // every directory below it whose name is a semantic version counts.
-func installedVersions(env *checks.Env, dir string) ([]version, error) {
+func installedVersions(env *hostio.Env, dir string) ([]version, error) {
 	if _, err := env.Stat(dir); err != nil {
 		return nil, err
 	}

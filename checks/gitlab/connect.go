@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // Failure is the first stage that failed, at which address, and why.
@@ -32,12 +32,12 @@ func (f *Failure) Error() string { return fmt.Sprintf("%s %s: %v", f.Stage, f.Ad
 // MarshalJSON keeps the error as the tape records errors.
 func (f Failure) MarshalJSON() ([]byte, error) {
 	type plain Failure
-	return checks.MarshalErrField(plain(f))
+	return hostio.MarshalErrField(plain(f))
 }
 
 func (f *Failure) UnmarshalJSON(b []byte) error {
 	type plain Failure
-	return checks.UnmarshalErrField(b, (*plain)(f))
+	return hostio.UnmarshalErrField(b, (*plain)(f))
 }
 
 // Conn is an open connection to GitLab, after TLS when the scheme is https.
@@ -46,7 +46,7 @@ type Conn struct {
 	net.Conn
 	Addr   string      // ip:port connected to
 	Cert   *CertCheck  // nil for http
-	env    *checks.Env // replays from the tape; records the Date of each answer, for clock-skew
+	env    *hostio.Env // replays from the tape; records the Date of each answer, for clock-skew
 	origin string      // the target's origin, the key of that record
 }
 
@@ -96,9 +96,9 @@ func DialOrder(addrs []netip.Addr, onTailnet bool) (dial, skipped []netip.Addr) 
 
 // Connect opens TCP to the first address that answers, then TLS for https.
 // Each stage runs under its own deadline; the first that fails is returned.
-func Connect(ctx context.Context, env *checks.Env, t *Target, addrs []netip.Addr, dl Deadlines) (*Conn, *Failure) {
+func Connect(ctx context.Context, env *hostio.Env, t *Target, addrs []netip.Addr, dl Deadlines) (*Conn, *Failure) {
 	var live *Conn
-	rec, err := checks.Probe(env, "gitlab-connect", t.Origin()+" "+Join(addrs), func() (connected, error) {
+	rec, err := hostio.Probe(env, "gitlab-connect", t.Origin()+" "+Join(addrs), func() (connected, error) {
 		c, f := connect(ctx, env, t, addrs, dl)
 		if f != nil {
 			return connected{Fail: f}, nil
@@ -118,7 +118,7 @@ func Connect(ctx context.Context, env *checks.Env, t *Target, addrs []netip.Addr
 	return &Conn{Addr: rec.Addr, Cert: rec.Cert, env: env, origin: t.Origin()}, nil
 }
 
-func connect(ctx context.Context, env *checks.Env, t *Target, addrs []netip.Addr, dl Deadlines) (*Conn, *Failure) {
+func connect(ctx context.Context, env *hostio.Env, t *Target, addrs []netip.Addr, dl Deadlines) (*Conn, *Failure) {
 	on, how := OnTailnet(env)
 	dial, skipped := DialOrder(addrs, on)
 	if len(dial) == 0 {
@@ -177,16 +177,16 @@ var errRefusedCert = errors.New("certificate refused")
 // tls-ca-file, read under the root, and presents its client certificate
 // when it has one. Verification is doctor's own (judgeCert), so that it runs
 // at --now and can say which of expiry, chain and hostname failed.
-func tlsConfig(env *checks.Env, host string, f TLSFiles) (*tls.Config, error) {
+func tlsConfig(env *hostio.Env, host string, f TLSFiles) (*tls.Config, error) {
 	roots, err := x509.SystemCertPool()
 	if err != nil || roots == nil {
 		roots = x509.NewCertPool()
 	}
 	read := func(p string) ([]byte, error) {
 		if f.Reader.Env == nil {
-			return env.ReadFileAs(p, checks.KindPEM)
+			return env.ReadFileAs(p, hostio.KindPEM)
 		}
-		return f.Reader.Read(p, checks.KindPEM)
+		return f.Reader.Read(p, hostio.KindPEM)
 	}
 	if f.CA != "" {
 		b, err := read(f.CA)
@@ -270,7 +270,7 @@ func judgeCert(cs tls.ConnectionState, roots *x509.CertPool, host string, now ti
 
 // describeNetErr says a deadline in words, and otherwise keeps the error.
 func describeNetErr(err error, d time.Duration) string {
-	if checks.IsTimeout(err) {
+	if hostio.IsTimeout(err) {
 		return fmt.Sprintf("no answer within %s", d)
 	}
 	return err.Error()

@@ -3,8 +3,9 @@ package gitlab
 import (
 	"encoding/json"
 
-	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/kube/keep"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 
 	"bufio"
 	"bytes"
@@ -27,7 +28,7 @@ const (
 )
 
 // ClockKind is the kind under which GitLab's Date headers are recorded
-// (checks.Env.SawDate), keyed by Target.Origin.
+// (hostio.Env.SawDate), keyed by Target.Origin.
 const ClockKind = "GitLab"
 
 // Response is an answer with its body read up to MaxBody.
@@ -74,10 +75,10 @@ func (c *Conn) Request(ctx context.Context, method string, u *url.URL, header ht
 	// A bundle keeps the answer; the key holds the body with its token
 	// replaced by the stand-in the bundle's config.toml has, so analyze
 	// finds it.
-	sum := sha256.Sum256(checks.StandInJSON(body))
+	sum := sha256.Sum256(redact.StandInJSON(body))
 	key := fmt.Sprintf("%s %s %s %s %x", c.Addr, method, u.Redacted(), strconv.FormatBool(readBody), sum[:6])
 	sent := time.Now()
-	resp, err := checks.Probe(c.env, "gitlab-http", key, func() (*Response, error) {
+	resp, err := hostio.Probe(c.env, "gitlab-http", key, func() (*Response, error) {
 		r, err := c.request(ctx, method, u, header, body, readBody, d)
 		sec := requestSecrets(header, body)
 		return r.kept(sec), sec.Err(err)

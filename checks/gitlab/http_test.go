@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 )
 
 // A GitLab (or whatever answers in its place) that echoes the runner token
@@ -44,7 +45,7 @@ func TestRequestKeepsWhatChecksReadAndNoToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &checks.Env{Tape: checks.NewTape()}
+	env := &hostio.Env{Tape: hostio.NewTape()}
 	conn := &Conn{Conn: nc, Addr: ln.Addr().String(), env: env, origin: "https://gitlab.invalid"}
 	u, _ := url.Parse("https://gitlab.invalid/api/v4/version")
 	body, _ := json.Marshal(map[string]string{"token": token})
@@ -52,7 +53,7 @@ func TestRequestKeepsWhatChecksReadAndNoToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Status != 302 || resp.Header.Get("Date") == "" || !strings.Contains(resp.Header.Get("Location"), checks.StandIn(token)) {
+	if resp.Status != 302 || resp.Header.Get("Date") == "" || !strings.Contains(resp.Header.Get("Location"), redact.StandIn(token)) {
 		t.Errorf("what the check reads is gone: %d %v", resp.Status, resp.Header)
 	}
 	if len(resp.Header) != 2 || string(resp.Body) != `{"version":"17.5.0"}` {

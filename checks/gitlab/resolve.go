@@ -8,8 +8,8 @@ import (
 	"net/netip"
 	"strings"
 
-	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/dnsq"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // Resolution is what one resolver said about one name.
@@ -54,7 +54,7 @@ var ErrNoResolver = errors.New("no resolver")
 // an IP literal as itself, then /etc/hosts under the root, then the
 // nameservers of /etc/resolv.conf under the root (or --resolver), in order,
 // moving on only when a server did not answer.
-func ResolveSystem(ctx context.Context, env *checks.Env, host string, dl Deadlines) (*Resolution, error) {
+func ResolveSystem(ctx context.Context, env *hostio.Env, host string, dl Deadlines) (*Resolution, error) {
 	if ip, err := netip.ParseAddr(host); err == nil {
 		return &Resolution{Via: "an IP literal", Addrs: []netip.Addr{ip.Unmap()}}, nil
 	}
@@ -71,7 +71,7 @@ func ResolveSystem(ctx context.Context, env *checks.Env, host string, dl Deadlin
 // ResolvePublic asks the public resolver (the public-dns setting), which
 // stands for what a rented node's DNS sees: its egress is the provider's,
 // not this host's.
-func ResolvePublic(ctx context.Context, env *checks.Env, host string, dl Deadlines) *Resolution {
+func ResolvePublic(ctx context.Context, env *hostio.Env, host string, dl Deadlines) *Resolution {
 	if ip, err := netip.ParseAddr(host); err == nil {
 		return &Resolution{Via: "an IP literal", Addrs: []netip.Addr{ip.Unmap()}}
 	}
@@ -81,7 +81,7 @@ func ResolvePublic(ctx context.Context, env *checks.Env, host string, dl Deadlin
 // maxServers is the most resolv.conf nameservers the resolver uses (MAXNS).
 const maxServers = 3
 
-func resolveVia(ctx context.Context, env *checks.Env, servers []string, host string, dl Deadlines) *Resolution {
+func resolveVia(ctx context.Context, env *hostio.Env, servers []string, host string, dl Deadlines) *Resolution {
 	if len(servers) > maxServers {
 		servers = servers[:maxServers]
 	}
@@ -118,7 +118,7 @@ func denied(as []dnsq.Answer) bool {
 
 // fromHosts reads /etc/hosts under the root, which Go's resolver consults
 // before DNS ("files dns"): a GitLab host often names itself there.
-func fromHosts(env *checks.Env, host string) []netip.Addr {
+func fromHosts(env *hostio.Env, host string) []netip.Addr {
 	b, err := env.ReadFile("/etc/hosts")
 	if err != nil {
 		return nil
@@ -180,7 +180,7 @@ var interfaceAddrs = net.InterfaceAddrs
 // OnTailnet says whether this host has a tailnet address, and how that was
 // decided. Without one, a 100.64.0.0/10 address is not Tailscale's here but
 // the carrier's shared address space, and doctor does not dial it.
-func OnTailnet(env *checks.Env) (bool, string) {
+func OnTailnet(env *hostio.Env) (bool, string) {
 	switch env.Setting(SettingTailnet, "") {
 	case "yes":
 		return true, "the tailnet setting says this host is on the tailnet"

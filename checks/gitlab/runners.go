@@ -5,6 +5,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
@@ -12,7 +13,7 @@ import (
 // host of CI_REPOSITORY_URL, de-duplicated by origin (a repository host that
 // is a runner's GitLab keeps that runner's path and TLS files). A url that
 // does not parse comes back in bad, labelled, for the caller to report.
-func Targets(env *checks.Env, cfg *facts.ConfigFile, repositoryURL string) (ts []*Target, bad []BadURL) {
+func Targets(env *hostio.Env, cfg *facts.ConfigFile, repositoryURL string) (ts []*Target, bad []BadURL) {
 	for i, r := range cfg.Config.Runners {
 		t, err := RunnerTarget(env, cfg, facts.RunnerLabel(i, r), r)
 		if err != nil {
@@ -44,7 +45,7 @@ type BadURL struct {
 // RunnerTarget is a [[runners]] element's GitLab with the TLS files the
 // runner uses for it: tls-ca-file, or else the certs/<host>.crt beside
 // config.toml, which the runner reads when tls-ca-file is unset.
-func RunnerTarget(env *checks.Env, cfg *facts.ConfigFile, label string, r *runnerconfig.Runner) (*Target, error) {
+func RunnerTarget(env *hostio.Env, cfg *facts.ConfigFile, label string, r *runnerconfig.Runner) (*Target, error) {
 	t, err := ParseURL(r.URL, true, label+" url")
 	if err != nil {
 		return nil, err

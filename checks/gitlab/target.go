@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // Stage is where a probe stopped.
@@ -50,7 +51,7 @@ type Deadlines struct {
 var DefaultDeadlines = Deadlines{DNS: 2 * time.Second, TCP: 3 * time.Second, TLS: 4 * time.Second, HTTP: 5 * time.Second}
 
 // StageDeadlines are the defaults, or the gitlab-stage-timeout setting.
-func StageDeadlines(env *checks.Env) Deadlines {
+func StageDeadlines(env *hostio.Env) Deadlines {
 	if d, err := time.ParseDuration(env.Setting(SettingStageTimeout, "")); err == nil && d > 0 {
 		return Deadlines{DNS: d, TCP: d, TLS: d, HTTP: d}
 	}

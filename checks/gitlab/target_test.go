@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 func TestParseURLDropsTheJobToken(t *testing.T) {
@@ -49,17 +49,17 @@ func TestTailnetRanges(t *testing.T) {
 			t.Errorf("IsTailnet(%s) = %v", s, got)
 		}
 	}
-	env := &checks.Env{Settings: map[string]string{SettingTailnet: "no"}}
+	env := &hostio.Env{Settings: map[string]string{SettingTailnet: "no"}}
 	if on, _ := OnTailnet(env); on {
 		t.Error("the tailnet setting no was ignored")
 	}
 }
 
 func TestStageDeadlinesSetting(t *testing.T) {
-	if d := StageDeadlines(&checks.Env{}); d != DefaultDeadlines {
+	if d := StageDeadlines(&hostio.Env{}); d != DefaultDeadlines {
 		t.Errorf("defaults %+v", d)
 	}
-	env := &checks.Env{Settings: map[string]string{SettingStageTimeout: "250ms"}}
+	env := &hostio.Env{Settings: map[string]string{SettingStageTimeout: "250ms"}}
 	if d := StageDeadlines(env); d.TLS != 250*time.Millisecond || d.DNS != 250*time.Millisecond {
 		t.Errorf("override %+v", d)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/configdecode"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/gitlab"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 var Check = &checks.Check{
@@ -135,7 +136,7 @@ func (r *result) add(f *checks.Finding) {
 }
 
 // probe walks the stages for one target and stops at the first failure.
-func probe(ctx context.Context, env *checks.Env, t *gitlab.Target, dl gitlab.Deadlines) *result {
+func probe(ctx context.Context, env *hostio.Env, t *gitlab.Target, dl gitlab.Deadlines) *result {
 	r := &result{}
 	sys, err := gitlab.ResolveSystem(ctx, env, t.Host, dl)
 	if err != nil {

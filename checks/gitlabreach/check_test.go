@@ -13,6 +13,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/configdecode"
 	"github.com/socialwebcomputer/doctor/checks/gitlab/gitlabtest"
 	"github.com/socialwebcomputer/doctor/checks/gitlabreach"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
 
@@ -44,7 +45,7 @@ func (w *world) settings() map[string]string {
 // reach runs gitlab-reachability through the engine.
 func reach(t *testing.T, root *testroot.Root, settings map[string]string) checks.CheckResult {
 	t.Helper()
-	env := &checks.Env{Root: root.Dir, Settings: settings}
+	env := &hostio.Env{Root: root.Dir, Settings: settings}
 	res, err := checks.Run(context.Background(), env, []*checks.Check{configdecode.Check, gitlabreach.Check},
 		checks.Options{Only: []string{gitlabreach.Check.ID}})
 	if err != nil {
@@ -203,7 +204,7 @@ func TestNoResolverIsUnknownNotAFinding(t *testing.T) {
 
 func TestOfflineSkips(t *testing.T) {
 	w := newWorld(t, gitlabtest.Options{})
-	env := &checks.Env{Root: w.root(t).Dir, Settings: w.settings(), Offline: true}
+	env := &hostio.Env{Root: w.root(t).Dir, Settings: w.settings(), Offline: true}
 	res, err := checks.Run(context.Background(), env, []*checks.Check{configdecode.Check, gitlabreach.Check}, checks.Options{})
 	if err != nil {
 		t.Fatal(err)

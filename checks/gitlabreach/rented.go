@@ -7,6 +7,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/gitlab"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // publishFix is the guide's answer to a GitLab rented nodes cannot reach.
@@ -18,7 +19,7 @@ const publishFix = "Publish GitLab on a name the public internet resolves and re
 // node both go out through the provider's network and public DNS, never the
 // tailnet. The public resolver stands in for that DNS; doctor cannot dial
 // from a node, so the address class is the judgement.
-func rentedView(ctx context.Context, env *checks.Env, t *gitlab.Target, sys *gitlab.Resolution, dl gitlab.Deadlines) *checks.Finding {
+func rentedView(ctx context.Context, env *hostio.Env, t *gitlab.Target, sys *gitlab.Resolution, dl gitlab.Deadlines) *checks.Finding {
 	tailHere := gitlab.AllTailnet(sys.Addrs)
 	if _, err := netip.ParseAddr(t.Host); err == nil {
 		if !tailHere {

@@ -7,9 +7,10 @@ package helperimage
 import (
 	"errors"
 	"fmt"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sort"
 	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/cluster"
 	"github.com/socialwebcomputer/doctor/checks/dockersocket"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/source/runnerversion"
 )
 
@@ -314,7 +316,7 @@ const deckhousePlugin = "/usr/local/bin/fleeting-plugin-dvp"
 // deckhouseImage looks for the plugin in the runner's own filesystem
 // (/proc/<pid>/root, for doctor beside its container) or under --root
 // (doctor in the runner's pod), and names where it was found.
-func deckhouseImage(env *checks.Env, proc *facts.Process) (string, bool) {
+func deckhouseImage(env *hostio.Env, proc *facts.Process) (string, bool) {
 	paths := []string{deckhousePlugin}
 	if proc != nil {
 		paths = append([]string{fmt.Sprintf("/proc/%d/root%s", proc.PID, deckhousePlugin)}, paths...)

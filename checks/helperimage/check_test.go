@@ -13,6 +13,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/configdecode"
 	"github.com/socialwebcomputer/doctor/checks/helperimage"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
 
@@ -53,7 +54,7 @@ func root(t *testing.T, version, executor, table string) *testroot.Root {
 
 func run(t *testing.T, r *testroot.Root, offline bool) checks.CheckResult {
 	t.Helper()
-	res, err := checks.Run(context.Background(), &checks.Env{Root: r.Dir, Offline: offline},
+	res, err := checks.Run(context.Background(), &hostio.Env{Root: r.Dir, Offline: offline},
 		[]*checks.Check{configdecode.Check, helperimage.Check}, checks.Options{Only: []string{helperimage.ID}})
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // runnerBinary is a program stamped as gitlab-runner 19.3.1 is: -X
@@ -18,7 +18,7 @@ var runnerBinary string
 // TestMain keeps every dial of these tests on loopback (and unix sockets)
 // under a plain go test too, and builds the stamped runner binary once.
 func TestMain(m *testing.M) {
-	os.Setenv(checks.LoopbackOnlyVar, "1")
+	os.Setenv(hostio.LoopbackOnlyVar, "1")
 	dir, err := os.MkdirTemp("", "helperimage-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

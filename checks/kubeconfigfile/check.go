@@ -12,6 +12,8 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 )
 
 var Check = &checks.Check{
@@ -195,7 +197,7 @@ func examineContext(p *checks.Pass, k *facts.KubeTarget, runner *checks.RunnerRe
 		return
 	}
 	// Printed without its userinfo: a server URL can carry a password.
-	server := checks.StripUserinfo(k.Cluster.Server)
+	server := redact.StripUserinfo(k.Cluster.Server)
 	u, err := url.Parse(k.Cluster.Server)
 	switch {
 	case err != nil || u.Host == "":
@@ -268,7 +270,7 @@ func contextNames(k *facts.Kubeconfig) string {
 
 // errText is an error without the path FileError already put in evidence.
 func errText(err error) string {
-	var fe *checks.FileError
+	var fe *hostio.FileError
 	if errors.As(err, &fe) {
 		return fe.Err.Error()
 	}

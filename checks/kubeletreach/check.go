@@ -24,6 +24,8 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/kube"
 	"github.com/socialwebcomputer/doctor/checks/kubeletserving"
 	"github.com/socialwebcomputer/doctor/checks/nodelocaldns"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 )
 
 // ID names the check.
@@ -216,7 +218,7 @@ func report(p *checks.Pass, in inputs, pr *probe, v verdict, of string) {
 	addr := KubeletAddr(pr.node)
 	ev := []checks.Evidence{
 		{Source: fmt.Sprintf("GET /api/v1/namespaces/%s/pods/%s/log?limitBytes=1", pr.pod.Namespace, pr.pod.Name),
-			Detail: fmt.Sprintf("after %s: %s", pr.took.Round(time.Millisecond), checks.Redact(errText(pr.err)))},
+			Detail: fmt.Sprintf("after %s: %s", pr.took.Round(time.Millisecond), redact.Text(errText(pr.err)))},
 		{Source: "GET /api/v1/nodes/" + pr.node.Name, Detail: "kubelet at " + addr + " (" + addressKinds(pr.node) + "); " + of},
 	}
 	f := checks.Finding{
@@ -253,7 +255,7 @@ func readShared(p *checks.Pass, ctx context.Context, target string, c kube.Inter
 	r, _ := checks.Shared(p, key, func() (read, error) {
 		t0 := time.Now()
 		err := readOneByte(ctx, c, pod, timeout)
-		return read{err, checks.Elapsed(p.Env, key, time.Since(t0))}, nil
+		return read{err, hostio.Elapsed(p.Env, key, time.Since(t0))}, nil
 	})
 	return r
 }
@@ -268,14 +270,14 @@ func readOneByte(ctx context.Context, c kube.Interface, pod *corev1.Pod, timeout
 	if err != nil {
 		// client-go's own Timeout and this context race to end a read
 		// that hangs: either is doctor's deadline, not the apiserver's answer.
-		if ctx.Err() != nil || checks.IsTimeout(err) {
+		if ctx.Err() != nil || hostio.IsTimeout(err) {
 			return &noAnswer{after: timeout, err: err}
 		}
 		return err
 	}
 	defer rc.Close()
 	_, err = io.Copy(io.Discard, io.LimitReader(rc, 64))
-	if err != nil && (ctx.Err() != nil || checks.IsTimeout(err)) {
+	if err != nil && (ctx.Err() != nil || hostio.IsTimeout(err)) {
 		return &noAnswer{after: timeout, err: err}
 	}
 	return err

@@ -19,6 +19,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/hostio/atomicfile"
 )
 
@@ -77,7 +78,7 @@ type remembered struct {
 
 // caching says whether this run keeps a cache: not without a directory,
 // not offline, and not on a bundle's replay, whose answers are the tape's.
-func caching(env *checks.Env) bool {
+func caching(env *hostio.Env) bool {
 	return env.CacheDir != "" && !env.Offline && (env.Tape == nil || !env.Tape.Replay)
 }
 
@@ -88,7 +89,7 @@ var cacheMu sync.Mutex
 // loadCache reads the file; anything wrong with it (missing, not a regular
 // file, too large, not this version's JSON) is an empty cache, logged at
 // -v 2, never a finding: it is doctor's own file, not the runner's.
-func loadCache(env *checks.Env) cacheFile {
+func loadCache(env *hostio.Env) cacheFile {
 	path := filepath.Join(env.CacheDir, cacheName)
 	empty := cacheFile{Version: cacheVersion, Targets: map[string]cachedTarget{}}
 	// Only a directory no one else may write holds a file worth reading.
@@ -119,7 +120,7 @@ func loadCache(env *checks.Env) cacheFile {
 
 // rememberedFor is the target's pods, when they were saved within
 // cacheFresh; at most MaxNodes, and only well-formed names.
-func rememberedFor(env *checks.Env, key string) *remembered {
+func rememberedFor(env *hostio.Env, key string) *remembered {
 	cacheMu.Lock()
 	t, ok := loadCache(env).Targets[key]
 	cacheMu.Unlock()
@@ -200,7 +201,7 @@ func needsSave(pods []cachedPod, last *remembered, now time.Time) bool {
 	return !slices.Equal(pods, last.pods) || now.Sub(last.saved) >= cacheFresh/2
 }
 
-func saveCache(env *checks.Env, key string, pods []cachedPod) error {
+func saveCache(env *hostio.Env, key string, pods []cachedPod) error {
 	cacheMu.Lock()
 	defer cacheMu.Unlock()
 	c := loadCache(env)

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 func pods(n int) []cachedPod {
@@ -25,7 +25,7 @@ func pods(n int) []cachedPod {
 
 // rememberedBounded runs rememberedFor with a deadline: a cache that is a
 // FIFO must not block the run.
-func rememberedBounded(t *testing.T, env *checks.Env, key string) *remembered {
+func rememberedBounded(t *testing.T, env *hostio.Env, key string) *remembered {
 	t.Helper()
 	done := make(chan *remembered, 1)
 	go func() { done <- rememberedFor(env, key) }()
@@ -42,7 +42,7 @@ func rememberedBounded(t *testing.T, env *checks.Env, key string) *remembered {
 // pods, stale entries and other targets' are not used, and the file keeps
 // the targets saved last.
 func TestCacheRoundTrip(t *testing.T) {
-	env := &checks.Env{CacheDir: filepath.Join(t.TempDir(), "doctor")}
+	env := &hostio.Env{CacheDir: filepath.Join(t.TempDir(), "doctor")}
 	if err := saveCache(env, "a", pods(MaxNodes+2)); err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestCacheRoundTrip(t *testing.T) {
 	}
 }
 
-func writeCache(t *testing.T, env *checks.Env, c cacheFile) {
+func writeCache(t *testing.T, env *hostio.Env, c cacheFile) {
 	t.Helper()
 	b, err := json.Marshal(c)
 	if err != nil {
@@ -139,7 +139,7 @@ func TestCacheBadFileIsEmpty(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var logged []string
-			env := &checks.Env{CacheDir: t.TempDir(), Log: func(level int, format string, args ...any) {
+			env := &hostio.Env{CacheDir: t.TempDir(), Log: func(level int, format string, args ...any) {
 				logged = append(logged, fmt.Sprintf("%d "+format, append([]any{level}, args...)...))
 			}}
 			if err := c.make(filepath.Join(env.CacheDir, cacheName)); err != nil {
@@ -173,9 +173,9 @@ func TestCacheBadFileIsEmpty(t *testing.T) {
 
 // TestCachingOff: no directory, --offline and a bundle's replay keep no cache.
 func TestCachingOff(t *testing.T) {
-	replay := checks.NewTape()
+	replay := hostio.NewTape()
 	replay.Replay = true
-	for name, env := range map[string]*checks.Env{
+	for name, env := range map[string]*hostio.Env{
 		"no directory": {},
 		"offline":      {CacheDir: "/x", Offline: true},
 		"replay":       {CacheDir: "/x", Tape: replay},
@@ -184,7 +184,7 @@ func TestCachingOff(t *testing.T) {
 			t.Errorf("%s: caching", name)
 		}
 	}
-	if !caching(&checks.Env{CacheDir: "/x", Tape: checks.NewTape()}) {
+	if !caching(&hostio.Env{CacheDir: "/x", Tape: hostio.NewTape()}) {
 		t.Errorf("recording a bundle: not caching, but the live run may")
 	}
 }
@@ -227,7 +227,7 @@ func TestCacheInAnUntrustedDirectory(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var logged []string
-			env := &checks.Env{CacheDir: t.TempDir(), Log: func(level int, format string, args ...any) {
+			env := &hostio.Env{CacheDir: t.TempDir(), Log: func(level int, format string, args ...any) {
 				logged = append(logged, fmt.Sprintf("%d "+format, append([]any{level}, args...)...))
 			}}
 			file := filepath.Join(env.CacheDir, cacheName)

@@ -15,6 +15,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/cluster"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
@@ -53,7 +54,7 @@ func runJudge(t *testing.T, nodes []corev1.Node, csrs *cluster.CSRs, wait Waitin
 	c := *Check
 	c.Requires = nil
 	c.Run = func(p *checks.Pass) error { return judge(p, `[[runners]] #1 "k"`, nodes, csrs, wait) }
-	res, err := checks.Run(context.Background(), &checks.Env{Root: t.TempDir(), Clock: now}, []*checks.Check{&c}, checks.Options{})
+	res, err := checks.Run(context.Background(), &hostio.Env{Root: t.TempDir(), Clock: now}, []*checks.Check{&c}, checks.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
@@ -36,7 +37,7 @@ func runJudge(t *testing.T, k runnerconfig.Kubernetes, nodes []corev1.Node, pods
 	c.Requires = nil
 	e := entry(t, k)
 	c.Run = func(p *checks.Pass) error { return judge(p, e, HelperArch(e.Kube(), true), nodes, pods) }
-	res, err := checks.Run(context.Background(), &checks.Env{Root: t.TempDir()}, []*checks.Check{&c}, checks.Options{})
+	res, err := checks.Run(context.Background(), &hostio.Env{Root: t.TempDir()}, []*checks.Check{&c}, checks.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/cluster"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/kube"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
@@ -153,7 +154,7 @@ var ProbeFact = &checks.Fact[*probeResult]{
 
 // probeRunner asks the server a job resolves through (probeServer) for the
 // names a job of runner r resolves; nil when doctor has no server to ask.
-func probeRunner(ctx context.Context, env *checks.Env, r *runnerconfig.Runner) *probeResult {
+func probeRunner(ctx context.Context, env *hostio.Env, r *runnerconfig.Runner) *probeResult {
 	server, why := probeServer(env)
 	if server == "" {
 		return nil

@@ -18,6 +18,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/dnsq/dnsqtest"
 	"github.com/socialwebcomputer/doctor/checks/kube/kubefake"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/report"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
@@ -90,7 +91,7 @@ func config(t *testing.T) *runnerconfig.Runner {
 // runCheck runs the check through the engine: the real Run core under the
 // catalog's ID, docs, timeout and Network flag, with its inputs given
 // instead of computed from an apiserver.
-func runCheck(t *testing.T, cl apiState, env *checks.Env, timeout time.Duration) (checks.CheckResult, *report.Report) {
+func runCheck(t *testing.T, cl apiState, env *hostio.Env, timeout time.Duration) (checks.CheckResult, *report.Report) {
 	t.Helper()
 	cs := fake.NewClientset(cl.objects...)
 	if cl.listErr != nil {
@@ -117,8 +118,8 @@ func runCheck(t *testing.T, cl apiState, env *checks.Env, timeout time.Duration)
 	return res.Checks[0], report.Build(res, nil, "test", time.Now())
 }
 
-func withServer(addr string) *checks.Env {
-	return &checks.Env{Settings: map[string]string{settingServer: addr}}
+func withServer(addr string) *hostio.Env {
+	return &hostio.Env{Settings: map[string]string{settingServer: addr}}
 }
 
 func causes(fs []checks.Finding) string {
@@ -155,7 +156,7 @@ func TestClusterSide(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cr, _ := runCheck(t, tc.cl, &checks.Env{}, 0)
+			cr, _ := runCheck(t, tc.cl, &hostio.Env{}, 0)
 			if cr.Status != tc.status {
 				t.Fatalf("status %s (%s), want %s; findings:\n%s", cr.Status, cr.Reason, tc.status, causes(cr.Findings))
 			}
@@ -179,7 +180,7 @@ func TestPodPinnedByAffinity(t *testing.T) {
 	p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
 		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"rented-1"}}}}},
 	}}}
-	cr, _ := runCheck(t, apiState{nodes: []corev1.Node{node("rented-1", true, true)}, objects: []runtime.Object{daemonSet(), p}}, &checks.Env{}, 0)
+	cr, _ := runCheck(t, apiState{nodes: []corev1.Node{node("rented-1", true, true)}, objects: []runtime.Object{daemonSet(), p}}, &hostio.Env{}, 0)
 	if len(cr.Findings) != 1 || !strings.Contains(cr.Findings[0].Cause, "not Ready") {
 		t.Errorf("want the pinned pod reported not Ready:\n%s", causes(cr.Findings))
 	}
@@ -344,7 +345,7 @@ func TestProbeWithoutAPI(t *testing.T) {
 	if cr.Status != checks.StatusPass {
 		t.Fatalf("healthy server without the API: status %s (%s)", cr.Status, cr.Reason)
 	}
-	cr, _ = runCheck(t, apiState{noAPI: true}, &checks.Env{}, 0)
+	cr, _ = runCheck(t, apiState{noAPI: true}, &hostio.Env{}, 0)
 	if cr.Status != checks.StatusSkipped || !strings.Contains(cr.Reason, "--dns-server") {
 		t.Fatalf("no API, no server: status %s (%s), want skipped naming --dns-server", cr.Status, cr.Reason)
 	}

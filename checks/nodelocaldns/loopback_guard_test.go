@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // TestMain keeps every dial of these tests on loopback under a plain
@@ -12,6 +12,6 @@ import (
 // check into a production default fails instead of sending a packet off
 // the machine.
 func TestMain(m *testing.M) {
-	os.Setenv(checks.LoopbackOnlyVar, "1")
+	os.Setenv(hostio.LoopbackOnlyVar, "1")
 	os.Exit(m.Run())
 }

@@ -10,9 +10,9 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/dnsq"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
@@ -35,7 +35,7 @@ var queryTimeout = 2 * time.Second
 // probeServer is the server to ask directly and why, or "" when doctor was
 // given none and runs neither on a node nor in a pod: from anywhere else
 // 169.254.20.10 is some other host's link-local address, or nobody's.
-func probeServer(env *checks.Env) (server, why string) {
+func probeServer(env *hostio.Env) (server, why string) {
 	if s := env.Setting(settingServer, ""); s != "" {
 		if _, _, err := net.SplitHostPort(s); err != nil {
 			s = net.JoinHostPort(strings.Trim(s, "[]"), "53")
@@ -53,7 +53,7 @@ func probeServer(env *checks.Env) (server, why string) {
 // other --root (a fixture, a saved bundle) doctor is not where that root's
 // pods run, and the production default must never be asked. On a live host
 // doctor's own environment is read as /proc/self/environ, not os.Getenv.
-func inCluster(env *checks.Env) string {
+func inCluster(env *hostio.Env) string {
 	if env.Root != "" && env.Root != "/" {
 		return ""
 	}
@@ -62,7 +62,7 @@ func inCluster(env *checks.Env) string {
 
 // podSignals reads the signs of a pod under the root: KUBERNETES_SERVICE_HOST
 // in doctor's own environment, or a mounted service account.
-func podSignals(env *checks.Env) string {
+func podSignals(env *hostio.Env) string {
 	if vars, err, _ := facts.ReadEnviron(env, "/proc/self/environ"); err == nil {
 		if h := vars["KUBERNETES_SERVICE_HOST"]; h != "" {
 			return "doctor runs in a pod (KUBERNETES_SERVICE_HOST=" + h + " in its environment)"
@@ -114,7 +114,7 @@ type probeResult struct {
 // probe asks each name over UDP, then over TCP, as a resolver would. A
 // server that does not answer on a transport (timeout, nothing listening,
 // not DNS) is not asked the next names there: they would only repeat it.
-func probe(ctx context.Context, env *checks.Env, server, why string, ts []target) *probeResult {
+func probe(ctx context.Context, env *hostio.Env, server, why string, ts []target) *probeResult {
 	r := &probeResult{server: server, why: why, targets: ts}
 	for _, netw := range []string{"udp", "tcp"} {
 		for _, t := range ts {
@@ -130,7 +130,7 @@ func probe(ctx context.Context, env *checks.Env, server, why string, ts []target
 
 // ask looks for an address: A, then AAAA when A has none (an IPv6-only name
 // resolves too).
-func ask(ctx context.Context, env *checks.Env, server, name, netw string) dnsq.Answer {
+func ask(ctx context.Context, env *hostio.Env, server, name, netw string) dnsq.Answer {
 	q := func(qt uint16) dnsq.Answer {
 		qctx, cancel := context.WithTimeout(ctx, queryTimeout)
 		defer cancel()

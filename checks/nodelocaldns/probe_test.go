@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // These tests choose the server and never ask it: 169.254.20.10 is not
@@ -48,7 +48,7 @@ func TestProbeServer(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			env := &checks.Env{Root: tc.root, Settings: map[string]string{}}
+			env := &hostio.Env{Root: tc.root, Settings: map[string]string{}}
 			if tc.setting != "" {
 				env.Settings[settingServer] = tc.setting
 			}
@@ -66,13 +66,13 @@ func TestPodSignals(t *testing.T) {
 	write(t, podEnv, "/proc/self/environ", "PATH=/bin\x00KUBERNETES_SERVICE_HOST=127.0.0.1\x00")
 	podSA := t.TempDir()
 	write(t, podSA, "/var/run/secrets/kubernetes.io/serviceaccount/token", "not a token")
-	if why := podSignals(&checks.Env{Root: podEnv}); !strings.Contains(why, "KUBERNETES_SERVICE_HOST=127.0.0.1") {
+	if why := podSignals(&hostio.Env{Root: podEnv}); !strings.Contains(why, "KUBERNETES_SERVICE_HOST=127.0.0.1") {
 		t.Errorf("environment: %q", why)
 	}
-	if why := podSignals(&checks.Env{Root: podSA}); !strings.Contains(why, "serviceaccount exists") {
+	if why := podSignals(&hostio.Env{Root: podSA}); !strings.Contains(why, "serviceaccount exists") {
 		t.Errorf("service account: %q", why)
 	}
-	if why := podSignals(&checks.Env{Root: t.TempDir()}); why != "" {
+	if why := podSignals(&hostio.Env{Root: t.TempDir()}); why != "" {
 		t.Errorf("plain root: %q", why)
 	}
 }

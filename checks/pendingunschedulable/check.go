@@ -9,6 +9,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/cluster"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 )
 
 var Check = &checks.Check{
@@ -88,7 +89,7 @@ func diagnose(p *checks.Pass, l *cluster.Lists, pod *corev1.Pod, largest corev1.
 		p.Report(checks.Finding{
 			Severity: checks.Warning,
 			Cause:    fmt.Sprintf("%s is Pending while nodes exist and its requests fit the largest node; its events could not be listed, so the scheduler's reason is not known here.", src),
-			Evidence: append(ev, checks.Evidence{Source: "list events", Detail: checks.Redact(err.Error())}),
+			Evidence: append(ev, checks.Evidence{Source: "list events", Detail: redact.Text(err.Error())}),
 			Fix:      "kubectl describe pod -n " + pod.Namespace + " " + pod.Name + " shows the FailedScheduling event, with a credential that may read events.",
 		})
 		return

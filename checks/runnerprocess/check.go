@@ -7,6 +7,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 var Check = &checks.Check{
@@ -117,7 +118,7 @@ func several(p *checks.Pass, r *facts.Runners) {
 
 // configs locates each process's config.toml once ("" when it cannot be),
 // in the order of r.All.
-func configs(env *checks.Env, r *facts.Runners) []string {
+func configs(env *hostio.Env, r *facts.Runners) []string {
 	out := make([]string, len(r.All))
 	for i, proc := range r.All {
 		out[i] = facts.LocateConfigFor(env, proc)
@@ -134,7 +135,7 @@ func listed(r *facts.Runners, cfgs []string) []checks.Evidence {
 		}
 		argv := strings.Join(proc.Cmdline, " ")
 		if proc.CmdlineErr != nil {
-			argv = "command line unknown (" + checks.FileCause(proc.CmdlineErr).Error() + "), gitlab-runner by its comm"
+			argv = "command line unknown (" + hostio.FileCause(proc.CmdlineErr).Error() + "), gitlab-runner by its comm"
 		}
 		ev = append(ev, checks.Evidence{
 			Source: fmt.Sprintf("/proc/%d/cmdline", proc.PID),

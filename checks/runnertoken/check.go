@@ -15,6 +15,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/gitlab"
 	"github.com/socialwebcomputer/doctor/checks/gitlabreach"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
@@ -96,7 +97,7 @@ type refusal struct {
 	disables bool
 }
 
-func verify(ctx context.Context, env *checks.Env, cfg *facts.ConfigFile, label string, r *runnerconfig.Runner, dl gitlab.Deadlines) (*refusal, error) {
+func verify(ctx context.Context, env *hostio.Env, cfg *facts.ConfigFile, label string, r *runnerconfig.Runner, dl gitlab.Deadlines) (*refusal, error) {
 	tokenEv := checks.Evidence{Source: cfg.Path, Detail: label + " token: " + Kind(r.Token)}
 	if r.Token == "" {
 		return &refusal{Finding: checks.Finding{

@@ -17,6 +17,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/gitlab/gitlabtest"
 	"github.com/socialwebcomputer/doctor/checks/gitlabreach"
 	"github.com/socialwebcomputer/doctor/checks/runnertoken"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 const stage = time.Second
@@ -56,7 +57,7 @@ func verifyAt(t *testing.T, gl *gitlabtest.GitLab, url string, tokens ...string)
 	}
 	root := gitlabtest.NewRoot(t, gitlabtest.Config(rs...), gl.CA)
 	loop := gitlabtest.NewDNS(t, map[string][]string{gitlabtest.Host: {"127.0.0.1"}})
-	env := &checks.Env{Root: root.Dir, Settings: gitlabtest.Settings(loop.Addr, loop.Addr, stage)}
+	env := &hostio.Env{Root: root.Dir, Settings: gitlabtest.Settings(loop.Addr, loop.Addr, stage)}
 	res, err := checks.Run(context.Background(), env,
 		[]*checks.Check{configdecode.Check, gitlabreach.Check, runnertoken.Check}, checks.Options{Only: []string{runnertoken.Check.ID}})
 	if err != nil {

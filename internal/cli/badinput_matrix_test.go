@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 	"github.com/socialwebcomputer/doctor/report"
 )
@@ -277,7 +278,7 @@ func runMatrixCase(t *testing.T, bin, root string, asNobody bool, extra ...strin
 	t.Helper()
 	args := []string{"run", "--root", root, "--now", "2026-11-29T12:00:00Z", "--offline", "-o", "json", "--timeout", matrixTimeout.String()}
 	cmd := exec.Command(bin, append(args, extra...)...)
-	cmd.Env = []string{checks.LoopbackOnlyVar + "=1", "PATH=/usr/bin:/bin", "HOME=/nonexistent"}
+	cmd.Env = []string{hostio.LoopbackOnlyVar + "=1", "PATH=/usr/bin:/bin", "HOME=/nonexistent"}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if asNobody {
@@ -306,7 +307,7 @@ func runMatrixCase(t *testing.T, bin, root string, asNobody bool, extra ...strin
 func exactPeakRSS(bin, root string) string {
 	cmd := exec.Command("/usr/bin/time", "-f", "%M", bin, "run", "--root", root, "--now", "2026-11-29T12:00:00Z",
 		"--offline", "-o", "json", "--timeout", matrixTimeout.String())
-	cmd.Env = []string{checks.LoopbackOnlyVar + "=1", "PATH=/usr/bin:/bin", "HOME=/nonexistent"}
+	cmd.Env = []string{hostio.LoopbackOnlyVar + "=1", "PATH=/usr/bin:/bin", "HOME=/nonexistent"}
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	_ = cmd.Run() // doctor exits non-zero on a spoiled input
@@ -381,7 +382,7 @@ func giveToNobody(t *testing.T, root string) {
 func assertChildAnalyzeEqualsLive(t *testing.T, bin string, live *report.Report, bundle string) {
 	t.Helper()
 	cmd := exec.Command(bin, "analyze", bundle, "-o", "json")
-	cmd.Env = []string{checks.LoopbackOnlyVar + "=1", "PATH=/usr/bin:/bin", "HOME=/nonexistent"}
+	cmd.Env = []string{hostio.LoopbackOnlyVar + "=1", "PATH=/usr/bin:/bin", "HOME=/nonexistent"}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	_ = cmd.Run()

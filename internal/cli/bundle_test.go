@@ -64,7 +64,7 @@ func assertAnalyzeEqualsLive(t *testing.T, live *report.Report, bundlePath, root
 
 // standInShape is what the bundle writer puts where a secret was: StandIn's
 // mark and hash, or a stand-in shaped like the secret with the mark's word
-// written into it (checks.StandInLike).
+// written into it (redact.StandInLike).
 var standInShape = regexp.MustCompile(`REDACTED-[0-9a-f]{8}|[A-Za-z0-9_+/.-]*REDACTED[A-Za-z0-9_+/.-]*`)
 
 // inlineData is a kubeconfig's *-data value, which the bundle keeps as

@@ -17,21 +17,23 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/all"
 	"github.com/socialwebcomputer/doctor/internal/app/bundle"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
 // startBundle prepares a run for --bundle: a tape on the Env, and the clock
 // fixed at the start, so that analyze, which replays at that instant, makes
 // every time comparison the live run made.
-func startBundle(env *checks.Env) {
-	env.Tape = checks.NewTape()
+func startBundle(env *hostio.Env) {
+	env.Tape = hostio.NewTape()
 	if env.Clock.IsZero() {
 		env.Clock = time.Now().UTC().Truncate(time.Second)
 	}
 }
 
 // writeBundle saves what the run looked at, redacted as it is written.
-func writeBundle(p string, cmd *cobra.Command, f *runFlags, env *checks.Env, rep *report.Report, ignores []report.Ignore) error {
+func writeBundle(p string, cmd *cobra.Command, f *runFlags, env *hostio.Env, rep *report.Report, ignores []report.Ignore) error {
 	var js bytes.Buffer
 	if err := report.Render(&js, rep, "json", false); err != nil {
 		return err
@@ -57,13 +59,13 @@ func changedFlags(cmd *cobra.Command) []string {
 		if !fl.Changed {
 			return
 		}
-		v := checks.Redact(fl.Value.String())
+		v := redact.Text(fl.Value.String())
 		switch {
 		case fl.Value.Type() == "bool" && v == "true":
 			out = append(out, "--"+fl.Name)
 		case isSlice(fl.Value):
 			for _, e := range fl.Value.(pflag.SliceValue).GetSlice() {
-				out = append(out, "--"+fl.Name, shellQuote(checks.Redact(e)))
+				out = append(out, "--"+fl.Name, shellQuote(redact.Text(e)))
 			}
 		default:
 			out = append(out, "--"+fl.Name, shellQuote(v))
@@ -166,7 +168,7 @@ func (a *app) analyze(p string, f *analyzeFlags) (int, error) {
 		return 0, &exitError{code: report.ExitCantRun, msg: err.Error()}
 	}
 	in := m.Env
-	env := &checks.Env{Root: root, Clock: m.Clock, Offline: in.Offline, RunnerPID: in.RunnerPID, ConfigPath: in.ConfigPath,
+	env := &hostio.Env{Root: root, Clock: m.Clock, Offline: in.Offline, RunnerPID: in.RunnerPID, ConfigPath: in.ConfigPath,
 		KubeconfigPath: in.KubeconfigPath, ContextOverride: in.Context, NamespaceOverride: in.Namespace,
 		RequestTimeout: in.RequestTimeout, Settings: in.Settings, Tape: tape}
 	res, err := checks.Run(context.Background(), env, all.Checks(), checks.Options{Only: f.only, Skip: f.skip, Runner: f.runner, Timeout: f.timeout})
@@ -187,7 +189,7 @@ func (a *app) analyze(p string, f *analyzeFlags) (int, error) {
 
 // layOut writes the bundle's file contents under root, directories 0700
 // and files 0600: the modes the checks judge are the tape's, not these.
-func layOut(root string, t *checks.Tape) error {
+func layOut(root string, t *hostio.Tape) error {
 	names := make([]string, 0, len(t.Files))
 	for p, r := range t.Files {
 		if r.Read && path.IsAbs(p) && !strings.Contains(p, "/../") {
@@ -209,7 +211,7 @@ func layOut(root string, t *checks.Tape) error {
 
 // hostName is the host the report is about: /etc/hostname under the root
 // (read through the Env, so a bundle has it), else the kernel's, live.
-func hostName(env *checks.Env) string {
+func hostName(env *hostio.Env) string {
 	if b, err := env.ReadFile("/etc/hostname"); err == nil {
 		if h := strings.TrimSpace(string(b)); h != "" && len(h) <= 253 {
 			return h

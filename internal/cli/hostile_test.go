@@ -22,6 +22,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/gitlab/gitlabtest"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
 	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
@@ -418,7 +419,7 @@ func floodBundle(t *testing.T, p string) string {
 			noErr(t, json.Unmarshal([]byte(b), &tape))
 		}
 	}
-	var answers map[string][]*checks.HTTPRecord
+	var answers map[string][]*hostio.HTTPRecord
 	noErr(t, json.Unmarshal(tape["http"], &answers))
 	floods := 0
 	for key, recs := range answers {

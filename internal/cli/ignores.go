@@ -12,7 +12,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
@@ -112,7 +112,7 @@ func (r *runnerSel) UnmarshalJSON(b []byte) error {
 
 // loadDoctorFile reads the ignores of path, or of .doctor.yaml in the
 // working directory when path is "" and that file exists. The file is read
-// as every input is (checks.ReadHostFile: a regular file of at most
+// as every input is (hostio.ReadHostFile: a regular file of at most
 // maxDoctorFile bytes, never blocking). The working directory's is read
 // only when the invoker may trust it (trustDoctorFile); otherwise refused
 // says why it was not, as an ignore not evaluated, and nothing of it is read.
@@ -133,7 +133,7 @@ func loadDoctorFile(path string) (ignores []report.Ignore, refused *report.Ignor
 	if err != nil {
 		return nil, nil, usageError("%s%s: %v", flag, path, err)
 	}
-	b, err := checks.ReadHostFile(abs, maxDoctorFile)
+	b, err := hostio.ReadHostFile(abs, maxDoctorFile)
 	if err != nil {
 		return nil, nil, usageError("%s%v", flag, err)
 	}

@@ -11,7 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
@@ -113,7 +113,7 @@ func TestNoJobSecretLeavesTheCluster(t *testing.T) {
 	}
 	// A log read is recorded with no byte of the log.
 	var tp struct {
-		HTTP map[string][]*checks.HTTPRecord `json:"http"`
+		HTTP map[string][]*hostio.HTTPRecord `json:"http"`
 	}
 	noErr(t, json.Unmarshal([]byte(tape), &tp))
 	logs := 0

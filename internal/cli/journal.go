@@ -13,6 +13,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/internal/app/symptom"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // Bounds of --journal: the journal of the last JournalSince, at most
@@ -30,7 +31,7 @@ const (
 // scanJournal reads the runner service's journal: journalctl on this host,
 // a saved export under another --root (journalctl there would read this
 // host's journal, not the root's).
-func scanJournal(ctx context.Context, m *symptom.Matcher, env *checks.Env) (*symptom.Scan, error) {
+func scanJournal(ctx context.Context, m *symptom.Matcher, env *hostio.Env) (*symptom.Scan, error) {
 	unit, err := runnerUnit(ctx, env)
 	if err != nil {
 		return nil, err
@@ -83,7 +84,7 @@ func scanJournal(ctx context.Context, m *symptom.Matcher, env *checks.Env) (*sym
 // runnerUnit is the unit the service fact names (the process's --service,
 // else gitlab-runner.service), read through the engine as every check
 // reads it.
-func runnerUnit(ctx context.Context, env *checks.Env) (string, error) {
+func runnerUnit(ctx context.Context, env *hostio.Env) (string, error) {
 	var unit string
 	probe := &checks.Check{
 		ID: "journal-unit", Title: "the runner's unit, for --journal", Severity: checks.Info,

@@ -10,6 +10,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/all"
 	"github.com/socialwebcomputer/doctor/checks/gitlab/gitlabtest"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
@@ -33,13 +34,13 @@ func TestKubectlFlagsReachTheEnv(t *testing.T) {
 		timeout time.Duration
 		log     bool
 	}{
-		{[]string{}, "", "", checks.APICallTimeout, false},
+		{[]string{}, "", "", hostio.APICallTimeout, false},
 		{[]string{"--context", "tenant-b", "-n", "ci", "--request-timeout", "5s"}, "tenant-b", "ci", 5 * time.Second, false},
 		{[]string{"--namespace=ci", "--request-timeout", "3"}, "", "ci", 3 * time.Second, false},
-		{[]string{"--request-timeout", "0"}, "", "", checks.APICallTimeout, false},
-		{[]string{"-v", "2"}, "", "", checks.APICallTimeout, true},
-		{[]string{"--v=6"}, "", "", checks.APICallTimeout, true},
-		{[]string{"--debug"}, "", "", checks.APICallTimeout, true},
+		{[]string{"--request-timeout", "0"}, "", "", hostio.APICallTimeout, false},
+		{[]string{"-v", "2"}, "", "", hostio.APICallTimeout, true},
+		{[]string{"--v=6"}, "", "", hostio.APICallTimeout, true},
+		{[]string{"--debug"}, "", "", hostio.APICallTimeout, true},
 	} {
 		f := parseRun(t, tc.args...)
 		env, err := a.buildEnv(f, "/")

@@ -5,7 +5,7 @@ import (
 	"io"
 	"sync"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 	"github.com/socialwebcomputer/doctor/internal/text/safetext"
 )
 
@@ -22,7 +22,7 @@ func newLogger(w io.Writer, level int) func(int, string, ...any) {
 		if l > level {
 			return
 		}
-		msg := safetext.Line(checks.Redact(fmt.Sprintf(format, args...)))
+		msg := safetext.Line(redact.Text(fmt.Sprintf(format, args...)))
 		mu.Lock()
 		defer mu.Unlock()
 		fmt.Fprintf(w, "doctor[v%d]: %s\n", l, msg)

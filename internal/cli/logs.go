@@ -8,9 +8,9 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/all"
 	"github.com/socialwebcomputer/doctor/internal/app/symptom"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
@@ -18,7 +18,7 @@ import (
 // --log, --journal) and matches them against the catalog's patterns. A
 // log that cannot be read is exit 3 naming it: what the operator pasted
 // must be what was read.
-func (a *app) scanLogs(ctx context.Context, f *runFlags, env *checks.Env) ([]*symptom.Scan, error) {
+func (a *app) scanLogs(ctx context.Context, f *runFlags, env *hostio.Env) ([]*symptom.Scan, error) {
 	m, err := symptom.New(all.Checks())
 	if err != nil {
 		return nil, &exitError{code: report.ExitCantRun, msg: "invalid catalog: " + err.Error()}
@@ -70,7 +70,7 @@ func (a *app) scanFile(m *symptom.Matcher, path string) (*symptom.Scan, error) {
 	case st.IsDir():
 		return nil, fmt.Errorf("log %s is a directory: name the job log file in it", path)
 	case !st.Mode().IsRegular():
-		return nil, fmt.Errorf("log %s is %s, not a regular file: pipe it in instead (… | doctor why -)", path, checks.FileType(st.Mode()))
+		return nil, fmt.Errorf("log %s is %s, not a regular file: pipe it in instead (… | doctor why -)", path, hostio.FileType(st.Mode()))
 	case st.Size() > symptom.MaxInput:
 		return nil, fmt.Errorf("log %s is %d MiB, more than the %d MiB doctor reads of a log: give it the end, tail -c %dM %s | doctor why -",
 			path, st.Size()>>20, symptom.MaxInput>>20, symptom.MaxInput>>20, shellQuote(path))

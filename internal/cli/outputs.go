@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/hostio/atomicfile"
 	"github.com/socialwebcomputer/doctor/report"
 )
@@ -19,7 +19,7 @@ import (
 // operator did not name, is then not used, and stderr says so; one named
 // with --cache-dir is exit 3. The writes check again: this is the early
 // word, not the guard.
-func (a *app) checkOutputs(f *runFlags, env *checks.Env) error {
+func (a *app) checkOutputs(f *runFlags, env *hostio.Env) error {
 	for _, o := range []struct {
 		flag, path string
 		check      func(string) error

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
@@ -67,7 +67,7 @@ current-context: c
 		if piece := secretPiece(out, echoedToken); piece != "" {
 			t.Errorf("%s: the echoed token is in it as %q:\n%s", name, piece, around(out, piece))
 		}
-		echoed = echoed || strings.HasSuffix(name, "tape.json") && strings.Contains(out, checks.StandIn("Bearer "+echoedToken))
+		echoed = echoed || strings.HasSuffix(name, "tape.json") && strings.Contains(out, redact.StandIn("Bearer "+echoedToken))
 	}
 	if !echoed {
 		t.Error("the bundle holds no stand-in of the echoed header: the echo was not received")

@@ -21,6 +21,7 @@ import (
 	"github.com/socialwebcomputer/doctor/internal/app/metrics"
 	"github.com/socialwebcomputer/doctor/internal/app/state"
 	"github.com/socialwebcomputer/doctor/internal/app/symptom"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
@@ -77,12 +78,12 @@ func (a *app) defaultCacheDir() string {
 }
 
 // requestTimeout is --request-timeout: a Go duration, or whole seconds as
-// kubectl takes it. 0 means the default (checks.APICallTimeout).
+// kubectl takes it. 0 means the default (hostio.APICallTimeout).
 type requestTimeout time.Duration
 
 func (r *requestTimeout) String() string {
 	if *r == 0 {
-		return checks.APICallTimeout.String()
+		return hostio.APICallTimeout.String()
 	}
 	return time.Duration(*r).String()
 }
@@ -377,8 +378,8 @@ func changeFindings(changes []state.Transition) []report.Finding {
 }
 
 // buildEnv is the checks' door to the outside, from the flags.
-func (a *app) buildEnv(f *runFlags, absRoot string) (*checks.Env, error) {
-	env := &checks.Env{Root: absRoot, Offline: f.offline, Deep: f.deep, ExecCredentialPlugins: f.execPlugins, RunnerPID: f.pid,
+func (a *app) buildEnv(f *runFlags, absRoot string) (*hostio.Env, error) {
+	env := &hostio.Env{Root: absRoot, Offline: f.offline, Deep: f.deep, ExecCredentialPlugins: f.execPlugins, RunnerPID: f.pid,
 		ConfigPath: f.config, KubeconfigPath: f.kubeconfig, Settings: f.settings(),
 		ContextOverride: f.kubeContext, NamespaceOverride: f.namespace,
 		RequestTimeout: time.Duration(f.requestTimeout), CacheDir: f.cacheDir.or(a.defaultCacheDir())}

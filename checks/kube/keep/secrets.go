@@ -6,14 +6,14 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 )
 
 // Secrets are the credential a request presented, in every form an answer
 // could hold it: a server (or a proxy on the way) that reflects the
 // request's Authorization header in its body or headers would otherwise
 // put it where the checks and the bundle read. They are replaced by their
-// stand-in (checks.StandIn) wherever they appear, byte for byte: no
+// stand-in (redact.StandIn) wherever they appear, byte for byte: no
 // pattern decides what is secret, the request does.
 type Secrets struct {
 	find [][]byte // longest first, so a value is replaced before a part of it
@@ -76,7 +76,7 @@ func NewSecrets(vals ...string) *Secrets {
 		}
 	}
 	for _, f := range s.find {
-		s.with = append(s.with, []byte(checks.StandIn(string(f))))
+		s.with = append(s.with, []byte(redact.StandIn(string(f))))
 	}
 	return s
 }

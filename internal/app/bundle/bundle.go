@@ -7,7 +7,7 @@
 //	README.txt      what this is and how to re-examine it
 //	manifest.json   doctor's version, the flags, the host, the clock
 //	report.json     the report of the run
-//	tape.json       every file operation, probe and API answer (checks.Tape)
+//	tape.json       every file operation, probe and API answer (hostio.Tape)
 //	root/<path>     the content of every file read, redacted
 package bundle
 
@@ -25,8 +25,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/hostio/atomicfile"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 	"github.com/socialwebcomputer/doctor/internal/text/lazyre"
 	"github.com/socialwebcomputer/doctor/report"
 )
@@ -65,7 +66,7 @@ type Manifest struct {
 	LeftOut []string `json:"leftOut,omitempty"`
 }
 
-// EnvInputs are the flags that chose the run's input (checks.Env): analyze
+// EnvInputs are the flags that chose the run's input (hostio.Env): analyze
 // sets the same, so every probe it asks for has the key the live run's had.
 type EnvInputs struct {
 	Offline        bool              `json:"offline"`
@@ -80,7 +81,7 @@ type EnvInputs struct {
 
 // Write writes the bundle to path atomically (a temporary file renamed),
 // with mode 0600: it describes a host's runner configuration.
-func Write(p string, m Manifest, tape *checks.Tape, reportJSON []byte) error {
+func Write(p string, m Manifest, tape *hostio.Tape, reportJSON []byte) error {
 	m.Format = Format
 	settings := map[string]string{}
 	for k, v := range m.Env.Settings {
@@ -156,13 +157,13 @@ each API answer; root/ holds the files' contents.
 `
 
 // redactTape copies the tape with every content redacted.
-func redactTape(t *checks.Tape) (map[string]*checks.FileRecord, map[string]*checks.ProbeRecord, map[string][]*checks.HTTPRecord, []string) {
+func redactTape(t *hostio.Tape) (map[string]*hostio.FileRecord, map[string]*hostio.ProbeRecord, map[string][]*hostio.HTTPRecord, []string) {
 	// A request past its check's deadline may still be filling its record.
 	t = t.Snapshot()
 	si := newStandIns()
 	notes := map[string]bool{}
 	files := redactFiles(si, t.Files, notes)
-	probes := map[string]*checks.ProbeRecord{}
+	probes := map[string]*hostio.ProbeRecord{}
 	for k, r := range t.Probes {
 		c := *r
 		if len(c.Value) > 0 {
@@ -173,12 +174,12 @@ func redactTape(t *checks.Tape) (map[string]*checks.FileRecord, map[string]*chec
 		}
 		if c.Err != nil {
 			e := *c.Err
-			e.Msg = checks.Redact(redactFreeText(e.Msg))
+			e.Msg = redact.Text(redactFreeText(e.Msg))
 			c.Err = &e
 		}
 		probes[k] = &c
 	}
-	http := map[string][]*checks.HTTPRecord{}
+	http := map[string][]*hostio.HTTPRecord{}
 	for k, rs := range t.HTTP {
 		for _, r := range rs {
 			c := *r
@@ -210,7 +211,7 @@ func redactFile(si *standIns, p string, b []byte) ([]byte, []string) {
 	case strings.HasPrefix(p, "/proc/") && strings.HasSuffix(p, "/cmdline"):
 		return redactNulList(b, true), nil
 	case secretFile(p):
-		return []byte(checks.StandIn(strings.TrimSpace(string(b)))), []string{"the whole file"}
+		return []byte(redact.StandIn(strings.TrimSpace(string(b)))), []string{"the whole file"}
 	}
 	var what []string
 	if bytes.Contains(b, []byte("-----BEGIN")) {
@@ -306,7 +307,7 @@ func redactResponseBody(v []byte) []byte {
 // Read opens a bundle for analyze: the manifest, the report and the tape,
 // set to replay. Everything is bounded; a file that is not a bundle, or of
 // another format, is an error that says so.
-func Read(p string) (*Manifest, []byte, *checks.Tape, error) {
+func Read(p string) (*Manifest, []byte, *hostio.Tape, error) {
 	f, err := os.Open(p)
 	if err != nil {
 		return nil, nil, nil, err
@@ -317,7 +318,7 @@ func Read(p string) (*Manifest, []byte, *checks.Tape, error) {
 		return nil, nil, nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, nil, nil, fmt.Errorf("%s: %s, not a bundle file", p, checks.FileType(st.Mode()))
+		return nil, nil, nil, fmt.Errorf("%s: %s, not a bundle file", p, hostio.FileType(st.Mode()))
 	}
 	gz, err := gzip.NewReader(f)
 	if err != nil {
@@ -343,7 +344,7 @@ func Read(p string) (*Manifest, []byte, *checks.Tape, error) {
 			continue
 		}
 		name := strings.TrimPrefix(h.Name, dir)
-		limit := int64(checks.MaxFileSize)
+		limit := int64(hostio.MaxFileSize)
 		if name == "tape.json" || name == "report.json" {
 			limit = int64(maxMeta)
 		}
@@ -377,7 +378,7 @@ func Read(p string) (*Manifest, []byte, *checks.Tape, error) {
 	if m.Format != Format {
 		return nil, nil, nil, fmt.Errorf("%s: bundle format %d; this doctor reads format %d", p, m.Format, Format)
 	}
-	t := checks.NewTape()
+	t := hostio.NewTape()
 	if err := json.Unmarshal(tj, t); err != nil {
 		return nil, nil, nil, fmt.Errorf("%s: tape.json: %v", p, err)
 	}

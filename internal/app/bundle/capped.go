@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // A bundle Write makes is one Read accepts: Read refuses more than
 // maxEntries entries, maxMeta bytes of tape.json or report.json, more than
-// checks.MaxFileSize of one file and maxTotal in all (a bundle is hostile
+// hostio.MaxFileSize of one file and maxTotal in all (a bundle is hostile
 // input to analyze). So Write caps what it keeps by the same bounds, the
 // largest records first, and says in the manifest what it left out: analyze
 // then answers those requests and files as the live run's absent ones
@@ -18,9 +18,9 @@ import (
 
 // tapeParts is what tape.json holds, redacted.
 type tapeParts struct {
-	Files  map[string]*checks.FileRecord   `json:"files"`
-	Probes map[string]*checks.ProbeRecord  `json:"probes"`
-	HTTP   map[string][]*checks.HTTPRecord `json:"http"`
+	Files  map[string]*hostio.FileRecord   `json:"files"`
+	Probes map[string]*hostio.ProbeRecord  `json:"probes"`
+	HTTP   map[string][]*hostio.HTTPRecord `json:"http"`
 }
 
 // fixedEntries are the entries every bundle has besides root/: README.txt,
@@ -37,7 +37,7 @@ func capTape(t *tapeParts, report *[]byte) []string {
 		if !r.Read {
 			continue
 		}
-		if len(r.Content) > checks.MaxFileSize {
+		if len(r.Content) > hostio.MaxFileSize {
 			notes = append(notes, fmt.Sprintf("the content of %s (%d bytes, over the bound of one file)", p, len(r.Content)))
 			leaveOut(r)
 			continue
@@ -149,7 +149,7 @@ func capMeta(t *tapeParts) []string {
 
 // leaveOut keeps a file's record without its content: replay answers its
 // read as "not in the bundle".
-func leaveOut(r *checks.FileRecord) {
+func leaveOut(r *hostio.FileRecord) {
 	r.Read, r.Content = false, nil
 	r.Redacted = append(r.Redacted, "the content: left out by the bundle's bounds")
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // lowerBounds shrinks the bounds Read enforces (and Write keeps to) for
@@ -21,19 +21,19 @@ func lowerBounds(t *testing.T, entries, meta, total int) {
 // bigTape has more of each kind of record than the lowered bounds hold:
 // API answers and probes past tape.json's bound, more files than entries,
 // more content than the total.
-func bigTape() *checks.Tape {
-	t := checks.NewTape()
+func bigTape() *hostio.Tape {
+	t := hostio.NewTape()
 	body := `{"items":[` + strings.TrimSuffix(strings.Repeat(`{"metadata":{"name":"pod-0123456789"}},`, 60), ",") + `]}`
 	for i := range 200 {
 		key := fmt.Sprintf("GET https://127.0.0.1:1/api/v1/namespaces/ns%d/pods", i)
-		t.HTTP[key] = []*checks.HTTPRecord{{Status: 200, Body: body}}
+		t.HTTP[key] = []*hostio.HTTPRecord{{Status: 200, Body: body}}
 	}
 	for i := range 100 {
-		t.Probes[fmt.Sprintf("dns udp 127.0.0.1:53 host%d.invalid. A", i)] = &checks.ProbeRecord{Value: []byte(`{"Answers":["127.0.0.1"]}`)}
+		t.Probes[fmt.Sprintf("dns udp 127.0.0.1:53 host%d.invalid. A", i)] = &hostio.ProbeRecord{Value: []byte(`{"Answers":["127.0.0.1"]}`)}
 	}
 	for i := range 60 {
 		p := fmt.Sprintf("/etc/doctor-test/file%02d", i)
-		t.Files[p] = &checks.FileRecord{Read: true, Content: []byte(strings.Repeat(fmt.Sprintf("line %d of a plain file\n", i), 400+i*40))}
+		t.Files[p] = &hostio.FileRecord{Read: true, Content: []byte(strings.Repeat(fmt.Sprintf("line %d of a plain file\n", i), 400+i*40))}
 	}
 	return t
 }
@@ -75,9 +75,9 @@ func TestWriteKeepsEveryBundleReadable(t *testing.T) {
 
 // Under the bounds nothing is left out, and the manifest says nothing.
 func TestWriteLeavesOutNothingUnderTheBounds(t *testing.T) {
-	tape := checks.NewTape()
-	tape.Files["/etc/hostname"] = &checks.FileRecord{Read: true, Content: []byte("runner-1\n")}
-	tape.HTTP["GET https://127.0.0.1:1/version"] = []*checks.HTTPRecord{{Status: 200, Body: `{"major":"1"}`}}
+	tape := hostio.NewTape()
+	tape.Files["/etc/hostname"] = &hostio.FileRecord{Read: true, Content: []byte("runner-1\n")}
+	tape.HTTP["GET https://127.0.0.1:1/version"] = []*hostio.HTTPRecord{{Status: 200, Body: `{"major":"1"}`}}
 	p := filepath.Join(t.TempDir(), "b.tar.gz")
 	if err := Write(p, Manifest{}, tape, []byte(`{}`)); err != nil {
 		t.Fatal(err)

@@ -8,8 +8,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
@@ -22,12 +22,12 @@ import (
 // Which values stay is decided by what the checks read of them:
 //   - a key the runner does not know (config-unknown-keys) is read only as
 //     its description: its strings become stand-ins described the same
-//     (checks.StandInLike: same length, as secret-looking, nothing of it);
+//     (redact.StandInLike: same length, as secret-looking, nothing of it);
 //   - the job's environment keeps its names, and the values of the
 //     variables a check reads (facts.JobVariableRead); the others become
 //     such stand-ins too;
 //   - a secret-named key (token, SecretKey, password) is a credential:
-//     its stand-in is checks.StandIn, which keeps a token's kind and which
+//     its stand-in is redact.StandIn, which keeps a token's kind and which
 //     the requests a bundle records are keyed by;
 //   - a setting no check reads (a script, a description: its field of
 //     runnerconfig's types is selected by no code, configfields.go) is
@@ -46,7 +46,7 @@ func redactConfigTOML(b []byte) ([]byte, []string, error) {
 	var before map[string]any
 	md, err := toml.Decode(string(b), &before)
 	if err != nil {
-		return nil, nil, fmt.Errorf("config.toml does not decode: %w", checks.QuotesDescribed(err))
+		return nil, nil, fmt.Errorf("config.toml does not decode: %w", redact.QuotesDescribed(err))
 	}
 	known := knownKeys(b)
 	var out []byte
@@ -117,20 +117,20 @@ func tomlStandIn(key toml.Key, known bool, v string) (string, string) {
 	}
 	switch {
 	case !known:
-		return checks.StandInLike(name, v), "values of keys the runner does not know"
+		return redact.StandInLike(name, v), "values of keys the runner does not know"
 	case key.String() == "runners.environment":
 		// The job's variables: names stay, and the values the checks read
 		// (feature flags, the job's KUBECONFIG).
 		if n, _, ok := strings.Cut(v, "="); !ok || !facts.JobVariableRead(n) {
-			return checks.StandInLike(name, v), "values of job variables no check reads"
+			return redact.StandInLike(name, v), "values of job variables no check reads"
 		}
-	case checks.SecretKey(name) && v != "" && !strings.HasPrefix(v, "/"):
-		return checks.StandIn(v), "the value of " + key.String()
+	case redact.SecretKey(name) && v != "" && !strings.HasPrefix(v, "/"):
+		return redact.StandIn(v), "the value of " + key.String()
 	}
 	if f, ok := configField(key); !ok || !configFieldRead(f) {
-		return checks.StandInLike(name, v), "values of settings no check reads"
+		return redact.StandInLike(name, v), "values of settings no check reads"
 	}
-	kept := checks.ReplaceSecretValues(v, func(_, val string) string { return standInValue(val) }, false)
+	kept := redact.ReplaceSecretValues(v, func(_, val string) string { return standInValue(val) }, false)
 	return redactFreeText(kept), "secrets inside the value of " + key.String()
 }
 
@@ -138,7 +138,7 @@ func tomlStandIn(key toml.Key, known bool, v string) (string, string) {
 func tomlString(raw string) (string, error) {
 	var m map[string]any
 	if _, err := toml.Decode("v = "+raw, &m); err != nil {
-		return "", fmt.Errorf("a config.toml string does not decode: %w", checks.QuotesDescribed(err))
+		return "", fmt.Errorf("a config.toml string does not decode: %w", redact.QuotesDescribed(err))
 	}
 	s, ok := m["v"].(string)
 	if !ok {
@@ -218,7 +218,7 @@ func sameShape(before, after []byte, md toml.MetaData) error {
 	var m map[string]any
 	md2, err := toml.Decode(string(after), &m)
 	if err != nil {
-		return fmt.Errorf("config.toml redacted does not decode: %w", checks.QuotesDescribed(err))
+		return fmt.Errorf("config.toml redacted does not decode: %w", redact.QuotesDescribed(err))
 	}
 	k1, k2 := md.Keys(), md2.Keys()
 	if len(k1) != len(k2) {

@@ -7,8 +7,8 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 )
 
 // plantedTOML carries secrets in every string form TOML has, under keys
@@ -83,8 +83,8 @@ func TestRedactConfigTOML(t *testing.T) {
 			ws, _ := w.(string)
 			last := k[strings.LastIndexByte(k, '.')+1:]
 			if k != "runners.token" && k != "runners.cache.s3.AccessKey" && k != "runners.cache.s3.SecretKey" &&
-				checks.DescribeString(last, vs) != checks.DescribeString(last, ws) {
-				t.Errorf("%s is described %s, was %s", k, checks.DescribeString(last, ws), checks.DescribeString(last, vs))
+				redact.DescribeString(last, vs) != redact.DescribeString(last, ws) {
+				t.Errorf("%s is described %s, was %s", k, redact.DescribeString(last, ws), redact.DescribeString(last, vs))
 			}
 		}
 	}

@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 	"github.com/socialwebcomputer/doctor/internal/source/sshkey"
 	"github.com/socialwebcomputer/doctor/internal/source/systemd"
 )
@@ -19,7 +20,7 @@ import (
 // that does not decode, for the checks or for the writer, is not copied:
 // the bundle keeps a description of it (its size, its lines, the error
 // with the values it quotes described), and replay answers the checks'
-// decode with the failure the live run recorded (checks.Decode). A
+// decode with the failure the live run recorded (hostio.Decode). A
 // systemd unit and an environment file keep their assignments' names, and
 // values only where a check reads them (systemd.RedactUnit). Files read
 // without a kind (/etc/hosts) are redacted by patterns, which stay the
@@ -28,7 +29,7 @@ import (
 // fileCopy is one file's content on its way into the bundle.
 type fileCopy struct {
 	path string
-	rec  *checks.FileRecord
+	rec  *hostio.FileRecord
 	kube *kubeDoc // a kubeconfig, decoded
 	err  error    // why the writer cannot redact it by decoding
 }
@@ -41,13 +42,13 @@ func (f *fileCopy) prepare() [][]byte {
 	switch {
 	case f.rec.Undecodable != nil:
 		return nil
-	case f.rec.Kind == checks.KindKubeconfig:
+	case f.rec.Kind == hostio.KindKubeconfig:
 		f.kube, f.err = parseKubeconfig(b)
 		if f.err != nil {
 			return nil
 		}
 		return f.kube.pemValues()
-	case f.rec.Kind == checks.KindPEM:
+	case f.rec.Kind == hostio.KindPEM:
 		return [][]byte{b}
 	}
 	out := [][]byte{b}
@@ -71,22 +72,22 @@ func (f *fileCopy) redact(si *standIns) ([]byte, []string) {
 	err := f.err
 	if err == nil {
 		switch r.Kind {
-		case checks.KindConfigTOML:
+		case hostio.KindConfigTOML:
 			out, what, err = redactConfigTOML(b)
-		case checks.KindKubeconfig:
+		case hostio.KindKubeconfig:
 			out, what, err = redactKubeconfig(si, f.kube)
-		case checks.KindEnviron:
+		case hostio.KindEnviron:
 			out, what = redactEnviron(b)
-		case checks.KindPEM:
+		case hostio.KindPEM:
 			out, what = redactPEMFile(si, f.path, b)
-		case checks.KindToken:
-			out, what = []byte(checks.StandIn(strings.TrimSpace(string(b)))), []string{"the whole file"}
-		case checks.KindSystemdUnit, checks.KindEnvironmentFile:
-			redact := systemd.RedactUnit
-			if r.Kind == checks.KindEnvironmentFile {
-				redact = systemd.RedactEnvFile
+		case hostio.KindToken:
+			out, what = []byte(redact.StandIn(strings.TrimSpace(string(b)))), []string{"the whole file"}
+		case hostio.KindSystemdUnit, hostio.KindEnvironmentFile:
+			redactUnit := systemd.RedactUnit
+			if r.Kind == hostio.KindEnvironmentFile {
+				redactUnit = systemd.RedactEnvFile
 			}
-			if out, err = redact(f.path, b, facts.ProcessVariableRead, checks.StandIn); err == nil {
+			if out, err = redactUnit(f.path, b, facts.ProcessVariableRead, redact.StandIn); err == nil {
 				// The net under it: ExecStart's flags, URL userinfo.
 				var net []string
 				if !bytes.Equal(out, b) {
@@ -110,7 +111,7 @@ func (f *fileCopy) redact(si *standIns) ([]byte, []string) {
 // describeUndecodable is what a bundle keeps of a file that did not
 // decode, in place of its content: its size, its lines and why, the values
 // the message quotes described.
-func describeUndecodable(p string, kind checks.FileKind, content []byte, why string) []byte {
+func describeUndecodable(p string, kind hostio.FileKind, content []byte, why string) []byte {
 	lines := bytes.Count(content, []byte("\n"))
 	if len(content) > 0 && content[len(content)-1] != '\n' {
 		lines++
@@ -119,7 +120,7 @@ func describeUndecodable(p string, kind checks.FileKind, content []byte, why str
 		kind = "what the checks read it as"
 	}
 	return fmt.Appendf(nil, "doctor bundle: %s (%d bytes, %d lines) did not decode as %s: %s; its content is not kept.\n",
-		p, len(content), lines, kind, checks.Redact(checks.DescribeQuoted(why)))
+		p, len(content), lines, kind, redact.Text(redact.DescribeQuoted(why)))
 }
 
 // redactEnviron keeps of an environ (NAME=value\0…) the names, and the
@@ -134,7 +135,7 @@ func redactEnviron(b []byte) ([]byte, []string) {
 		if !ok {
 			continue
 		}
-		nv := checks.StandIn(val)
+		nv := redact.StandIn(val)
 		if facts.ProcessVariableRead(name) {
 			nv = redactFreeText(val)
 		}
@@ -158,7 +159,7 @@ func redactPEMFile(si *standIns, p string, b []byte) ([]byte, []string) {
 		return b, nil // an authorized_keys line: a public key
 	}
 	if len(blocks) == 0 {
-		return describeUndecodable(p, checks.KindPEM, b, "no PEM block"), []string{"the whole file: no PEM block in it"}
+		return describeUndecodable(p, hostio.KindPEM, b, "no PEM block"), []string{"the whole file: no PEM block in it"}
 	}
 	var out, kept []byte
 	for _, blk := range blocks {
@@ -180,10 +181,10 @@ func redactPEMFile(si *standIns, p string, b []byte) ([]byte, []string) {
 
 // redactFiles copies the tape's file records with every content redacted,
 // noting in notes what was replaced where.
-func redactFiles(si *standIns, recs map[string]*checks.FileRecord, notes map[string]bool) map[string]*checks.FileRecord {
+func redactFiles(si *standIns, recs map[string]*hostio.FileRecord, notes map[string]bool) map[string]*hostio.FileRecord {
 	var copies []*fileCopy
 	var material [][]byte
-	files := map[string]*checks.FileRecord{}
+	files := map[string]*hostio.FileRecord{}
 	for p, r := range recs {
 		c := *r
 		files[p] = &c

@@ -11,8 +11,8 @@ import (
 	"go.yaml.in/yaml/v3"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 )
 
 // The decoding redactors, fuzzed with the property the bundle promises: no
@@ -22,7 +22,7 @@ import (
 // hides of v, a string set under key (hiddenSegments).
 func hiddenPieces(t *testing.T, what, key, v, out string) {
 	t.Helper()
-	shown := checks.DescribeString(key, v)
+	shown := redact.DescribeString(key, v)
 	var segs []string
 	for _, seg := range hiddenSegments(key, v) {
 		// A token's kind and PEM armour are kept by design: no secret.
@@ -32,7 +32,7 @@ func hiddenPieces(t *testing.T, what, key, v, out string) {
 		for i := 0; i+12 <= len(seg); i++ {
 			// A piece evidence shows elsewhere in v is no leak.
 			if w := seg[i : i+12]; strings.Contains(out, w) && !strings.Contains(shown, w) {
-				t.Fatalf("%s: %q of %q survives, though evidence shows it as %s", what, w, v, checks.DescribeString(key, v))
+				t.Fatalf("%s: %q of %q survives, though evidence shows it as %s", what, w, v, redact.DescribeString(key, v))
 			}
 		}
 	}
@@ -41,11 +41,11 @@ func hiddenPieces(t *testing.T, what, key, v, out string) {
 // keptWords are what a stand-in keeps of a secret to look like one.
 var keptWords = regexp.MustCompile(`-----BEGIN|-----END|glrtr|glrt|glpat|glcbt|gldt|glptt|glft|glimt|glagent|GR1348941`)
 
-// hiddenSegments are the parts of v that evidence (checks.DescribeString)
+// hiddenSegments are the parts of v that evidence (redact.DescribeString)
 // does not show: all of it, or of NAME=value the value's, or of a URL its
 // userinfo, query and fragment; none of what it quotes.
 func hiddenSegments(key, v string) []string {
-	d := checks.DescribeString(key, v)
+	d := redact.DescribeString(key, v)
 	if d == fmt.Sprintf("%q", v) {
 		return nil
 	}
@@ -102,9 +102,9 @@ func FuzzRedactConfigTOML(f *testing.F) {
 			if !hidden || key.String() == "runners.environment" {
 				return
 			}
-			d := checks.DescribeString(name, v)
-			if !strings.Contains(w, "REDACTED-") && checks.DescribeString(name, w) != d {
-				t.Fatalf("%s: %q is described %s, was %s", key, w, checks.DescribeString(name, w), d)
+			d := redact.DescribeString(name, v)
+			if !strings.Contains(w, "REDACTED-") && redact.DescribeString(name, w) != d {
+				t.Fatalf("%s: %q is described %s, was %s", key, w, redact.DescribeString(name, w), d)
 			}
 			hiddenPieces(t, key.String(), name, v, w)
 		})
@@ -165,12 +165,12 @@ func FuzzStandInLike(f *testing.F) {
 		f.Add("notes", s)
 	}
 	f.Fuzz(func(t *testing.T, key, s string) {
-		out := checks.StandInLike(key, s)
-		d := checks.DescribeString(key, s)
-		if !strings.Contains(out, "REDACTED-") && checks.DescribeString(key, out) != d {
-			t.Fatalf("%q is described %s, %q was %s", out, checks.DescribeString(key, out), s, d)
+		out := redact.StandInLike(key, s)
+		d := redact.DescribeString(key, s)
+		if !strings.Contains(out, "REDACTED-") && redact.DescribeString(key, out) != d {
+			t.Fatalf("%q is described %s, %q was %s", out, redact.DescribeString(key, out), s, d)
 		}
-		if checks.StandInLike(key, s) != out {
+		if redact.StandInLike(key, s) != out {
 			t.Fatal("not deterministic")
 		}
 		hiddenPieces(t, key, key, s, out)

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // FuzzRead hands doctor analyze's reader arbitrary files: a tar stream the
@@ -66,7 +66,7 @@ func FuzzRead(f *testing.F) {
 			if r == nil {
 				t.Fatalf("nil record for %q kept", fp)
 			}
-			if len(r.Content) > checks.MaxFileSize {
+			if len(r.Content) > hostio.MaxFileSize {
 				t.Fatalf("%s: %d bytes of content", fp, len(r.Content))
 			}
 			total += len(r.Content)
@@ -80,11 +80,11 @@ func FuzzRead(f *testing.F) {
 // sampleBundle is a bundle as doctor run --bundle writes it, gzipped.
 func sampleBundle(tb testing.TB) []byte {
 	tb.Helper()
-	tape := checks.NewTape()
-	tape.Files["/etc/gitlab-runner/config.toml"] = &checks.FileRecord{Read: true,
+	tape := hostio.NewTape()
+	tape.Files["/etc/gitlab-runner/config.toml"] = &hostio.FileRecord{Read: true,
 		Content: []byte("concurrent = 2\n[[runners]]\n  url = \"https://gitlab.example.invalid/\"\n  token = \"glrt-fuzzfuzzfuzzfuzz\"\n  executor = \"kubernetes\"\n")}
-	tape.Files["/proc/4242/cmdline"] = &checks.FileRecord{Read: true, Content: []byte("/usr/bin/gitlab-runner\x00run\x00")}
-	tape.Files["/etc/missing"] = &checks.FileRecord{ReadErr: checks.RecordErr(os.ErrNotExist)}
+	tape.Files["/proc/4242/cmdline"] = &hostio.FileRecord{Read: true, Content: []byte("/usr/bin/gitlab-runner\x00run\x00")}
+	tape.Files["/etc/missing"] = &hostio.FileRecord{ReadErr: hostio.RecordErr(os.ErrNotExist)}
 	p := filepath.Join(tb.TempDir(), "b.tar.gz")
 	m := Manifest{Doctor: "fuzz", Host: "fuzz.invalid", Root: "/", Clock: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)}
 	if err := Write(p, m, tape, []byte(`{"checks":[]}`)); err != nil {

@@ -11,7 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 )
 
 // A kubeconfig is redacted by decoding it into YAML nodes and rewriting
@@ -52,7 +52,7 @@ func parseKubeconfig(b []byte) (*kubeDoc, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("the kubeconfig does not decode as YAML: %w", checks.QuotesDescribed(err))
+			return nil, fmt.Errorf("the kubeconfig does not decode as YAML: %w", redact.QuotesDescribed(err))
 		}
 		root, err := expandAliases(&n, &budget, 0)
 		if err != nil {
@@ -169,7 +169,7 @@ func (k *kubeDoc) redact(si *standIns) []string {
 			case inlinePEM:
 				raw, err := decodeInline(v)
 				if err != nil {
-					n.Value = checks.StandIn(v)
+					n.Value = redact.StandIn(v)
 					break
 				}
 				if fresh := si.replace(raw); !bytes.Equal(fresh, raw) {
@@ -179,7 +179,7 @@ func (k *kubeDoc) redact(si *standIns) []string {
 				if n.Tag != "!!str" && n.Tag != "!!binary" {
 					return // a number, a boolean, a date, null: the same type, nothing secret
 				}
-				n.Value = checks.StandIn(v)
+				n.Value = redact.StandIn(v)
 			}
 			if n.Value != v {
 				n.Style, n.Tag = 0, "!!str"
@@ -274,7 +274,7 @@ func redactKubeconfig(si *standIns, k *kubeDoc) ([]byte, []string, error) {
 		return nil, nil, fmt.Errorf("the kubeconfig redacted does not encode: %w", err)
 	}
 	if _, err := clientcmd.Load(out); err != nil {
-		return nil, nil, fmt.Errorf("the kubeconfig redacted does not load: %w", checks.QuotesDescribed(err))
+		return nil, nil, fmt.Errorf("the kubeconfig redacted does not load: %w", redact.QuotesDescribed(err))
 	}
 	return out, what, nil
 }

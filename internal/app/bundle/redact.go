@@ -7,12 +7,12 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 	"github.com/socialwebcomputer/doctor/internal/text/lazyre"
 )
 
 // The bundle is redacted where it is written, file by file: a secret is
-// replaced by its stand-in (checks.StandIn: the token's kind prefix and a
+// replaced by its stand-in (redact.StandIn: the token's kind prefix and a
 // short hash), a private key by a fresh key of the same type, a client
 // certificate by one re-issued for that key with the same subject, issuer
 // and validity. The checks never print those values, so analyze on the
@@ -22,7 +22,7 @@ import (
 // was (findings cite config.toml:9): checks' own finders, with stand-ins.
 func redactText(b []byte) ([]byte, []string) {
 	var what []string
-	s := checks.ReplaceSecretValues(string(b), func(key, val string) string {
+	s := redact.ReplaceSecretValues(string(b), func(key, val string) string {
 		what = append(what, key)
 		return standInValue(val)
 	}, false)
@@ -31,11 +31,11 @@ func redactText(b []byte) ([]byte, []string) {
 	// string, so what decodes and what does not stays the same.
 	s = redactFreeText(s)
 	s = quotedString().ReplaceAllStringFunc(s, func(q string) string {
-		if inner := q[1 : len(q)-1]; checks.LooksSecret(inner) && !strings.Contains(inner, "REDACTED-") {
+		if inner := q[1 : len(q)-1]; redact.LooksSecret(inner) && !strings.Contains(inner, "REDACTED-") {
 			if !slices.Contains(what, "secret-looking strings") {
 				what = append(what, "secret-looking strings")
 			}
-			return q[:1] + checks.StandIn(inner) + q[:1]
+			return q[:1] + redact.StandIn(inner) + q[:1]
 		}
 		return q
 	})
@@ -64,28 +64,28 @@ func standInValue(val string) string {
 			return sub[1] + standInValue(sub[2])
 		})
 	case val[0] == '[' && !quotedString().MatchString(val):
-		return "[" + bareItem().ReplaceAllStringFunc(val[1:], checks.StandIn)
+		return "[" + bareItem().ReplaceAllStringFunc(val[1:], redact.StandIn)
 	case val[0] == '[':
 		return quotedString().ReplaceAllStringFunc(val, func(q string) string {
-			return q[:1] + checks.StandIn(q[1:len(q)-1]) + q[:1]
+			return q[:1] + redact.StandIn(q[1:len(q)-1]) + q[:1]
 		})
 	case len(val) >= 2 && (val[0] == '"' || val[0] == '\''):
-		return val[:1] + checks.StandIn(val[1:len(val)-1]) + val[:1]
+		return val[:1] + redact.StandIn(val[1:len(val)-1]) + val[:1]
 	}
-	return checks.StandIn(val)
+	return redact.StandIn(val)
 }
 
 // redactFreeText strips what a secret looks like anywhere: URL userinfo
 // and GitLab tokens.
 func redactFreeText(s string) string {
-	s = checks.ReplaceURLPasswords(s, checks.StandIn)
-	s = checks.ReplaceURLUsers(s, func(user string) string {
-		if accountName().MatchString(user) && !checks.LooksSecret(user) {
+	s = redact.ReplaceURLPasswords(s, redact.StandIn)
+	s = redact.ReplaceURLUsers(s, func(user string) string {
+		if accountName().MatchString(user) && !redact.LooksSecret(user) {
 			return user // app, git, gitlab-ci-token: an account, which analyze may need
 		}
-		return checks.StandIn(user)
+		return redact.StandIn(user)
 	})
-	return checks.ReplaceTokens(s, func(_, token string) string { return checks.StandIn(token) })
+	return redact.ReplaceTokens(s, func(_, token string) string { return redact.StandIn(token) })
 }
 
 // redactNulList redacts /proc environ (NAME=value\0...) and cmdline (an
@@ -98,12 +98,12 @@ func redactNulList(b []byte, argv bool) []byte {
 		s := string(p)
 		switch {
 		case secretNext:
-			s, secretNext = checks.StandIn(s), false
+			s, secretNext = redact.StandIn(s), false
 		case argv && (s == "--token" || s == "-t" || s == "--registration-token" || s == "--password"):
 			secretNext = true
 		default:
-			if k, v, ok := strings.Cut(s, "="); ok && checks.SecretKey(strings.TrimLeft(k, "-")) && !strings.HasPrefix(v, "/") {
-				s = k + "=" + checks.StandIn(v)
+			if k, v, ok := strings.Cut(s, "="); ok && redact.SecretKey(strings.TrimLeft(k, "-")) && !strings.HasPrefix(v, "/") {
+				s = k + "=" + redact.StandIn(v)
 			}
 			s = redactFreeText(s)
 		}
@@ -134,21 +134,21 @@ func walkJSON(v any, key string) any {
 	switch x := v.(type) {
 	case map[string]any:
 		secretEnv := false
-		if n, ok := x["name"].(string); ok && checks.SecretKey(n) {
+		if n, ok := x["name"].(string); ok && redact.SecretKey(n) {
 			secretEnv = true
 		}
 		for k, e := range x {
 			switch {
 			case k == "value" && secretEnv:
 				if s, ok := e.(string); ok {
-					x[k] = checks.StandIn(s)
+					x[k] = redact.StandIn(s)
 					continue
 				}
 			case (k == "data" || k == "stringData") && x["kind"] == "Secret":
 				if m, ok := e.(map[string]any); ok {
 					for dk, dv := range m {
 						if s, ok := dv.(string); ok {
-							m[dk] = checks.StandIn(s)
+							m[dk] = redact.StandIn(s)
 						}
 					}
 					continue
@@ -163,8 +163,8 @@ func walkJSON(v any, key string) any {
 		}
 		return x
 	case string:
-		if key != "" && checks.SecretKey(key) && !strings.HasPrefix(x, "/") {
-			return checks.StandIn(x)
+		if key != "" && redact.SecretKey(key) && !strings.HasPrefix(x, "/") {
+			return redact.StandIn(x)
 		}
 		return redactFreeText(x)
 	}
@@ -178,6 +178,6 @@ func secretFile(p string) bool {
 	if base == "passwd" || base == "group" {
 		return false // the account databases; shadow is never read
 	}
-	return checks.SecretKey(strings.TrimSuffix(base, path.Ext(base))) && !strings.HasSuffix(base, ".toml") &&
+	return redact.SecretKey(strings.TrimSuffix(base, path.Ext(base))) && !strings.HasSuffix(base, ".toml") &&
 		!strings.HasSuffix(base, ".yaml") && !strings.HasSuffix(base, ".yml") && !strings.HasSuffix(base, ".conf")
 }

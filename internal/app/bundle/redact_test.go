@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 )
 
 // Every planted secret is gone from what the bundle keeps, and what the
@@ -53,11 +53,11 @@ func TestRedactKeepsShapeNotSecrets(t *testing.T) {
 // A stand-in is deterministic and idempotent: the key a request was
 // recorded under is found again when analyze builds it from the stand-in.
 func TestStandInIsIdempotent(t *testing.T) {
-	s := checks.StandIn("glrt-abcdefghijklmnop")
-	if !strings.HasPrefix(s, "glrt-REDACTED-") || checks.StandIn(s) != s || checks.StandIn("glrt-abcdefghijklmnop") != s {
-		t.Errorf("StandIn: %q, again %q", s, checks.StandIn(s))
+	s := redact.StandIn("glrt-abcdefghijklmnop")
+	if !strings.HasPrefix(s, "glrt-REDACTED-") || redact.StandIn(s) != s || redact.StandIn("glrt-abcdefghijklmnop") != s {
+		t.Errorf("StandIn: %q, again %q", s, redact.StandIn(s))
 	}
-	if checks.StandIn("glrt-other") == s {
+	if redact.StandIn("glrt-other") == s {
 		t.Error("two secrets, one stand-in")
 	}
 }

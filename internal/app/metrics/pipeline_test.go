@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
@@ -34,7 +35,7 @@ func TestPipeline(t *testing.T) {
 		}},
 	}
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	res, err := checks.Run(t.Context(), &checks.Env{Root: t.TempDir(), Offline: true, Clock: now}, catalog, checks.Options{})
+	res, err := checks.Run(t.Context(), &hostio.Env{Root: t.TempDir(), Offline: true, Clock: now}, catalog, checks.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

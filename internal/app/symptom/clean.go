@@ -3,7 +3,7 @@ package symptom
 import (
 	"strings"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 	"github.com/socialwebcomputer/doctor/internal/text/lazyre"
 )
 
@@ -41,9 +41,9 @@ func Clean(line string) string {
 	return strings.ReplaceAll(line, "\r", " ")
 }
 
-// Redact is a matched line as doctor prints it: checks.Redact's secrets
+// Redact is a matched line as doctor prints it: redact.Text's secrets
 // and URL credentials (git prints `fatal: unable to access
 // 'https://gitlab-ci-token:…@host/…'`) removed.
 func Redact(line string) string {
-	return checks.Redact(line)
+	return redact.Text(line)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/kube"
 	"github.com/socialwebcomputer/doctor/checks/pendingnonode"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // Target is a Kubernetes runner's cluster, reached as its executor reaches
@@ -28,7 +29,7 @@ type Target struct {
 	PollTimeout time.Duration
 	Source      string // which credential, as facts.API.Source says
 	// API is doctor's client for the runner (facts.NewAPI: every dial
-	// through checks.Env.Dial, bounded bodies, a 15s overall timeout).
+	// through hostio.Env.Dial, bounded bodies, a 15s overall timeout).
 	API *facts.API
 	// Client is the same transport without the overall timeout, for
 	// watches (WatchClient).
@@ -45,7 +46,7 @@ func (t *Target) Selector() string {
 }
 
 // WatchClient is a client for watches on cfg, a facts.API's Config: the same
-// dialer (checks.Env.Dial), bounded transport and request counter, but no
+// dialer (hostio.Env.Dial), bounded transport and request counter, but no
 // overall request timeout, which would end every watch after 15 seconds.
 // Each list the trace makes has its own deadline (Options.RequestTimeout),
 // and each watch asks the server to end it (timeoutSeconds).
@@ -59,7 +60,7 @@ func WatchClient(cfg *rest.Config) (kube.Interface, error) {
 // config.toml, or the one --runner names (name or index), with the API
 // client, namespace and poll_timeout doctor run would use for it. --context,
 // --kubeconfig and -n/--namespace apply as for doctor run.
-func Resolve(ctx context.Context, env *checks.Env, runner string) (*Target, error) {
+func Resolve(ctx context.Context, env *hostio.Env, runner string) (*Target, error) {
 	if env.Offline {
 		return nil, errors.New("doctor trace watches the cluster; it cannot run --offline")
 	}
@@ -135,7 +136,7 @@ const ExplainTimeout = 30 * time.Second
 // their results as lines: each finding with its severity and cause, its fix
 // on the next line, a check that passed as pass, one that could not run as
 // unknown or skipped with why.
-func Explainer(env *checks.Env, catalog []*checks.Check, runner string) func(context.Context, Stage) []string {
+func Explainer(env *hostio.Env, catalog []*checks.Check, runner string) func(context.Context, Stage) []string {
 	known := map[string]bool{}
 	for _, c := range catalog {
 		known[c.ID] = true

@@ -20,10 +20,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/all"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/kube"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
 	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
@@ -43,7 +43,7 @@ const traceUser = "doctor-trace-test"
 type traceWorld struct {
 	env   *testenv.Env
 	admin kubernetes.Interface
-	// client is the trace's: facts.NewAPI's transport (checks.Env.Dial,
+	// client is the trace's: facts.NewAPI's transport (hostio.Env.Dial,
 	// bounded bodies) without the overall timeout (WatchClient).
 	client kube.Interface
 }
@@ -52,7 +52,7 @@ func startWorld(t *testing.T, opts ...testenv.Option) *traceWorld {
 	env := testenv.Start(t, opts...)
 	env.BindOwnersToClusterAdmin()
 	cert, key := env.MintClient(traceUser, []string{testenv.OwnersGroup}, time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour))
-	api, err := facts.NewAPI(&checks.Env{}, env.ClientConfig(cert, key))
+	api, err := facts.NewAPI(&hostio.Env{}, env.ClientConfig(cert, key))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -622,7 +622,7 @@ func TestTraceIntegration(t *testing.T) {
 		cert, key := w.env.OwnerCert("did:plc:tracetr4cetr4cetr4cetr4ce", time.Now().Add(12*time.Hour))
 		root := testroot.New(t)
 		root.GuideRunner(testroot.GuideConfig, testpki.Kubeconfig("tenant-ci", w.env.URL, w.env.CAPEM, cert, key))
-		cenv := &checks.Env{Root: root.Dir}
+		cenv := &hostio.Env{Root: root.Dir}
 		tgt, err := Resolve(t.Context(), cenv, "")
 		if err != nil {
 			t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // Read returns the contents of the regular file at path, at most max
@@ -23,26 +23,26 @@ import (
 func Read(path string, max int64) ([]byte, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, checks.FileCause(err)
+		return nil, hostio.FileCause(err)
 	}
 	if why := NotRegular(fi, max); why != "" {
 		return nil, errors.New(why)
 	}
 	f, err := OpenNonblock(path)
 	if err != nil {
-		return nil, checks.FileCause(err)
+		return nil, hostio.FileCause(err)
 	}
 	defer f.Close()
 	// The path may have been replaced between the stat and the open.
 	if fi, err = f.Stat(); err != nil {
-		return nil, checks.FileCause(err)
+		return nil, hostio.FileCause(err)
 	}
 	if why := NotRegular(fi, max); why != "" {
 		return nil, errors.New(why)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
-		return nil, checks.FileCause(err)
+		return nil, hostio.FileCause(err)
 	}
 	if int64(len(b)) > max {
 		return nil, fmt.Errorf("larger than %s", size(max))
@@ -67,7 +67,7 @@ func notRegular(m fs.FileMode) string {
 	if m.IsDir() {
 		return "is a directory, not a file"
 	}
-	return fmt.Sprintf("is not a regular file (%s)", checks.FileType(m))
+	return fmt.Sprintf("is not a regular file (%s)", hostio.FileType(m))
 }
 
 func size(n int64) string {

@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // testHookTempCreated, set by a test, runs once the temporary file exists
@@ -74,16 +74,16 @@ func write(path string, b []byte, perm fs.FileMode, k kind) error {
 	}
 	// The mode is perm whatever the umask.
 	if err := tmp.Chmod(perm); err != nil {
-		return checks.FileCause(err)
+		return hostio.FileCause(err)
 	}
 	if _, err := tmp.Write(b); err != nil {
-		return checks.FileCause(err)
+		return hostio.FileCause(err)
 	}
 	if err := tmp.Sync(); err != nil {
-		return checks.FileCause(err)
+		return hostio.FileCause(err)
 	}
 	if err := tmp.Close(); err != nil {
-		return checks.FileCause(err)
+		return hostio.FileCause(err)
 	}
 	if err := unix.Renameat(d.fd(), tmp.Name(), d.fd(), base); err != nil {
 		_ = unix.Unlinkat(d.fd(), tmp.Name(), 0)

@@ -11,7 +11,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/hostio/atomicfile"
 	"github.com/socialwebcomputer/doctor/internal/text/lazyre"
 )
@@ -43,26 +43,26 @@ var stampShape = lazyre.MustCompile(`^\d{1,4}\.\d{1,4}\.\d{1,4}(?:-rc\d{1,4}|~pr
 func FromBinary(root, hostPath string) (Version, error) {
 	fail := func(err error) (Version, error) { return Version{}, &FileError{hostPath, err} }
 	// Under a root its symlinks (/proc/<pid>/exe) resolve inside it.
-	p, err := checks.JoinInRoot(root, hostPath)
+	p, err := hostio.JoinInRoot(root, hostPath)
 	if err != nil {
-		return fail(checks.FileCause(err))
+		return fail(hostio.FileCause(err))
 	}
 
 	st, err := os.Stat(p)
 	if err != nil {
-		return fail(checks.FileCause(err))
+		return fail(hostio.FileCause(err))
 	}
 	if !st.Mode().IsRegular() {
 		return fail(fmt.Errorf("%w (%s)", ErrNotRegular, modeName(st.Mode())))
 	}
 	f, err := atomicfile.OpenNonblock(p)
 	if err != nil {
-		return fail(checks.FileCause(err))
+		return fail(hostio.FileCause(err))
 	}
 	defer f.Close()
 	fst, err := f.Stat()
 	if err != nil {
-		return fail(checks.FileCause(err))
+		return fail(hostio.FileCause(err))
 	}
 	if !fst.Mode().IsRegular() || !os.SameFile(st, fst) {
 		return fail(fmt.Errorf("%w: changed while being opened", ErrNotRegular))

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // maxGlobMatches bounds what one EnvironmentFile= glob may expand to, so a
@@ -22,7 +22,7 @@ const maxGlobMatches = 256
 // a missing or unreadable file makes the start fail (systemd.exec(5):
 // "The files listed with this directive will be read shortly before the
 // process is executed").
-func (u *Unit) loadEnvironmentFiles(env *checks.Env) {
+func (u *Unit) loadEnvironmentFiles(env *hostio.Env) {
 	for i := range u.EnvironmentFiles {
 		f := &u.EnvironmentFiles[i]
 		fail := func(err error) {
@@ -48,7 +48,7 @@ func (u *Unit) loadEnvironmentFiles(env *checks.Env) {
 			res, err := resolve(env, m, true)
 			var data []byte
 			if err == nil {
-				data, err = env.ReadFileAs(res, checks.KindEnvironmentFile)
+				data, err = env.ReadFileAs(res, hostio.KindEnvironmentFile)
 			}
 			if err != nil {
 				if !(f.Optional && errors.Is(err, fs.ErrNotExist)) {
@@ -66,7 +66,7 @@ func (u *Unit) loadEnvironmentFiles(env *checks.Env) {
 				u.Problems = append(u.Problems, p)
 			}
 			if err != nil {
-				fail(&checks.FileError{Path: m, Err: err})
+				fail(&hostio.FileError{Path: m, Err: err})
 				continue
 			}
 			f.Vars = append(f.Vars, vars...)
@@ -78,8 +78,8 @@ func (u *Unit) loadEnvironmentFiles(env *checks.Env) {
 // root, sorted as glob sorts; a pattern without wildcards names one file,
 // which must exist. Wildcards never match a leading "." unless the pattern
 // has one (glob without GLOB_PERIOD).
-func globUnderRoot(env *checks.Env, pattern string) ([]string, error) {
-	notFound := &checks.FileError{Path: pattern, Err: fs.ErrNotExist}
+func globUnderRoot(env *hostio.Env, pattern string) ([]string, error) {
+	notFound := &hostio.FileError{Path: pattern, Err: fs.ErrNotExist}
 	if !hasGlobMeta(pattern) {
 		if _, err := resolve(env, pattern, true); err != nil {
 			return nil, err

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // ErrInvalidName is returned by Load for a name systemd would not accept
@@ -47,7 +47,7 @@ const followMax = 8
 // any character device).
 //
 // Drop-ins: see dropIns.
-func Load(env *checks.Env, name string) (*Unit, error) {
+func Load(env *hostio.Env, name string) (*Unit, error) {
 	if env == nil {
 		return nil, errors.New("systemd: nil env")
 	}
@@ -136,7 +136,7 @@ var privateSection = map[string]string{
 // readFragment opens the fragment as unit_load_fragment()
 // (src/core/load-fragment.c) does: follow the link, check for a mask,
 // read it.
-func (u *Unit) readFragment(env *checks.Env, frag string) (data []byte, masked, ok bool) {
+func (u *Unit) readFragment(env *hostio.Env, frag string) (data []byte, masked, ok bool) {
 	src := Source{Path: frag}
 	res, err := resolve(env, frag, true)
 	if res == "/dev/null" {
@@ -162,7 +162,7 @@ func (u *Unit) readFragment(env *checks.Env, frag string) (data []byte, masked, 
 
 // readFile reads a unit file or drop-in through env, following symlinks
 // under the root, and records it in Files.
-func (u *Unit) readFile(env *checks.Env, p string, src Source, fatal bool, what string) ([]byte, bool) {
+func (u *Unit) readFile(env *hostio.Env, p string, src Source, fatal bool, what string) ([]byte, bool) {
 	res, err := resolve(env, p, true)
 	if res == "/dev/null" {
 		// A drop-in linked to /dev/null reads as empty: the documented way
@@ -174,7 +174,7 @@ func (u *Unit) readFile(env *checks.Env, p string, src Source, fatal bool, what 
 		if st, serr := env.Stat(res); serr == nil && st.Mode()&fs.ModeCharDevice != 0 {
 			return nil, true
 		}
-		data, err = env.ReadFileAs(res, checks.KindSystemdUnit)
+		data, err = env.ReadFileAs(res, hostio.KindSystemdUnit)
 	}
 	if err != nil {
 		msg := fmt.Sprintf("cannot read the %s (%v)", what, err)
@@ -263,7 +263,7 @@ func uniqSorted(s []string) []string {
 // lookup is the name map of unit_file_build_name_map(): for every unit
 // file name on the search path, the fragment path or the alias it points to.
 type lookup struct {
-	env      *checks.Env
+	env      *hostio.Env
 	expanded []string // search path dirs and their resolved forms, for alias detection
 	ids      map[string]idEntry
 }
@@ -282,7 +282,7 @@ func (lp *lookup) source(name string) Source {
 	return Source{Path: lp.ids[unitTemplate(name)].link}
 }
 
-func newLookup(env *checks.Env, want string, u *Unit) *lookup {
+func newLookup(env *hostio.Env, want string, u *Unit) *lookup {
 	lp := &lookup{env: env, ids: map[string]idEntry{}}
 	resolved := make([]string, len(SearchPath))
 	for i, d := range SearchPath {
@@ -337,7 +337,7 @@ func (lp *lookup) symlink(dir, rdir, name string, report bool, u *Unit) (idEntry
 	target, err := lp.env.Readlink(rdir + "/" + name)
 	if err != nil {
 		if report {
-			u.warn(Source{Path: linkPath}, fmt.Sprintf("cannot read the symlink (%v); systemd skips it", checks.FileCause(err)))
+			u.warn(Source{Path: linkPath}, fmt.Sprintf("cannot read the symlink (%v); systemd skips it", hostio.FileCause(err)))
 		}
 		return idEntry{}, false
 	}
@@ -496,7 +496,7 @@ func appendUniq(list []string, s string) []string {
 //
 // Directories are canonicalized under the root (chase()), so the paths are
 // those systemd shows as DropInPaths=.
-func dropIns(env *checks.Env, name string, aliases []string) []string {
+func dropIns(env *hostio.Env, name string, aliases []string) []string {
 	var dirs []string
 	add := func(n string) {
 		for _, sp := range SearchPath {
@@ -559,7 +559,7 @@ func hiddenOrBackup(n string) bool {
 // (find_symlinks_in_scope() in src/shared/install.c), so a link only under
 // /usr/lib is a vendor preset, not the administrator's choice. links are
 // host paths, in SearchPath order.
-func Enabled(env *checks.Env, name string) (bool, []string) {
+func Enabled(env *hostio.Env, name string) (bool, []string) {
 	var links []string
 	seen := map[string]bool{}
 	for _, d := range SearchPath {

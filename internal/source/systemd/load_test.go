@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // fixture is a fake host root.
@@ -19,7 +19,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture { return &fixture{t: t, dir: t.TempDir()} }
 
-func (f *fixture) env() *checks.Env { return &checks.Env{Root: f.dir} }
+func (f *fixture) env() *hostio.Env { return &hostio.Env{Root: f.dir} }
 
 func (f *fixture) file(p, content string) {
 	f.t.Helper()

@@ -6,7 +6,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // chaseMax bounds symlink hops, as CHASE_MAX in src/basic/chase.h.
@@ -20,10 +20,10 @@ var errLoop = errors.New("too many levels of symbolic links")
 // doctor, and ".." cannot climb above the root. followLast=false leaves a
 // final symlink unfollowed (CHASE_NOFOLLOW). The result is a host path
 // free of symlinks (but for the last component when not followed); err is
-// the *checks.FileError of the first component that could not be looked
+// the *hostio.FileError of the first component that could not be looked
 // at, returned with the path resolved so far joined to the rest (as
 // CHASE_NONEXISTENT would).
-func resolve(env *checks.Env, p string, followLast bool) (string, error) {
+func resolve(env *hostio.Env, p string, followLast bool) (string, error) {
 	todo := splitPath(p)
 	cur := "/"
 	hops := 0
@@ -50,7 +50,7 @@ func resolve(env *checks.Env, p string, followLast bool) (string, error) {
 			continue
 		}
 		if hops++; hops > chaseMax {
-			return next, &checks.FileError{Path: p, Err: errLoop}
+			return next, &hostio.FileError{Path: p, Err: errLoop}
 		}
 		target, err := env.Readlink(next)
 		if err != nil {

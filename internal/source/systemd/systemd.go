@@ -5,7 +5,7 @@
 // Environment= and EnvironmentFile=. doctor uses it when no gitlab-runner
 // process runs, to learn what the service would run.
 //
-// Every read goes through *checks.Env; symlinks are followed under the
+// Every read goes through *hostio.Env; symlinks are followed under the
 // root, never on the machine running doctor. Nothing in a file is fatal to
 // doctor: what systemd would complain about becomes a Problem naming the
 // file and line.

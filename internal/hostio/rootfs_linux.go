@@ -1,6 +1,6 @@
 //go:build linux
 
-package checks
+package hostio
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package checks
+package redact
 
 import (
 	"fmt"
@@ -14,7 +14,7 @@ import (
 // shown only when it cannot be a secret (a number, a boolean, a path, a
 // word, a URL without its userinfo), and is otherwise described by its
 // type, its length and whether it looks like a secret. That is redaction
-// by construction; Redact stays the net under it.
+// by construction; Text stays the net under it.
 
 // DescribeString is a string value as evidence shows it, key being the
 // name it is set under (a key, or an environment variable): quoted when it
@@ -191,7 +191,7 @@ func RemoteText(s string, max int) string {
 		}
 		return r
 	}, strings.ToValidUTF8(s, "?"))
-	s = Redact(strings.Join(strings.Fields(s), " "))
+	s = Text(strings.Join(strings.Fields(s), " "))
 	if r := []rune(s); len(r) > max {
 		s = string(r[:max]) + "…"
 	}

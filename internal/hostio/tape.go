@@ -1,15 +1,12 @@
-package checks
+package hostio
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"reflect"
 	"sort"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -233,51 +230,6 @@ func Probe[T any](env *Env, kind, key string, fn func() (T, error)) (T, error) {
 	return v, err
 }
 
-// StandIn replaces a secret value in what a bundle keeps: the well-known
-// prefix that says what kind of token it is stays (checks describe a token
-// by it), the rest becomes a short hash, so two different secrets stay
-// different and the same one stays the same. It is idempotent, so a key
-// built from a stand-in on replay equals the one built from the secret.
-func StandIn(v string) string {
-	if v == "" || strings.Contains(v, standInMark) {
-		return v
-	}
-	prefix := ""
-	for _, p := range tokenPrefixes {
-		if strings.HasPrefix(v, p) {
-			prefix = p
-			break
-		}
-	}
-	sum := sha256.Sum256([]byte(v))
-	return prefix + standInMark + hex.EncodeToString(sum[:4])
-}
-
-const standInMark = "REDACTED-"
-
-// StandInJSON is body with the string values of secret-looking keys
-// replaced by their stand-ins; a body that is not a JSON object is kept.
-func StandInJSON(body []byte) []byte {
-	var m map[string]any
-	if len(body) == 0 || json.Unmarshal(body, &m) != nil {
-		return body
-	}
-	changed := false
-	for k, v := range m {
-		if s, ok := v.(string); ok && SecretKey(k) {
-			m[k], changed = StandIn(s), true
-		}
-	}
-	if !changed {
-		return body
-	}
-	out, err := json.Marshal(m)
-	if err != nil {
-		return body
-	}
-	return out
-}
-
 // Elapsed is a measured duration a check shows (how long a read took
 // before it failed): on replay the one the live run measured, so the
 // evidence reads the same. key names the measurement within the run.
@@ -315,7 +267,7 @@ func (t *Tape) Snapshot() *Tape {
 // not survive encoding/json, and some do not encode at all. Give a probe's
 // result type a MarshalJSON that converts it to a method-less copy:
 //
-//	func (a Answer) MarshalJSON() ([]byte, error) { type plain Answer; return checks.MarshalErrField(plain(a)) }
+//	func (a Answer) MarshalJSON() ([]byte, error) { type plain Answer; return hostio.MarshalErrField(plain(a)) }
 func MarshalErrField(v any) ([]byte, error) {
 	rv := reflect.ValueOf(v)
 	cp := reflect.New(rv.Type()).Elem()

@@ -1,8 +1,10 @@
-package checks
+package redact
 
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -175,4 +177,49 @@ func sharesPiece(s, out string) bool {
 		}
 	}
 	return false
+}
+
+// StandIn replaces a secret value in what a bundle keeps: the well-known
+// prefix that says what kind of token it is stays (checks describe a token
+// by it), the rest becomes a short hash, so two different secrets stay
+// different and the same one stays the same. It is idempotent, so a key
+// built from a stand-in on replay equals the one built from the secret.
+func StandIn(v string) string {
+	if v == "" || strings.Contains(v, standInMark) {
+		return v
+	}
+	prefix := ""
+	for _, p := range tokenPrefixes {
+		if strings.HasPrefix(v, p) {
+			prefix = p
+			break
+		}
+	}
+	sum := sha256.Sum256([]byte(v))
+	return prefix + standInMark + hex.EncodeToString(sum[:4])
+}
+
+const standInMark = "REDACTED-"
+
+// StandInJSON is body with the string values of secret-looking keys
+// replaced by their stand-ins; a body that is not a JSON object is kept.
+func StandInJSON(body []byte) []byte {
+	var m map[string]any
+	if len(body) == 0 || json.Unmarshal(body, &m) != nil {
+		return body
+	}
+	changed := false
+	for k, v := range m {
+		if s, ok := v.(string); ok && SecretKey(k) {
+			m[k], changed = StandIn(s), true
+		}
+	}
+	if !changed {
+		return body
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return body
+	}
+	return out
 }

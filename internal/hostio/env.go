@@ -1,4 +1,4 @@
-package checks
+package hostio
 
 import (
 	"context"
@@ -335,6 +335,15 @@ func FileCause(err error) error {
 	}
 	return err
 }
+
+// APICallTimeout bounds one API request inside a node. It is well under
+// DefaultTimeout so that a server that does not answer becomes the node's
+// own finding ("timed out", naming the address) rather than the engine
+// cutting the node off as unknown.
+const APICallTimeout = 8 * time.Second
+
+// ErrOffline is returned by network facts under --offline.
+var ErrOffline = errors.New("offline")
 
 // DefaultDialTimeout bounds a connection attempt that carries no sooner deadline.
 const DefaultDialTimeout = 10 * time.Second

@@ -1,4 +1,4 @@
-package checks_test
+package hostio_test
 
 import (
 	"encoding/json"
@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 type result struct {
@@ -17,12 +17,12 @@ type result struct {
 
 func (r result) MarshalJSON() ([]byte, error) {
 	type plain result
-	return checks.MarshalErrField(plain(r))
+	return hostio.MarshalErrField(plain(r))
 }
 
 func (r *result) UnmarshalJSON(b []byte) error {
 	type plain result
-	return checks.UnmarshalErrField(b, (*plain)(r))
+	return hostio.UnmarshalErrField(b, (*plain)(r))
 }
 
 // unencodable is an error encoding/json cannot encode (a func field).

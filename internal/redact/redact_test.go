@@ -1,4 +1,4 @@
-package checks_test
+package redact_test
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 )
 
 const pemBlock = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk3yByxZpYRTBnVJk5oDrs5VMc6dMgoAoGCCqGSM49\nAwEHoUQDQgAE\n-----END EC PRIVATE KEY-----"
@@ -42,9 +42,9 @@ func TestRedactRemovesSecrets(t *testing.T) {
 		{"gitlab-runner register --token=glrtLm2Tx9Wb4Kp7NqZ8 --name x", "glrtLm2Tx9Wb4Kp7NqZ8"},
 		{`args: ["--password=Zq8Lm2Tx9Wb4Kp7N"]`, "Zq8Lm2Tx9Wb4Kp7N"},
 	} {
-		out := checks.Redact(tc.in)
+		out := redact.Text(tc.in)
 		if strings.Contains(out, tc.secret) {
-			t.Errorf("Redact(%q) = %q: the secret survived", tc.in, out)
+			t.Errorf("Text(%q) = %q: the secret survived", tc.in, out)
 		}
 	}
 }
@@ -59,7 +59,7 @@ func TestRedactKeepsBase64WithSecretWordsInIt(t *testing.T) {
 		"value: dGVzdGtleQ==",
 		`{"client-key-data": "LS0tLS1CRUdJTiBFQyBQUklWQVRFauthKEYtokenQ=="}`,
 	} {
-		if out := checks.ReplaceSecretValues(in, func(string, string) string { return "<redacted>" }, true); out != in {
+		if out := redact.ReplaceSecretValues(in, func(string, string) string { return "<redacted>" }, true); out != in {
 			t.Errorf("ReplaceSecretValues(%q) = %q: base64 must stay whole", in, out)
 		}
 	}
@@ -82,8 +82,8 @@ func TestRedactKeepsOrdinaryText(t *testing.T) {
 		"tls-key-file = /etc/gitlab-runner/certs/client.key",
 		`image_pull_secrets = ["regcred"]`,
 	} {
-		if out := checks.Redact(s); out != s {
-			t.Errorf("Redact changed ordinary text:\n in: %q\nout: %q", s, out)
+		if out := redact.Text(s); out != s {
+			t.Errorf("Text changed ordinary text:\n in: %q\nout: %q", s, out)
 		}
 	}
 }
@@ -120,7 +120,7 @@ func FuzzRedact(f *testing.F) {
 			" https://u:" + urlPass + "@h.invalid/ " + "\napi_key = \"" + keyVal + "\"\n AWS_SECRET_ACCESS_KEY=" + envVal + "\n" +
 			" git clone https://" + urlUser + "@h.invalid/x.git\n" + fmt.Sprintf(assign, key, named) + "\n" +
 			" environment = [\"" + strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(key)) + "=" + namedEnv + "\"]\n" + suffix
-		out := checks.Redact(in)
+		out := redact.Text(in)
 		for _, s := range []string{glrt, bearer, pemMid, urlPass, keyVal, envVal, urlUser, named, namedEnv} {
 			if strings.Contains(out, s) {
 				t.Fatalf("secret %q survived in %q", s, out)
@@ -134,12 +134,12 @@ func FuzzRedact(f *testing.F) {
 		}
 		// Arbitrary input alone: no panic, bounded, and the fast path
 		// changes nothing: it skips only text no rule matches.
-		o := checks.Redact(prefix)
+		o := redact.Text(prefix)
 		if len(o) > 2*len(prefix)+64 {
 			t.Fatalf("output grew from %d to %d bytes", len(prefix), len(o))
 		}
-		if all := checks.RedactAll(prefix); o != all {
-			t.Fatalf("Redact(%q) = %q, every rule gives %q", prefix, o, all)
+		if all := redact.RedactAll(prefix); o != all {
+			t.Fatalf("Text(%q) = %q, every rule gives %q", prefix, o, all)
 		}
 	})
 }
@@ -147,12 +147,12 @@ func FuzzRedact(f *testing.F) {
 func TestRedactLeavesKeyNamedSettings(t *testing.T) {
 	// The guide's anti-affinity fix names topology_key; it is not a secret.
 	s := `topology_key = "kubernetes.io/hostname"`
-	if out := checks.Redact(s); out != s {
-		t.Errorf("Redact(%q) = %q", s, out)
+	if out := redact.Text(s); out != s {
+		t.Errorf("Text(%q) = %q", s, out)
 	}
 	for _, s := range []string{"private_key: abcdefghij", "runner_token=abcdefghij", "key = abcdefghij"} {
-		if out := checks.Redact(s); strings.Contains(out, "abcdefghij") {
-			t.Errorf("Redact(%q) = %q", s, out)
+		if out := redact.Text(s); strings.Contains(out, "abcdefghij") {
+			t.Errorf("Text(%q) = %q", s, out)
 		}
 	}
 }
@@ -187,18 +187,18 @@ func secretKeySpelling(a, b string) (key, assign string) {
 	return w, forms[n/112%len(forms)]
 }
 
-// Every spelling FuzzRedact can make is a key SecretKey knows, and Redact
+// Every spelling FuzzRedact can make is a key SecretKey knows, and Text
 // takes its value away in every form.
 func TestRedactEverySecretKeySpelling(t *testing.T) {
 	for i := 0; i < 600; i++ {
 		a, b := strings.Repeat("x", i/31), strings.Repeat("y", i%31)
 		key, assign := secretKeySpelling(a, b)
-		if !checks.SecretKey(key) {
+		if !redact.SecretKey(key) {
 			t.Errorf("SecretKey(%q) = false", key)
 		}
 		in := fmt.Sprintf(assign, key, "v4lSECRETk9j8h7")
-		if out := checks.Redact(in); strings.Contains(out, "v4lSECRETk9j8h7") {
-			t.Errorf("Redact(%q) = %q", in, out)
+		if out := redact.Text(in); strings.Contains(out, "v4lSECRETk9j8h7") {
+			t.Errorf("Text(%q) = %q", in, out)
 		}
 	}
 }
@@ -211,8 +211,8 @@ func TestRedactKeepsDescriptions(t *testing.T) {
 		"Authorization: <36 bytes, not shown>",
 		`environment = ["AWS_SECRET_ACCESS_KEY=<string, 40 characters, looks secret>"]`,
 	} {
-		if out := checks.Redact(s); out != s {
-			t.Errorf("Redact(%q) = %q", s, out)
+		if out := redact.Text(s); out != s {
+			t.Errorf("Text(%q) = %q", s, out)
 		}
 	}
 }

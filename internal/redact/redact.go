@@ -1,4 +1,4 @@
-package checks
+package redact
 
 import (
 	"regexp"
@@ -10,11 +10,11 @@ import (
 
 // Redaction is made where evidence is made (checks describe certificates and
 // tokens instead of quoting them). This is the net under that rule: every
-// reported string passes through Redact, so a quoted config line or a
+// reported string passes through Text, so a quoted config line or a
 // parser's error that echoes input cannot carry a secret out. The three
 // finders below (ReplaceURLPasswords, ReplaceTokens, ReplaceSecretValues)
 // are also what a bundle's writer redacts files with, replacing by
-// stand-ins where Redact writes <redacted>: one rule for both.
+// stand-ins where Text writes <redacted>: one rule for both.
 var secretPatterns = sync.OnceValue(func() []secretPattern {
 	return []secretPattern{
 		{regexp.MustCompile(`-----BEGIN [A-Z0-9 ]+-----[\s\S]*?(-----END [A-Z0-9 ]+-----|$)`), "<PEM block redacted>"},
@@ -31,19 +31,19 @@ type secretPattern struct {
 	with string
 }
 
-// Redact removes PEM blocks, GitLab tokens, bearer tokens, URL userinfo,
+// Text removes PEM blocks, GitLab tokens, bearer tokens, URL userinfo,
 // the values of secret-named keys and variables (SecretKey: secret,
 // password, passwd, token, key, credential, auth, in any case and with any
 // separator, in `k = v`, `k: v`, `K=v` and `"k": "v"` forms) and long base64
 // runs from s.
-func Redact(s string) string {
+func Text(s string) string {
 	if !mayHoldSecret(s) {
 		return s
 	}
 	return redactAll(s)
 }
 
-// redactAll is Redact without its fast path: every rule, on any text.
+// redactAll is Text without its fast path: every rule, on any text.
 func redactAll(s string) string {
 	// URL userinfo first and whole: a user alone can be a token
 	// (https://glpat-…@host, https://x-access-token@host), and taken later
@@ -61,7 +61,7 @@ func redactAll(s string) string {
 var urlUserinfo = lazyre.MustCompile(`([a-zA-Z][a-zA-Z0-9+.\-]*://)[^/\s@"'<>]+@`)
 
 // StripUserinfo is a URL as doctor prints it: without its userinfo, which
-// Redact would mark <redacted>. Text that is no URL is returned as it is.
+// Text would mark <redacted>. Text that is no URL is returned as it is.
 func StripUserinfo(s string) string {
 	return urlUserinfo().ReplaceAllString(s, "${1}")
 }
@@ -131,7 +131,7 @@ func ReplaceTokens(s string, with func(prefix, token string) string) string {
 // (environment = ["AWS_SECRET_ACCESS_KEY=..."]). Kept whatever the key:
 // booleans, numbers and durations, paths, empty values, values already
 // replaced or described (<string, 22 characters, looks secret>, <36
-// bytes, not shown>), and the kubeconfig's *-data (base64 of PEM, which Redact's PEM
+// bytes, not shown>), and the kubeconfig's *-data (base64 of PEM, which Text's PEM
 // and base64 rules and a bundle's stand-ins handle). With prose, a bare
 // lowercase word after a colon is text ("key: open /ssh/id: permission
 // denied"), not a secret, which has digits, capitals or symbols.
@@ -280,14 +280,14 @@ func SecretKey(name string) bool {
 	return false
 }
 
-// secretWords are the words every rule of Redact but three needs before
+// secretWords are the words every rule of Text but three needs before
 // it can match: SecretKey's words, and "bearer". The three are found by
 // their own marks: URL userinfo by "@", GitLab tokens by their prefixes
 // (all begin "gl" or "GR"), PEM blocks by "-----BEGIN", and long base64 by
 // its run.
 var secretWords = []string{"secret", "password", "passwd", "token", "key", "credential", "auth", "bearer"}
 
-// mayHoldSecret is Redact's fast path: false only when no rule of
+// mayHoldSecret is Text's fast path: false only when no rule of
 // redactAll can match s. Most reported text (a check's cause, a pod's
 // name, a count) holds none of the marks, and the rules' regular
 // expressions cost a healthy run a third of its CPU when run on all of it

@@ -1,4 +1,4 @@
-package checks_test
+package hostio_test
 
 import (
 	"errors"
@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // hostSecret is a file of the machine running the test, outside every
@@ -54,7 +54,7 @@ func escapeRoot(t *testing.T) (root, outside string) {
 // chained) finds nothing of the host, one inside it finds the root's file.
 func TestEnvResolvesInsideRoot(t *testing.T) {
 	root, outside := escapeRoot(t)
-	env := &checks.Env{Root: root}
+	env := &hostio.Env{Root: root}
 	for _, p := range []string{"/etc/abs", "/etc/rel", "/etc/dirlink/secret", "/etc/reldirlink/secret", "/etc/chain",
 		"/srv/up" + outside + "/secret", "/../../.." + outside + "/secret"} {
 		if b, err := env.ReadFile(p); err == nil || !errors.Is(err, fs.ErrNotExist) {
@@ -98,7 +98,7 @@ func TestEnvResolvesInsideRoot(t *testing.T) {
 		t.Errorf("Lstat(/) = %v, %v; want the root itself", st, err)
 	}
 	// What client-go and the runner binary's reader open by name.
-	j, err := checks.JoinInRoot(root, "/etc/chain")
+	j, err := hostio.JoinInRoot(root, "/etc/chain")
 	if err != nil || !strings.HasPrefix(j, root+"/") {
 		t.Errorf("JoinInRoot = %q, %v; want a path inside the root", j, err)
 	}
@@ -120,7 +120,7 @@ func TestEnvInRootRefusesWhatIsNotAFile(t *testing.T) {
 	noErrT(t, os.Symlink("/dev/zero", filepath.Join(root, "etc", "zero")))
 	noErrT(t, syscall.Mkfifo(filepath.Join(root, "etc", "fifo"), 0o600))
 	noErrT(t, os.Symlink("loop", filepath.Join(root, "etc", "loop")))
-	env := &checks.Env{Root: root}
+	env := &hostio.Env{Root: root}
 	for p, want := range map[string]string{
 		"/etc/zero": "not a regular file (a character device)",
 		"/etc/fifo": "not a regular file (a FIFO)",

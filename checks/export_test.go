@@ -1,5 +1,0 @@
-package checks
-
-// RedactAll is Redact without its fast path, for the test that holds the
-// two equal.
-var RedactAll = redactAll
