@@ -6,8 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/socialwebcomputer/doctor/checks/jobpod"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
+	"github.com/socialwebcomputer/doctor/runnerconfig/jobpod"
 )
 
 func pod(t *testing.T, k *runnerconfig.Kubernetes) *corev1.Pod {

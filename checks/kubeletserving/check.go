@@ -19,7 +19,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/cluster"
 	"github.com/socialwebcomputer/doctor/checks/facts"
-	"github.com/socialwebcomputer/doctor/checks/runnerrbac"
+	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
 // ID names the check.
@@ -76,15 +76,15 @@ type Waiting struct {
 }
 
 // WaitsForReachable reads the flag as the runner resolves it
-// (runnerrbac.FeatureFlag: [runners.feature_flags], then the runner's
+// (runnerconfig.FeatureFlag: [runners.feature_flags], then the runner's
 // environment entries, then the default off). A CI/CD variable of a
 // project may still set it; doctor cannot see those.
 func WaitsForReachable(e *facts.RunnerEntry) Waiting {
-	on, src := runnerrbac.FeatureFlag(e.Runner, runnerrbac.FFWaitForPodToBeReachable)
-	if src == runnerrbac.SourceDefault {
+	on, src := runnerconfig.FeatureFlag(e.Runner, runnerconfig.FFWaitForPodToBeReachable)
+	if src == runnerconfig.SourceDefault {
 		return Waiting{On: on}
 	}
-	if src == runnerrbac.SourceEnvironment {
+	if src == runnerconfig.SourceEnvironment {
 		src = "[[runners]] environment"
 	}
 	return Waiting{On: on, Source: src}

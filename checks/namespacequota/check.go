@@ -21,7 +21,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/cluster"
 	"github.com/socialwebcomputer/doctor/checks/facts"
-	"github.com/socialwebcomputer/doctor/checks/jobpod"
+	"github.com/socialwebcomputer/doctor/runnerconfig/jobpod"
 )
 
 var Check = &checks.Check{

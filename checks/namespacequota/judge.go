@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/socialwebcomputer/doctor/checks/jobpod"
+	"github.com/socialwebcomputer/doctor/runnerconfig/jobpod"
 )
 
 // The apiserver's admission, in the order it runs for a pod create:

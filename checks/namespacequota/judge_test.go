@@ -9,8 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/socialwebcomputer/doctor/checks/jobpod"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
+	"github.com/socialwebcomputer/doctor/runnerconfig/jobpod"
 )
 
 func guidePod(t *testing.T, mutate func(k *runnerconfig.Kubernetes)) *corev1.Pod {

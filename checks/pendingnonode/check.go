@@ -14,9 +14,6 @@ import (
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
-// DefaultPollTimeout is the runner's, when config.toml sets none.
-const DefaultPollTimeout = 180 * time.Second
-
 var Check = &checks.Check{
 	ID:       "pending-no-node",
 	Title:    "Job pods get a node within poll_timeout",
@@ -48,7 +45,7 @@ func run(p *checks.Pass) error {
 	if err := l.Err("runner pods", "nodes"); err != nil {
 		return err
 	}
-	poll := PollTimeout(facts.ThisRunner.Get(p).Runner)
+	poll := runnerconfig.PollTimeout(facts.ThisRunner.Get(p).Runner)
 	now := p.Env.Now()
 	var waiting []*corev1.Pod
 	for i := range l.RunnerPods {
@@ -99,14 +96,6 @@ func run(p *checks.Pass) error {
 		})
 	}
 	return nil
-}
-
-// PollTimeout is [runners.kubernetes] poll_timeout, or the runner's default.
-func PollTimeout(r *runnerconfig.Runner) time.Duration {
-	if r.Kubernetes != nil && r.Kubernetes.PollTimeout > 0 {
-		return time.Duration(r.Kubernetes.PollTimeout) * time.Second
-	}
-	return DefaultPollTimeout
 }
 
 func round(d time.Duration) time.Duration { return d.Truncate(time.Second) }

@@ -95,29 +95,29 @@ func TestNeededFor(t *testing.T) {
 			join(at(ns, basePods...), at(ns, attachVerbs...), at(ns, eventsList...))},
 
 		{"legacy strategy from [runners.feature_flags]: no pods/attach",
-			k8s(nsK, flags(map[string]bool{FFUseLegacyKubernetesExecutionStrategy: true})),
+			k8s(nsK, flags(map[string]bool{runnerconfig.FFUseLegacyKubernetesExecutionStrategy: true})),
 			join(at(ns, basePods...), at(ns, eventsList...))},
 		{"legacy strategy from environment: no pods/attach",
 			k8s(nsK, env("FF_USE_LEGACY_KUBERNETES_EXECUTION_STRATEGY=true")),
 			join(at(ns, basePods...), at(ns, eventsList...))},
 		{"[runners.feature_flags] false beats environment true",
-			k8s(nsK, flags(map[string]bool{FFUseLegacyKubernetesExecutionStrategy: false}), env("FF_USE_LEGACY_KUBERNETES_EXECUTION_STRATEGY=true")),
+			k8s(nsK, flags(map[string]bool{runnerconfig.FFUseLegacyKubernetesExecutionStrategy: false}), env("FF_USE_LEGACY_KUBERNETES_EXECUTION_STRATEGY=true")),
 			join(at(ns, basePods...), at(ns, attachVerbs...), at(ns, eventsList...))},
 		{"unparsable environment value keeps the default (attach)",
 			k8s(nsK, env("FF_USE_LEGACY_KUBERNETES_EXECUTION_STRATEGY=yes")),
 			join(at(ns, basePods...), at(ns, attachVerbs...), at(ns, eventsList...))},
 
 		{"honor entrypoint: pods/log get and list",
-			k8s(nsK, flags(map[string]bool{FFKubernetesHonorEntrypoint: true})),
+			k8s(nsK, flags(map[string]bool{runnerconfig.FFKubernetesHonorEntrypoint: true})),
 			join(at(ns, basePods...), at(ns, attachVerbs...), at(ns, eventsList...), at(ns, podLogBoth...))},
 		{"honor entrypoint with legacy strategy: pods/log, no pods/attach",
-			k8s(nsK, flags(map[string]bool{FFKubernetesHonorEntrypoint: true, FFUseLegacyKubernetesExecutionStrategy: true})),
+			k8s(nsK, flags(map[string]bool{runnerconfig.FFKubernetesHonorEntrypoint: true, runnerconfig.FFUseLegacyKubernetesExecutionStrategy: true})),
 			join(at(ns, basePods...), at(ns, eventsList...), at(ns, podLogBoth...))},
 		{"wait for pod reachable: pods/log get only",
 			k8s(nsK, env("FF_WAIT_FOR_POD_TO_BE_REACHABLE=1")),
 			join(at(ns, basePods...), at(ns, attachVerbs...), at(ns, eventsList...), at(ns, "get pods/log"))},
 		{"wait for pod reachable with legacy strategy: still pods/log get",
-			k8s(nsK, flags(map[string]bool{FFWaitForPodToBeReachable: true, FFUseLegacyKubernetesExecutionStrategy: true})),
+			k8s(nsK, flags(map[string]bool{runnerconfig.FFWaitForPodToBeReachable: true, runnerconfig.FFUseLegacyKubernetesExecutionStrategy: true})),
 			join(at(ns, basePods...), at(ns, eventsList...), at(ns, "get pods/log"))},
 
 		{"CI_DEBUG_SERVICES in environment, attach strategy: pods/log get and list",
@@ -177,14 +177,14 @@ func TestNeededFor(t *testing.T) {
 			k8s(runnerconfig.Kubernetes{Namespace: ns, PrintPodWarningEvents: ptr(false)}),
 			join(at(ns, basePods...), at(ns, attachVerbs...))},
 		{"FF_PRINT_POD_EVENTS: events watch",
-			k8s(nsK, flags(map[string]bool{FFPrintPodEvents: true})),
+			k8s(nsK, flags(map[string]bool{runnerconfig.FFPrintPodEvents: true})),
 			join(at(ns, basePods...), at(ns, attachVerbs...), at(ns, "list events", "watch events"))},
 
 		{"everything at once",
 			k8s(runnerconfig.Kubernetes{
 				Namespace: ns, NamespacePerJob: true, ServiceAccount: "builder", ResourceAvailabilityCheckMaxAttempts: 5,
 				PodDisruptionBudget: ptr(true), Autoscaler: &runnerconfig.KubernetesAutoscaler{Policy: policy},
-			}, flags(map[string]bool{FFKubernetesHonorEntrypoint: true, FFWaitForPodToBeReachable: true, FFPrintPodEvents: true}), env("CI_DEBUG_SERVICES=true")),
+			}, flags(map[string]bool{runnerconfig.FFKubernetesHonorEntrypoint: true, runnerconfig.FFWaitForPodToBeReachable: true, runnerconfig.FFPrintPodEvents: true}), env("CI_DEBUG_SERVICES=true")),
 			join(at("", basePods...), at("", attachVerbs...), at("", "list events", "watch events"), at("", podLogBoth...),
 				at("", "get serviceaccounts", "create namespaces", "delete namespaces",
 					"create poddisruptionbudgets.policy", "get poddisruptionbudgets.policy"),
@@ -224,7 +224,7 @@ func whenMissing(t *testing.T, r *runnerconfig.Runner, key string) string {
 
 func TestNeededForWhenMissingFollowsTheStrategy(t *testing.T) {
 	attach := k8s(runnerconfig.Kubernetes{Namespace: "ci"})
-	legacy := k8s(runnerconfig.Kubernetes{Namespace: "ci"}, flags(map[string]bool{FFUseLegacyKubernetesExecutionStrategy: true}))
+	legacy := k8s(runnerconfig.Kubernetes{Namespace: "ci"}, flags(map[string]bool{runnerconfig.FFUseLegacyKubernetesExecutionStrategy: true}))
 
 	a := whenMissing(t, attach, "create pods@ci")
 	if !strings.HasPrefix(a, "ERROR: Job failed (system failure): prepare environment: setting up build pod: pods is forbidden") ||
@@ -241,7 +241,7 @@ func TestNeededForWhenMissingFollowsTheStrategy(t *testing.T) {
 }
 
 func TestNeededForJoinsReasons(t *testing.T) {
-	r := k8s(runnerconfig.Kubernetes{Namespace: "ci"}, flags(map[string]bool{FFKubernetesHonorEntrypoint: true}))
+	r := k8s(runnerconfig.Kubernetes{Namespace: "ci"}, flags(map[string]bool{runnerconfig.FFKubernetesHonorEntrypoint: true}))
 	w := whenMissing(t, r, "watch pods@ci")
 	if !strings.Contains(w, "won't use informers") || !strings.Contains(w, "failed to open log stream for container build") {
 		t.Errorf("watch pods with honor entrypoint: %q", w)
@@ -249,42 +249,5 @@ func TestNeededForJoinsReasons(t *testing.T) {
 	sa := whenMissing(t, k8s(runnerconfig.Kubernetes{Namespace: "ci", ServiceAccount: "builder", ResourceAvailabilityCheckMaxAttempts: 5}), "get serviceaccounts@ci")
 	if !strings.Contains(sa, "Timed out while waiting for ServiceAccount/builder to be present in the cluster") {
 		t.Errorf("get serviceaccounts: %q", sa)
-	}
-}
-
-func TestFeatureFlag(t *testing.T) {
-	tests := []struct {
-		name   string
-		r      *runnerconfig.Runner
-		flag   string
-		on     bool
-		source string
-	}{
-		{"nil runner: default", nil, FFUseLegacyKubernetesExecutionStrategy, false, SourceDefault},
-		{"unset: default off", &runnerconfig.Runner{}, FFKubernetesHonorEntrypoint, false, SourceDefault},
-		{"unset: default on", &runnerconfig.Runner{}, "FF_USE_POD_ACTIVE_DEADLINE_SECONDS", true, SourceDefault},
-		{"[runners.feature_flags]", &runnerconfig.Runner{FeatureFlags: map[string]bool{FFWaitForPodToBeReachable: true}}, FFWaitForPodToBeReachable, true, SourceFeatureFlags},
-		{"[runners.feature_flags] false over environment true",
-			&runnerconfig.Runner{FeatureFlags: map[string]bool{FFPrintPodEvents: false}, Environment: []string{"FF_PRINT_POD_EVENTS=true"}},
-			FFPrintPodEvents, false, SourceFeatureFlags},
-		{"environment true", &runnerconfig.Runner{Environment: []string{"FF_PRINT_POD_EVENTS=true"}}, FFPrintPodEvents, true, SourceEnvironment},
-		{"environment ParseBool forms", &runnerconfig.Runner{Environment: []string{"FF_PRINT_POD_EVENTS=T"}}, FFPrintPodEvents, true, SourceEnvironment},
-		{"environment false over a default true", &runnerconfig.Runner{Environment: []string{"FF_TIMESTAMPS=0"}}, "FF_TIMESTAMPS", false, SourceEnvironment},
-		{"environment last entry wins", &runnerconfig.Runner{Environment: []string{"FF_PRINT_POD_EVENTS=true", "FF_PRINT_POD_EVENTS=false"}}, FFPrintPodEvents, false, SourceEnvironment},
-		{"environment unparsable: default", &runnerconfig.Runner{Environment: []string{"FF_PRINT_POD_EVENTS=on"}}, FFPrintPodEvents, false, SourceDefault},
-		{"environment empty: default", &runnerconfig.Runner{Environment: []string{"FF_PRINT_POD_EVENTS="}}, FFPrintPodEvents, false, SourceDefault},
-		{"environment entry without =: ignored", &runnerconfig.Runner{Environment: []string{"FF_PRINT_POD_EVENTS"}}, FFPrintPodEvents, false, SourceDefault},
-		{"environment key is case-sensitive", &runnerconfig.Runner{Environment: []string{"ff_print_pod_events=true"}}, FFPrintPodEvents, false, SourceDefault},
-		{"environment value expanded", &runnerconfig.Runner{Environment: []string{"WANT=true", "FF_PRINT_POD_EVENTS=$WANT"}}, FFPrintPodEvents, true, SourceEnvironment},
-		{"environment value expanded against flag defaults", &runnerconfig.Runner{Environment: []string{"FF_PRINT_POD_EVENTS=${FF_TIMESTAMPS}"}}, FFPrintPodEvents, true, SourceEnvironment},
-		{"unknown flag: off whatever is set", &runnerconfig.Runner{FeatureFlags: map[string]bool{"FF_SKIP_NOOP_BUILD_STAGES": true}}, "FF_SKIP_NOOP_BUILD_STAGES", false, SourceDefault},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			on, src := FeatureFlag(tc.r, tc.flag)
-			if on != tc.on || src != tc.source {
-				t.Errorf("FeatureFlag(%s) = %v, %q; want %v, %q", tc.flag, on, src, tc.on, tc.source)
-			}
-		})
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/cluster"
 	"github.com/socialwebcomputer/doctor/checks/facts"
-	"github.com/socialwebcomputer/doctor/checks/pendingnonode"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
@@ -59,7 +58,7 @@ func run(p *checks.Pass) error {
 // idleNodes reports nodes with no job pod, with the Pending non-job pods
 // that keep the scale decision renting them.
 func idleNodes(p *checks.Pass, l *cluster.Lists, r *runnerconfig.Runner) {
-	now, poll := p.Env.Now(), pendingnonode.PollTimeout(r)
+	now, poll := p.Env.Now(), runnerconfig.PollTimeout(r)
 	jobs := map[string]int{}
 	waitingJobs := 0
 	for i := range l.RunnerPods {

@@ -216,7 +216,7 @@ func TestRunnerRBACFollowsFeatureFlags(t *testing.T) {
 	cert, key := env.MintClient(flagsUser, nil, now.Add(-time.Hour), now.Add(12*time.Hour))
 	kc := testpki.Kubeconfig("tenant-ci", env.URL, env.CAPEM, cert, key)
 
-	legacyOn := map[string]bool{runnerrbac.FFUseLegacyKubernetesExecutionStrategy: true}
+	legacyOn := map[string]bool{runnerconfig.FFUseLegacyKubernetesExecutionStrategy: true}
 	for _, tc := range []struct {
 		name   string
 		config string
@@ -234,13 +234,13 @@ func TestRunnerRBACFollowsFeatureFlags(t *testing.T) {
 		},
 		{
 			name:   "legacy strategy in environment",
-			config: flagsConfig([]string{runnerrbac.FFUseLegacyKubernetesExecutionStrategy + "=true"}, nil),
+			config: flagsConfig([]string{runnerconfig.FFUseLegacyKubernetesExecutionStrategy + "=true"}, nil),
 		},
 		{
 			name: "legacy strategy, honor entrypoint: pods/log",
 			config: flagsConfig(nil, map[string]bool{
-				runnerrbac.FFUseLegacyKubernetesExecutionStrategy: true,
-				runnerrbac.FFKubernetesHonorEntrypoint:            true,
+				runnerconfig.FFUseLegacyKubernetesExecutionStrategy: true,
+				runnerconfig.FFKubernetesHonorEntrypoint:            true,
 			}),
 			missing: []string{"get pods/log", "list pods/log"},
 		},

@@ -29,7 +29,7 @@ import (
 //     through an interface (no field is kept "just in case").
 
 // builtOnly are fields read only on the job pod doctor builds from
-// config.toml (checks/jobpod: namespace-quota and job-identity weigh it),
+// config.toml (runnerconfig/jobpod: namespace-quota and job-identity weigh it),
 // never on an object of the cluster.
 var builtOnly = map[string]string{
 	"k8s.io/api/core/v1.Capabilities.Add":                  "jobpod",

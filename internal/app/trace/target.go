@@ -16,8 +16,8 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/kube"
-	"github.com/socialwebcomputer/doctor/checks/pendingnonode"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
+	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
 // Target is a Kubernetes runner's cluster, reached as its executor reaches
@@ -93,7 +93,7 @@ func Resolve(ctx context.Context, env *hostio.Env, runner string) (*Target, erro
 			mu.Lock()
 			defer mu.Unlock()
 			found = append(found, &Target{Runner: e.Ref, RunnerName: name, Namespace: ns,
-				PollTimeout: pendingnonode.PollTimeout(e.Runner), Source: api.Source, API: api, Client: wc})
+				PollTimeout: runnerconfig.PollTimeout(e.Runner), Source: api.Source, API: api, Client: wc})
 			return nil
 		},
 	}

@@ -35,7 +35,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/socialwebcomputer/doctor/checks/runnerrbac"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
@@ -365,7 +364,7 @@ func For(r *runnerconfig.Runner, ask Ask) (*corev1.Pod, error) {
 	if k == nil {
 		k = &runnerconfig.Kubernetes{}
 	}
-	legacy, _ := runnerrbac.FeatureFlag(r, runnerrbac.FFUseLegacyKubernetesExecutionStrategy)
-	dumb, _ := runnerrbac.FeatureFlag(r, "FF_USE_DUMB_INIT_WITH_KUBERNETES_EXECUTOR")
+	legacy, _ := runnerconfig.FeatureFlag(r, runnerconfig.FFUseLegacyKubernetesExecutionStrategy)
+	dumb, _ := runnerconfig.FeatureFlag(r, "FF_USE_DUMB_INIT_WITH_KUBERNETES_EXECUTOR")
 	return Pod(k, Flags{LegacyExecution: legacy, DumbInit: dumb}, ask)
 }
