@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialwebcomputer/doctor/checks/dnsq/dnsqtest"
-	"github.com/socialwebcomputer/doctor/checks/gitlab/gitlabtest"
+	"github.com/socialwebcomputer/doctor/checks/client/dnsq/dnsqtest"
+	"github.com/socialwebcomputer/doctor/checks/client/gitlab/gitlabtest"
 	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )

@@ -10,8 +10,8 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/apiauth"
+	"github.com/socialwebcomputer/doctor/checks/client/gitlab"
 	"github.com/socialwebcomputer/doctor/checks/facts"
-	"github.com/socialwebcomputer/doctor/checks/gitlab"
 	"github.com/socialwebcomputer/doctor/checks/runnertoken"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )

@@ -17,7 +17,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
-	"github.com/socialwebcomputer/doctor/checks/kube/keep"
+	"github.com/socialwebcomputer/doctor/checks/client/kube/keep"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/redact"
 )

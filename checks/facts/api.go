@@ -21,8 +21,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/kube"
-	"github.com/socialwebcomputer/doctor/checks/kube/keep"
+	"github.com/socialwebcomputer/doctor/checks/client/kube"
+	"github.com/socialwebcomputer/doctor/checks/client/kube/keep"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/redact"
 	"github.com/socialwebcomputer/doctor/runnerconfig"

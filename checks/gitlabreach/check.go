@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/client/gitlab"
 	"github.com/socialwebcomputer/doctor/checks/configdecode"
 	"github.com/socialwebcomputer/doctor/checks/facts"
-	"github.com/socialwebcomputer/doctor/checks/gitlab"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/gitlab"
-	"github.com/socialwebcomputer/doctor/checks/gitlab/gitlabtest"
+	"github.com/socialwebcomputer/doctor/checks/client/gitlab"
+	"github.com/socialwebcomputer/doctor/checks/client/gitlab/gitlabtest"
 )
 
 // The tailnet cases only resolve: the system resolver answers 100.x, and

@@ -6,7 +6,7 @@ import (
 	"net/netip"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/gitlab"
+	"github.com/socialwebcomputer/doctor/checks/client/gitlab"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/gitlab"
+	"github.com/socialwebcomputer/doctor/checks/client/gitlab"
 )
 
 func resolvedHere(t *gitlab.Target, sys *gitlab.Resolution) checks.Evidence {

@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/cluster"
+	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
 )
 
 var Check = &checks.Check{

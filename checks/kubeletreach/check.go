@@ -19,9 +19,9 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/apiauth"
-	"github.com/socialwebcomputer/doctor/checks/cluster"
+	"github.com/socialwebcomputer/doctor/checks/client/kube"
 	"github.com/socialwebcomputer/doctor/checks/facts"
-	"github.com/socialwebcomputer/doctor/checks/kube"
+	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
 	"github.com/socialwebcomputer/doctor/checks/kubeletserving"
 	"github.com/socialwebcomputer/doctor/checks/nodelocaldns"
 	"github.com/socialwebcomputer/doctor/internal/hostio"

@@ -19,8 +19,8 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/apiauth"
-	"github.com/socialwebcomputer/doctor/checks/cluster"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
 	"github.com/socialwebcomputer/doctor/runnerconfig/jobpod"
 )
 

@@ -16,8 +16,8 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/dnsq/dnsqtest"
-	"github.com/socialwebcomputer/doctor/checks/kube/kubefake"
+	"github.com/socialwebcomputer/doctor/checks/client/dnsq/dnsqtest"
+	"github.com/socialwebcomputer/doctor/checks/client/kube/kubefake"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/report"
 	"github.com/socialwebcomputer/doctor/runnerconfig"

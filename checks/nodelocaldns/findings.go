@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/dnsq"
+	"github.com/socialwebcomputer/doctor/checks/client/dnsq"
 )
 
 // kind is one cause of a failed exchange. Refused splits in two: nothing

@@ -10,7 +10,7 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/socialwebcomputer/doctor/checks/dnsq"
+	"github.com/socialwebcomputer/doctor/checks/client/dnsq"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/runnerconfig"

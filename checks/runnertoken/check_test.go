@@ -13,8 +13,8 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
+	"github.com/socialwebcomputer/doctor/checks/client/gitlab/gitlabtest"
 	"github.com/socialwebcomputer/doctor/checks/configdecode"
-	"github.com/socialwebcomputer/doctor/checks/gitlab/gitlabtest"
 	"github.com/socialwebcomputer/doctor/checks/gitlabreach"
 	"github.com/socialwebcomputer/doctor/checks/runnertoken"
 	"github.com/socialwebcomputer/doctor/internal/hostio"

@@ -16,7 +16,7 @@ func TestDoctorDoesNotLink(t *testing.T) {
 	}
 	forbidden := []struct{ prefix, instead string }{
 		// Registers every API group of Kubernetes in its scheme at init.
-		{"k8s.io/client-go/kubernetes", "checks/kube (and kubefake in tests)"},
+		{"k8s.io/client-go/kubernetes", "checks/client/kube (and kubefake in tests)"},
 		// The default registry's collectors at init, with procfs and protobuf.
 		{"github.com/prometheus/", "internal/app/metrics' own text writer (client_golang is its tests' oracle)"},
 		{"google.golang.org/protobuf/", "nothing: it came with client_golang"},

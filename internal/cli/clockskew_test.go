@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialwebcomputer/doctor/checks/gitlab/gitlabtest"
+	"github.com/socialwebcomputer/doctor/checks/client/gitlab/gitlabtest"
 	"github.com/socialwebcomputer/doctor/report"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/socialwebcomputer/doctor/checks/gitlab/gitlabtest"
+	"github.com/socialwebcomputer/doctor/checks/client/gitlab/gitlabtest"
 	"github.com/socialwebcomputer/doctor/report"
 )
 

@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/gitlab/gitlabtest"
+	"github.com/socialwebcomputer/doctor/checks/client/gitlab/gitlabtest"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
 	"github.com/socialwebcomputer/doctor/internal/testing/testpki"

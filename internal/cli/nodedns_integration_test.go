@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/socialwebcomputer/doctor/checks/dnsq/dnsqtest"
+	"github.com/socialwebcomputer/doctor/checks/client/dnsq/dnsqtest"
 	"github.com/socialwebcomputer/doctor/checks/nodelocaldns"
 	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"

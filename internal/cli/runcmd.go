@@ -16,8 +16,8 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/all"
+	"github.com/socialwebcomputer/doctor/checks/client/kube"
 	"github.com/socialwebcomputer/doctor/checks/facts"
-	"github.com/socialwebcomputer/doctor/checks/kube"
 	"github.com/socialwebcomputer/doctor/internal/app/metrics"
 	"github.com/socialwebcomputer/doctor/internal/app/state"
 	"github.com/socialwebcomputer/doctor/internal/app/symptom"

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/socialwebcomputer/doctor/checks/kube/kubefake"
+	"github.com/socialwebcomputer/doctor/checks/client/kube/kubefake"
 )
 
 // verdictText is everything a verdict says: pod, reason, detail and each

@@ -6,7 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/socialwebcomputer/doctor/checks/cluster"
+	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
 )
 
 // Labels of the Kubernetes executor's build pod, gitlab-runner v19.2.1

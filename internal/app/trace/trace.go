@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
-	"github.com/socialwebcomputer/doctor/checks/kube"
+	"github.com/socialwebcomputer/doctor/checks/client/kube"
 )
 
 // Options say what to trace and how long to wait.

@@ -14,9 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
+	"github.com/socialwebcomputer/doctor/checks/client/kube"
+	"github.com/socialwebcomputer/doctor/checks/client/kube/keep"
 	"github.com/socialwebcomputer/doctor/checks/facts"
-	"github.com/socialwebcomputer/doctor/checks/kube"
-	"github.com/socialwebcomputer/doctor/checks/kube/keep"
 )
 
 // kind is one of the three streams a trace reads.

@@ -19,7 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/socialwebcomputer/doctor/checks/kube/kubefake"
+	"github.com/socialwebcomputer/doctor/checks/client/kube/kubefake"
 )
 
 // The watch loop against client-go's fake clientset: 410 Gone relists,

@@ -15,7 +15,7 @@ import (
 	schedv1 "k8s.io/client-go/kubernetes/typed/scheduling/v1"
 	"k8s.io/client-go/rest"
 
-	"github.com/socialwebcomputer/doctor/checks/kube"
+	"github.com/socialwebcomputer/doctor/checks/client/kube"
 )
 
 // New is fake.NewClientset's clientset, and the same as kube.Interface.

@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/kube"
+	"github.com/socialwebcomputer/doctor/checks/client/kube"
 )
 
 // SystemNamespace is where the cluster's own pods run: the node-local DNS

@@ -3,7 +3,7 @@ package gitlab
 import (
 	"encoding/json"
 
-	"github.com/socialwebcomputer/doctor/checks/kube/keep"
+	"github.com/socialwebcomputer/doctor/checks/client/kube/keep"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/redact"
 

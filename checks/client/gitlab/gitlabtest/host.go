@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialwebcomputer/doctor/checks/gitlab"
+	"github.com/socialwebcomputer/doctor/checks/client/gitlab"
 	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )

@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/randfill"
 )
 
-// scheme holds the kinds of Kinds, as checks/kube's client decodes them.
+// scheme holds the kinds of Kinds, as checks/client/kube's client decodes them.
 var scheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})

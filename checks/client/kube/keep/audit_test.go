@@ -100,7 +100,7 @@ func readFields(t *testing.T, patterns ...string) map[string][]string {
 	imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) { return os.Open(exports[path]) })
 	read := map[string][]string{}
 	for _, p := range targets {
-		if strings.HasSuffix(p.ImportPath, "/checks/kube/keep") || strings.Contains(p.ImportPath, "/internal/testing/testenv") {
+		if strings.HasSuffix(p.ImportPath, "/checks/client/kube/keep") || strings.Contains(p.ImportPath, "/internal/testing/testenv") {
 			continue // the allow-list itself; the test cluster's fixtures
 		}
 		var files []*ast.File

@@ -8,7 +8,7 @@ import (
 	"net/netip"
 	"strings"
 
-	"github.com/socialwebcomputer/doctor/checks/dnsq"
+	"github.com/socialwebcomputer/doctor/checks/client/dnsq"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 

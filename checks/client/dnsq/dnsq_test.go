@@ -11,8 +11,8 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/socialwebcomputer/doctor/checks/dnsq"
-	"github.com/socialwebcomputer/doctor/checks/dnsq/dnsqtest"
+	"github.com/socialwebcomputer/doctor/checks/client/dnsq"
+	"github.com/socialwebcomputer/doctor/checks/client/dnsq/dnsqtest"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
