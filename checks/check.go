@@ -83,14 +83,16 @@ func (c *Check) blocks(r *nodeResult, runner *Subject) bool {
 
 var idPattern = regexp.MustCompile(`^[a-z][a-z0-9]*(-[a-z0-9]+)*$`)
 
-// RequiredChecks lists the checks c requires, directly or through facts.
-func RequiredChecks(c *Check) []*Check {
+// RequiredChecks lists the checks c requires, directly or through facts,
+// a Ref resolved in catalog.
+func RequiredChecks(catalog []*Check, c *Check) []*Check {
+	cat := catalogOf(catalog)
 	var out []*Check
 	seen := map[Node]bool{}
 	var walk func(n Node)
 	walk = func(n Node) {
 		for _, r := range n.requirements() {
-			r, _ = unwrap(r)
+			r, _ = cat.unwrap(r)
 			if seen[r] {
 				continue
 			}

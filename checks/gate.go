@@ -23,3 +23,26 @@ func isGate(n Node) bool {
 	_, ok := n.(gate)
 	return ok
 }
+
+// Ref is the check of ID id as a requirement of a fact, which never imports
+// a check: the cluster's reads gate on api-auth by its ID,
+// Gate(Ref("api-auth")). Run resolves it in the catalog it is given, where
+// it is that check in every respect (it is scheduled, it blocks, it is
+// among RequiredChecks), and Validate rejects an ID the catalog lacks.
+func Ref(id string) Node { return ref(id) }
+
+type ref string
+
+func (r ref) NodeID() string       { return string(r) }
+func (r ref) requirements() []Node { return nil }
+
+// catalog is the checks a Ref resolves to, by ID.
+type catalog map[string]*Check
+
+func catalogOf(cs []*Check) catalog {
+	cat := catalog{}
+	for _, c := range cs {
+		cat[c.ID] = c
+	}
+	return cat
+}

@@ -41,3 +41,39 @@ func TestGateStartsEarlyAndPublishesAfter(t *testing.T) {
 		}
 	}
 }
+
+// A fact gated on a check it names by ID (Gate(Ref(id))), as a fact that
+// may not import the check is, behaves as one gated on the check itself:
+// the check is scheduled with it, blocks it when it fails, and is among
+// what RequiredChecks lists of a check that needs the fact.
+func TestGateOnARefIsTheCheck(t *testing.T) {
+	for _, gateFails := range []bool{false, true} {
+		gate := mk("gate", func(p *checks.Pass) error {
+			if gateFails {
+				p.Report(checks.Finding{Severity: checks.Error, Cause: "refused"})
+			}
+			return nil
+		})
+		read := &checks.Fact[int]{ID: "read", Requires: []checks.Node{checks.Gate(checks.Ref("gate"))},
+			Compute: func(*checks.Pass) (int, error) { return 1, nil }}
+		user := mk("user", func(p *checks.Pass) error {
+			if read.Get(p) != 1 {
+				p.Report(checks.Finding{Severity: checks.Error, Cause: "no value"})
+			}
+			return nil
+		}, read)
+		catalog := []*checks.Check{gate, user}
+		got := run(t, catalog, checks.Options{Only: []string{"user"}})
+		if _, ok := got["gate"]; !ok {
+			t.Error("the check a Ref names was not scheduled with the fact")
+		}
+		if gateFails {
+			wantStatus(t, got, "user", checks.StatusSkipped, "needs gate")
+		} else {
+			wantStatus(t, got, "user", checks.StatusPass, "")
+		}
+		if req := checks.RequiredChecks(catalog, user); len(req) != 1 || req[0] != gate {
+			t.Errorf("RequiredChecks(user) = %v, want [gate]", req)
+		}
+	}
+}

@@ -11,22 +11,27 @@ type optional struct{ n Node }
 func (o optional) NodeID() string       { return o.n.NodeID() }
 func (o optional) requirements() []Node { return o.n.requirements() }
 
-// unwrap returns the node behind an Optional or a Gate, and whether it was
-// an Optional.
-func unwrap(n Node) (Node, bool) {
+// unwrap returns the node behind an Optional or a Gate, with a Ref
+// resolved to the catalog's check, and whether it was an Optional. A Ref
+// the catalog does not hold stays itself (Validate reports it).
+func (cat catalog) unwrap(n Node) (Node, bool) {
+	opt := false
 	switch o := n.(type) {
 	case optional:
-		return o.n, true
+		n, opt = o.n, true
 	case gate:
-		return o.n, false
+		n = o.n
 	}
-	return n, false
+	if r, ok := n.(ref); ok && cat[string(r)] != nil {
+		n = cat[string(r)]
+	}
+	return n, opt
 }
 
 // Has reports whether an optional requirement produced a value for this
 // pass (a required one always has, or the node would not run).
 func (p *Pass) Has(n Node) bool {
-	n, _ = unwrap(n)
+	n, _ = p.cat.unwrap(n)
 	v, ok := p.values[n]
 	return ok && v != nil
 }

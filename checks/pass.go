@@ -20,6 +20,7 @@ type Pass struct {
 	values map[Node]any // only the node's declared requirements
 	runner *Subject     // nil for a host-wide node
 	shared *memo
+	cat    catalog // resolves a Ref given to Has
 
 	mu       sync.Mutex
 	closed   bool // set when the node ended; late reports from a timed-out Run are dropped

@@ -75,6 +75,9 @@ type Result struct {
 	DeadlineHit bool
 	// Only are the checks the operator named (--only): each must have run.
 	Only []string
+	// Catalog is the catalog the run was given, in which RequiredChecks
+	// finds the checks a fact names by ID (Ref).
+	Catalog []*Check
 }
 
 // CleanupTimeout bounds the undos run at the end of a run.
@@ -148,6 +151,7 @@ func (r *nodeResult) worstFor(runner *Subject) Severity {
 // scope holds the node results of one runner, or of the host. A per-runner
 // scope looks host-wide nodes up in its parent.
 type scope struct {
+	cat     catalog
 	runner  *Subject
 	results map[Node]*nodeResult
 	order   []Node
@@ -173,7 +177,7 @@ func (s *scope) add(n Node) {
 	}
 	s.results[n] = &nodeResult{done: make(chan struct{})}
 	for _, r := range n.requirements() {
-		r, _ = unwrap(r)
+		r, _ = s.cat.unwrap(r)
 		s.add(r)
 	}
 	s.order = append(s.order, n)
@@ -254,8 +258,9 @@ func Run(ctx context.Context, env *hostio.Env, catalog []*Check, opt Options) (*
 		x.skip[id] = true
 	}
 
-	perRun, lister := perRunnerNodes(catalog)
-	host := &scope{results: map[Node]*nodeResult{}, perRun: perRun}
+	cat := catalogOf(catalog)
+	perRun, lister := perRunnerNodes(cat, catalog)
+	host := &scope{cat: cat, results: map[Node]*nodeResult{}, perRun: perRun}
 	x.lister, x.host = lister, host
 	var perRunner []*Check
 	for _, c := range selected {
@@ -285,7 +290,7 @@ func Run(ctx context.Context, env *hostio.Env, catalog []*Check, opt Options) (*
 				runnerErr = fmt.Errorf("--runner %s matches no [[runners]] of config.toml", opt.Runner)
 			}
 			for i := range subjects {
-				s := &scope{runner: &subjects[i], results: map[Node]*nodeResult{}, parent: host, perRun: perRun}
+				s := &scope{cat: cat, runner: &subjects[i], results: map[Node]*nodeResult{}, parent: host, perRun: perRun}
 				for _, c := range perRunner {
 					if c.AppliesTo(subjects[i].Executor) {
 						s.add(c)
@@ -305,7 +310,7 @@ func Run(ctx context.Context, env *hostio.Env, catalog []*Check, opt Options) (*
 	}
 	x.wg.Wait()
 
-	res := &Result{StartedAt: start, CleanupErrors: x.undo.run(), DeadlineHit: ctx.Err() != nil, Only: opt.Only}
+	res := &Result{StartedAt: start, CleanupErrors: x.undo.run(), DeadlineHit: ctx.Err() != nil, Only: opt.Only, Catalog: catalog}
 	res.Duration = time.Since(start)
 	for _, s := range runners {
 		res.Runners = append(res.Runners, *s.runner)
@@ -372,7 +377,7 @@ func hostRequirements(host *scope, n Node, perRun map[Node]bool) {
 		return
 	}
 	for _, r := range n.requirements() {
-		r, _ = unwrap(r)
+		r, _ = host.cat.unwrap(r)
 		hostRequirements(host, r, perRun)
 	}
 }
@@ -426,7 +431,7 @@ func notApplying(c *Check, subjects []Subject, none string) string {
 // perRunnerNodes marks every node reachable from the checks that runs once
 // per runner: a fact with ForEach, and whatever requires one. It returns the
 // runner list they expand over (Validate ensures there is at most one).
-func perRunnerNodes(cs []*Check) (map[Node]bool, Node) {
+func perRunnerNodes(cat catalog, cs []*Check) (map[Node]bool, Node) {
 	memo := map[Node]bool{}
 	var lister Node
 	var visit func(n Node) bool
@@ -440,7 +445,7 @@ func perRunnerNodes(cs []*Check) (map[Node]bool, Node) {
 			per, lister = true, e.expandsOver()
 		}
 		for _, r := range n.requirements() {
-			r, _ = unwrap(r)
+			r, _ = cat.unwrap(r)
 			if visit(r) {
 				per = true
 			}
@@ -464,7 +469,7 @@ func execute(x *run, s *scope, n Node, r *nodeResult) {
 			gates = append(gates, req)
 			continue
 		}
-		req, opt := unwrap(req)
+		req, opt := s.cat.unwrap(req)
 		rr := s.lookup(req)
 		<-rr.done
 		if reason, blocked := blockedBy(req, rr, s.runner); blocked {
@@ -506,7 +511,7 @@ func execute(x *run, s *scope, n Node, r *nodeResult) {
 	nctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	x.tell(s, n, Started, "")
-	p := &Pass{Context: nctx, Env: env, node: n, values: values, cleanups: x.undo, runner: s.runner, shared: x.shared}
+	p := &Pass{Context: nctx, Env: env, node: n, values: values, cleanups: x.undo, runner: s.runner, shared: x.shared, cat: s.cat}
 
 	type outcome struct {
 		value any
@@ -570,7 +575,7 @@ func execute(x *run, s *scope, n Node, r *nodeResult) {
 // waitGates waits for a node's gates, and says whether one blocks it.
 func waitGates(s *scope, gates []Node) (string, *nodeResult, bool) {
 	for _, g := range gates {
-		g, _ = unwrap(g)
+		g, _ = s.cat.unwrap(g)
 		rr := s.lookup(g)
 		<-rr.done
 		if reason, blocked := blockedBy(g, rr, s.runner); blocked {

@@ -15,6 +15,7 @@ func Validate(catalog []*Check) error { return validate(catalog, true) }
 // test validates the whole catalog).
 func validate(catalog []*Check, complete bool) error {
 	var errs []error
+	cat := catalogOf(catalog)
 	checks := map[string]*Check{}
 	facts := map[string]Node{}
 	for _, c := range catalog {
@@ -75,9 +76,13 @@ func validate(catalog []*Check, complete bool) error {
 			errs = append(errs, fmt.Errorf("%v requires check %q, which is not in the catalog", path, n.NodeID()))
 		}
 		for _, r := range n.requirements() {
-			r, _ = unwrap(r)
+			r, _ = cat.unwrap(r)
 			if r == nil {
 				errs = append(errs, fmt.Errorf("%s: nil requirement", n.NodeID()))
+				continue
+			}
+			if id, ok := r.(ref); ok {
+				errs = append(errs, fmt.Errorf("%v requires check %q by its ID, which is not in the catalog", append(path, n.NodeID()), string(id)))
 				continue
 			}
 			walk(r, append(path, n.NodeID()))

@@ -69,6 +69,11 @@ func TestValidateRejectsRequiredCheckOutsideCatalog(t *testing.T) {
 	wantInvalid(t, []*checks.Check{mk("a", ok, stray)}, `requires check "stray", which is not in the catalog`)
 }
 
+func TestValidateRejectsARefOutsideCatalog(t *testing.T) {
+	f := &checks.Fact[int]{ID: "f", Requires: []checks.Node{checks.Gate(checks.Ref("api-auth"))}}
+	wantInvalid(t, []*checks.Check{mk("a", ok, f)}, `requires check "api-auth" by its ID, which is not in the catalog`)
+}
+
 func TestValidateRejectsFactIDClashes(t *testing.T) {
 	f1 := &checks.Fact[int]{ID: "x"}
 	f2 := &checks.Fact[string]{ID: "x"}
@@ -97,7 +102,7 @@ func TestRequiredChecksWalksThroughFacts(t *testing.T) {
 	a := mk("a", ok)
 	f := &checks.Fact[int]{ID: "f", Requires: []checks.Node{a}}
 	b := mk("b", ok, f, a)
-	got := checks.RequiredChecks(b)
+	got := checks.RequiredChecks([]*checks.Check{a, b}, b)
 	if len(got) != 1 || got[0] != a {
 		t.Errorf("RequiredChecks(b) = %v, want [a] once", got)
 	}

@@ -44,7 +44,7 @@ func Build(res *checks.Result, ignores []Ignore, version string, startedAt time.
 		case checks.StatusSkipped:
 			rep.Summary.Skipped++
 		}
-		depth[cr.Check.ID] = checkDepth(cr.Check)
+		depth[cr.Check.ID] = checkDepth(res.Catalog, cr.Check)
 		explains[cr.Check.ID] = cr.Check.Explains
 	}
 	all, rep.Ignores = applyIgnores(res, ignores, startedAt)
@@ -278,10 +278,10 @@ func rank(all []checks.Finding, explains map[string][]string, depth map[string]i
 
 // checkDepth is the length of the longest chain of checks a check requires:
 // runner-process is 0, what needs it is 1, and so on.
-func checkDepth(c *checks.Check) int {
+func checkDepth(catalog []*checks.Check, c *checks.Check) int {
 	d := 0
-	for _, r := range checks.RequiredChecks(c) {
-		if x := checkDepth(r) + 1; x > d {
+	for _, r := range checks.RequiredChecks(catalog, c) {
+		if x := checkDepth(catalog, r) + 1; x > d {
 			d = x
 		}
 	}

@@ -50,6 +50,13 @@ type API struct {
 	Source string
 }
 
+// AfterAPIAuth gates a read of the cluster on api-auth (checks.Gate): the
+// read leaves with the self-review, in the same round trip, and counts only
+// once api-auth has passed, so a refused credential is diagnosed once and
+// what needs the read folds under it. api-auth is named by its ID, as a fact
+// never imports a check; Validate proves the catalog holds it.
+var AfterAPIAuth = checks.Gate(checks.Ref("api-auth"))
+
 // APIClient builds a runner's client as the executor's getKubeClientConfig
 // chooses it (executors/kubernetes/util.go, gitlab-runner v19.2.1): host set
 // takes the out-of-cluster branch with cert_file, key_file, ca_file and

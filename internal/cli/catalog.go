@@ -29,7 +29,7 @@ func CatalogMarkdown(catalog []*checks.Check) string {
 				fmt.Fprintf(&b, "- `%s`\n", p)
 			}
 		}
-		if req := checks.RequiredChecks(c); len(req) > 0 {
+		if req := checks.RequiredChecks(catalog, c); len(req) > 0 {
 			ids := make([]string, len(req))
 			for i, r := range req {
 				ids[i] = "[" + r.ID + "](#" + r.ID + ")"

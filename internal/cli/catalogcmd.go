@@ -43,7 +43,7 @@ func Catalog(catalog []*checks.Check) []CatalogEntry {
 		if len(e.Executors) == 0 {
 			e.Executors = []string{"any"}
 		}
-		for _, r := range checks.RequiredChecks(c) {
+		for _, r := range checks.RequiredChecks(catalog, c) {
 			e.Requires = append(e.Requires, r.ID)
 		}
 		out = append(out, e)
@@ -155,7 +155,8 @@ func (a *app) explainCommand() *cobra.Command {
 		ValidArgsFunction: completeCheckID,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var c *checks.Check
-			for _, x := range all.Checks() {
+			catalog := all.Checks()
+			for _, x := range catalog {
 				if x.ID == args[0] {
 					c = x
 				}
@@ -172,7 +173,7 @@ func (a *app) explainCommand() *cobra.Command {
 			if len(c.Explains) > 0 {
 				fmt.Fprintf(out, "\nExplains: %s\n", strings.Join(c.Explains, ", "))
 			}
-			if req := checks.RequiredChecks(c); len(req) > 0 {
+			if req := checks.RequiredChecks(catalog, c); len(req) > 0 {
 				ids := make([]string, len(req))
 				for i, r := range req {
 					ids[i] = r.ID

@@ -150,7 +150,7 @@ func TestChecksAsData(t *testing.T) {
 			continue
 		}
 		var req []string
-		for _, r := range checks.RequiredChecks(c) {
+		for _, r := range checks.RequiredChecks(all.Checks(), c) {
 			req = append(req, r.ID)
 		}
 		if strings.Join(e.Requires, ",") != strings.Join(req, ",") || strings.Join(e.Explains, ",") != strings.Join(c.Explains, ",") ||

@@ -7,7 +7,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 )
 
@@ -29,7 +28,7 @@ type CSRs struct {
 var CSRsFact = &checks.Fact[*CSRs]{
 	ID:       "cluster-csrs",
 	Doc:      "the CertificateSigningRequests for kubelet serving certificates (signer kubernetes.io/kubelet-serving), listed once per target",
-	Requires: []checks.Node{checks.Gate(apiauth.Check), facts.APIClient},
+	Requires: []checks.Node{facts.AfterAPIAuth, facts.APIClient},
 	Network:  true,
 	Compute: func(p *checks.Pass) (*CSRs, error) {
 		api := facts.APIClient.Get(p)

@@ -17,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 )
 
@@ -57,7 +56,7 @@ type Lists struct {
 var ListsFact = &checks.Fact[*Lists]{
 	ID:       "cluster-lists",
 	Doc:      "runner-namespace pods, Pending pods, nodes, their events and priority classes, listed once per target and namespace",
-	Requires: []checks.Node{checks.Gate(apiauth.Check), facts.APIClient, facts.ThisRunner, facts.Config},
+	Requires: []checks.Node{facts.AfterAPIAuth, facts.APIClient, facts.ThisRunner, facts.Config},
 	Network:  true,
 	Compute: func(p *checks.Pass) (*Lists, error) {
 		api, ns := facts.APIClient.Get(p), facts.ThisRunner.Get(p).Namespace()
