@@ -14,10 +14,6 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/kubeconfigfile"
 )
 
-// OwnersGroup is the group the gateway's certificates carry, bound to
-// cluster-admin in every tenant cluster.
-const OwnersGroup = "socialweb.computer:cluster-owners"
-
 // Thresholds from the guide: getKubeconfig issues at most 24 hours, or no
 // expiry at all.
 const (
@@ -100,11 +96,11 @@ func run(p *checks.Pass) error {
 			Fix:      "None for a long-lived runner; revoke the certificate when the runner goes.",
 		})
 	}
-	if !slices.Contains(c.Subject.Organization, OwnersGroup) {
+	if !slices.Contains(c.Subject.Organization, facts.OwnersGroup) {
 		p.Report(checks.Finding{
 			Severity: checks.Info,
 			Cause: fmt.Sprintf("The client certificate's groups are [%s], not %s: it is not a gateway owner certificate, so "+
-				"cluster-admin is not given by construction.", groupsText(c.Subject.Organization), OwnersGroup),
+				"cluster-admin is not given by construction.", groupsText(c.Subject.Organization), facts.OwnersGroup),
 			Evidence: ev,
 			Fix:      "None if this identity has its own RBAC; otherwise use the kubeconfig getKubeconfig returned.",
 		})

@@ -14,6 +14,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/docker"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
@@ -57,7 +58,7 @@ var Check = &checks.Check{
 			"getting docker info: *",
 		},
 	},
-	Requires:  []checks.Node{DaemonFact, facts.ThisRunner, facts.RunAsFact, facts.Runner},
+	Requires:  []checks.Node{docker.DaemonFact, facts.ThisRunner, facts.RunAsFact, facts.Runner},
 	Executors: []string{checks.Docker},
 	Run:       run,
 }
@@ -69,7 +70,7 @@ var Check = &checks.Check{
 const minAPIVersion = "1.40"
 
 func run(p *checks.Pass) error {
-	d, e, ra := DaemonFact.Get(p), facts.ThisRunner.Get(p), facts.RunAsFact.Get(p)
+	d, e, ra := docker.DaemonFact.Get(p), facts.ThisRunner.Get(p), facts.RunAsFact.Get(p)
 	if !d.Applies {
 		return checks.Skip("%s does not use the Docker executor", e.Label())
 	}
@@ -101,7 +102,7 @@ func run(p *checks.Pass) error {
 
 // socketFindings judges the socket file; done means nothing further can be
 // said (no socket to dial).
-func socketFindings(p *checks.Pass, e *facts.RunnerEntry, ra *facts.RunAs, d *Daemon, ev []checks.Evidence) (done bool, unknown error) {
+func socketFindings(p *checks.Pass, e *facts.RunnerEntry, ra *facts.RunAs, d *docker.Daemon, ev []checks.Evidence) (done bool, unknown error) {
 	s := d.Socket
 	host := d.Addr.Host
 	container := inContainer(p.Env, ra)
@@ -132,7 +133,7 @@ func socketFindings(p *checks.Pass, e *facts.RunnerEntry, ra *facts.RunAs, d *Da
 	if !ra.UIDKnown {
 		return false, fmt.Errorf("cannot tell whether %s may use %s: %s", ra.Label(), s.Path, ra.UIDProblem())
 	}
-	s.access(p.Env, ra)
+	s.FindDenied(p.Env, ra)
 	if len(s.Denied) == 0 {
 		return false, nil
 	}
@@ -149,7 +150,7 @@ func socketFindings(p *checks.Pass, e *facts.RunnerEntry, ra *facts.RunAs, d *Da
 }
 
 // probeFindings judges the daemon's answer.
-func probeFindings(p *checks.Pass, e *facts.RunnerEntry, d *Daemon, ev []checks.Evidence) {
+func probeFindings(p *checks.Pass, e *facts.RunnerEntry, d *docker.Daemon, ev []checks.Evidence) {
 	pr := d.Probe
 	if pr == nil {
 		return
@@ -189,7 +190,7 @@ func probeFindings(p *checks.Pass, e *facts.RunnerEntry, d *Daemon, ev []checks.
 
 // probeError says how the daemon failed, in the client library's words
 // where the runner's job log carries them.
-func probeError(host string, pr *Probe, timeout string) string {
+func probeError(host string, pr *docker.Probe, timeout string) string {
 	err := pr.Err
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
@@ -206,7 +207,7 @@ func probeError(host string, pr *Probe, timeout string) string {
 	return err.Error()
 }
 
-func tlsFindings(p *checks.Pass, e *facts.RunnerEntry, d *Daemon, ev []checks.Evidence) {
+func tlsFindings(p *checks.Pass, e *facts.RunnerEntry, d *docker.Daemon, ev []checks.Evidence) {
 	a := d.Addr
 	if len(a.Ignored) > 0 {
 		var iev []checks.Evidence
@@ -262,7 +263,7 @@ func tlsFindings(p *checks.Pass, e *facts.RunnerEntry, d *Daemon, ev []checks.Ev
 }
 
 // tlsFix says where the runner's TLS settings go, by where its host is.
-func tlsFix(d *Daemon) string {
+func tlsFix(d *docker.Daemon) string {
 	if d.Addr.FromEnv {
 		return "Set the three together in the runner's environment: DOCKER_HOST=tcp://HOST:2376, DOCKER_TLS_VERIFY=1, DOCKER_CERT_PATH=DIR (with ca.pem, cert.pem, key.pem), or set all three in [runners.docker] (host, tls_verify = true, tls_cert_path)."
 	}
@@ -279,7 +280,7 @@ func missingFix(container bool, sock string) string {
 // permissionFix is built from the socket's group and the runner's identity:
 // --group-add for a container (the Deckhouse document's docker run), the
 // group for a host runner.
-func permissionFix(env *hostio.Env, ra *facts.RunAs, s *Socket, container bool) string {
+func permissionFix(env *hostio.Env, ra *facts.RunAs, s *docker.Socket, container bool) string {
 	if len(s.Denied) > 0 && strings.HasPrefix(s.Denied[0], "directory ") {
 		return "Let the runner's user search " + strings.Join(s.Denied, ", ") + " (chmod o+x, or a group it is in)."
 	}
@@ -351,7 +352,7 @@ func runnerSource(ra *facts.RunAs) string {
 	return "the runner"
 }
 
-func kind(s *Socket) string {
+func kind(s *docker.Socket) string {
 	if s.Mode.IsDir() {
 		return "a directory"
 	}

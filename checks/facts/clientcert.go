@@ -14,6 +14,10 @@ import (
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
+// OwnersGroup is the group the gateway's certificates carry, bound to
+// cluster-admin in every tenant cluster.
+const OwnersGroup = "socialweb.computer:cluster-owners"
+
 // ClientCert is the client certificate of the kubeconfig's current user.
 type ClientCert struct {
 	Source string            // "client-certificate-data of user X in /etc/…/kubeconfig.yaml"

@@ -15,9 +15,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/dockersocket"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
+	"github.com/socialwebcomputer/doctor/checks/facts/docker"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/source/runnerversion"
 )
@@ -49,7 +49,7 @@ var Check = &checks.Check{
 			"Using helper image: * (overridden, default would be *:*)",
 		},
 	},
-	Requires: []checks.Node{facts.ThisRunner, facts.VersionFact, dockersocket.DaemonFact, facts.Runner,
+	Requires: []checks.Node{facts.ThisRunner, facts.VersionFact, docker.DaemonFact, facts.Runner,
 		checks.Optional(facts.APIClient), checks.Optional(facts.Whoami)},
 	Executors: []string{checks.Docker, checks.Kubernetes},
 	Run:       run,
@@ -245,7 +245,7 @@ func kubeDefaultArch(e *facts.RunnerEntry) string {
 // applied), by architecture.
 func where(p *checks.Pass, e *facts.RunnerEntry) (runArch string, ev []checks.Evidence, nodesBy map[string][]string, err error) {
 	if checks.NormalizeExecutor(e.Runner.Executor) == checks.Docker {
-		d := dockersocket.DaemonFact.Get(p)
+		d := docker.DaemonFact.Get(p)
 		if d.Probe != nil && d.Probe.Version != nil {
 			v := d.Probe.Version
 			return v.Arch, []checks.Evidence{{Source: "GET /version on " + d.Addr.Host, Detail: v.String()}}, nil, nil

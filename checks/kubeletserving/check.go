@@ -64,43 +64,8 @@ var Check = &checks.Check{
 			return err
 		}
 		e := facts.ThisRunner.Get(p)
-		return judge(p, e.Label(), l.Nodes, cluster.CSRsFact.Get(p), WaitsForReachable(e))
+		return judge(p, e.Label(), l.Nodes, cluster.CSRsFact.Get(p), runnerconfig.WaitsForReachable(e.Runner))
 	},
-}
-
-// Waiting says whether the runner sets FF_WAIT_FOR_POD_TO_BE_REACHABLE, and
-// where.
-type Waiting struct {
-	On     bool
-	Source string // "[runners.feature_flags]", "[[runners]] environment", ""
-}
-
-// WaitsForReachable reads the flag as the runner resolves it
-// (runnerconfig.FeatureFlag: [runners.feature_flags], then the runner's
-// environment entries, then the default off). A CI/CD variable of a
-// project may still set it; doctor cannot see those.
-func WaitsForReachable(e *facts.RunnerEntry) Waiting {
-	on, src := runnerconfig.FeatureFlag(e.Runner, runnerconfig.FFWaitForPodToBeReachable)
-	if src == runnerconfig.SourceDefault {
-		return Waiting{On: on}
-	}
-	if src == runnerconfig.SourceEnvironment {
-		src = "[[runners]] environment"
-	}
-	return Waiting{On: on, Source: src}
-}
-
-// Consequence says what the flag changes for a job on an unattachable node.
-func (w Waiting) Consequence() string {
-	if w.On {
-		return "FF_WAIT_FOR_POD_TO_BE_REACHABLE is set (" + w.Source + "), so a job polls pods/log every poll_interval " +
-			"for poll_attempts and fails only with `timed out waiting for pod to become attachable` if the kubelet never answers."
-	}
-	// executors/kubernetes/kubernetes.go waitForPod and util.go
-	// WaitForPodReachable, v19.3.0.
-	return "The runner does not set FF_WAIT_FOR_POD_TO_BE_REACHABLE, so it attaches the moment the pod is Running and the job " +
-		"fails at once; with the flag it polls pods/log every poll_interval for poll_attempts until the kubelet answers, " +
-		"which rides out a certificate approved a few seconds late."
 }
 
 // IssuesItself names the distribution when every node's kubelet gets its
@@ -133,7 +98,7 @@ func isK3s(n *corev1.Node) bool {
 // only left over, not a node waiting.
 const StaleAfter = time.Hour
 
-func judge(p *checks.Pass, label string, nodes []corev1.Node, csrs *cluster.CSRs, wait Waiting) error {
+func judge(p *checks.Pass, label string, nodes []corev1.Node, csrs *cluster.CSRs, wait runnerconfig.Waiting) error {
 	if k := IssuesItself(nodes); k != "" {
 		return checks.Skip("the cluster's kubelets get their serving certificates from %s itself, not through CSRs: kubelet-reach tells whether the apiserver reaches each one", k)
 	}
@@ -192,7 +157,7 @@ func judge(p *checks.Pass, label string, nodes []corev1.Node, csrs *cluster.CSRs
 	return nil
 }
 
-func flagFix(w Waiting) string {
+func flagFix(w runnerconfig.Waiting) string {
 	if w.On {
 		return ""
 	}

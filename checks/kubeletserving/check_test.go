@@ -13,7 +13,6 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
-	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
@@ -49,7 +48,7 @@ func csr(name, node string, age time.Duration, approved, issued bool) certv1.Cer
 	return c
 }
 
-func runJudge(t *testing.T, nodes []corev1.Node, csrs *cluster.CSRs, wait Waiting) checks.CheckResult {
+func runJudge(t *testing.T, nodes []corev1.Node, csrs *cluster.CSRs, wait runnerconfig.Waiting) checks.CheckResult {
 	t.Helper()
 	c := *Check
 	c.Requires = nil
@@ -69,36 +68,36 @@ func TestJudge(t *testing.T) {
 		name   string
 		nodes  []corev1.Node
 		csrs   *cluster.CSRs
-		wait   Waiting
+		wait   runnerconfig.Waiting
 		status checks.Status
 		sev    checks.Severity
 		says   []string
 	}{
 		{"issued", []corev1.Node{node("rented-1", true)}, &cluster.CSRs{Items: []certv1.CertificateSigningRequest{csr("csr-a", "rented-1", time.Hour, true, true)}},
-			Waiting{}, checks.StatusPass, 0, nil},
+			runnerconfig.Waiting{}, checks.StatusPass, 0, nil},
 		{"pending-ready-node", []corev1.Node{node("rented-1", true)}, &cluster.CSRs{Items: []certv1.CertificateSigningRequest{csr("csr-a", "rented-1", 4*time.Minute, false, false)}},
-			Waiting{}, checks.StatusFail, checks.Error, []string{"node rented-1 is Ready, but its kubelet serving certificate request csr-a is Pending (not approved) (4m0s old)",
+			runnerconfig.Waiting{}, checks.StatusFail, checks.Error, []string{"node rented-1 is Ready, but its kubelet serving certificate request csr-a is Pending (not approved) (4m0s old)",
 				"error dialing backend: remote error: tls: internal error", "does not set FF_WAIT_FOR_POD_TO_BE_REACHABLE", "kubectl certificate approve csr-a",
 				"FF_WAIT_FOR_POD_TO_BE_REACHABLE = true in [runners.feature_flags]"}},
 		{"pending-with-flag", []corev1.Node{node("rented-1", true)}, &cluster.CSRs{Items: []certv1.CertificateSigningRequest{csr("csr-a", "rented-1", time.Minute, false, false)}},
-			Waiting{On: true, Source: "[runners.feature_flags]"}, checks.StatusFail, checks.Error, []string{"FF_WAIT_FOR_POD_TO_BE_REACHABLE is set ([runners.feature_flags])", "timed out waiting for pod to become attachable"}},
+			runnerconfig.Waiting{On: true, Source: "[runners.feature_flags]"}, checks.StatusFail, checks.Error, []string{"FF_WAIT_FOR_POD_TO_BE_REACHABLE is set ([runners.feature_flags])", "timed out waiting for pod to become attachable"}},
 		{"approved-not-issued", []corev1.Node{node("rented-1", true)}, &cluster.CSRs{Items: []certv1.CertificateSigningRequest{csr("csr-a", "rented-1", time.Minute, true, false)}},
-			Waiting{}, checks.StatusFail, checks.Error, []string{"Approved but not issued"}},
+			runnerconfig.Waiting{}, checks.StatusFail, checks.Error, []string{"Approved but not issued"}},
 		// A newer issued CSR settles an older one left Pending.
 		{"older-pending-newer-issued", []corev1.Node{node("rented-1", true)}, &cluster.CSRs{Items: []certv1.CertificateSigningRequest{
 			csr("csr-old", "rented-1", time.Hour, false, false), csr("csr-new", "rented-1", time.Minute, true, true)}},
-			Waiting{}, checks.StatusPass, 0, nil},
+			runnerconfig.Waiting{}, checks.StatusPass, 0, nil},
 		{"pending-node-not-ready", []corev1.Node{node("rented-1", false)}, &cluster.CSRs{Items: []certv1.CertificateSigningRequest{csr("csr-a", "rented-1", time.Minute, false, false)}},
-			Waiting{}, checks.StatusFail, checks.Warning, []string{"node rented-1 is not Ready yet"}},
+			runnerconfig.Waiting{}, checks.StatusFail, checks.Warning, []string{"node rented-1 is not Ready yet"}},
 		{"pending-no-node-young", nil, &cluster.CSRs{Items: []certv1.CertificateSigningRequest{csr("csr-a", "rented-9", time.Minute, false, false)}},
-			Waiting{}, checks.StatusFail, checks.Warning, []string{"no node rented-9 exists yet"}},
+			runnerconfig.Waiting{}, checks.StatusFail, checks.Warning, []string{"no node rented-9 exists yet"}},
 		{"pending-no-node-stale", nil, &cluster.CSRs{Items: []certv1.CertificateSigningRequest{csr("csr-a", "rented-9", 3*time.Hour, false, false)}},
-			Waiting{}, checks.StatusPass, 0, nil},
-		{"k3s", []corev1.Node{node("rented-1", true, k3s)}, &cluster.CSRs{}, Waiting{}, checks.StatusSkipped, 0,
+			runnerconfig.Waiting{}, checks.StatusPass, 0, nil},
+		{"k3s", []corev1.Node{node("rented-1", true, k3s)}, &cluster.CSRs{}, runnerconfig.Waiting{}, checks.StatusSkipped, 0,
 			[]string{"from k3s itself, not through CSRs: kubelet-reach tells"}},
-		{"k3s-by-provider-id", []corev1.Node{node("rented-1", true, func(n *corev1.Node) { n.Spec.ProviderID = "k3s://rented-1" })}, &cluster.CSRs{}, Waiting{}, checks.StatusSkipped, 0,
+		{"k3s-by-provider-id", []corev1.Node{node("rented-1", true, func(n *corev1.Node) { n.Spec.ProviderID = "k3s://rented-1" })}, &cluster.CSRs{}, runnerconfig.Waiting{}, checks.StatusSkipped, 0,
 			[]string{"from k3s itself"}},
-		{"forbidden", []corev1.Node{node("rented-1", true)}, &cluster.CSRs{Err: forbidden}, Waiting{}, checks.StatusUnknown, 0,
+		{"forbidden", []corev1.Node{node("rented-1", true)}, &cluster.CSRs{Err: forbidden}, runnerconfig.Waiting{}, checks.StatusUnknown, 0,
 			[]string{"may not list certificatesigningrequests.certificates.k8s.io at the cluster scope"}},
 	}
 	for _, tc := range cases {
@@ -112,24 +111,5 @@ func TestJudge(t *testing.T) {
 				t.Errorf("want no finding:\n%s", checktest.Text(r))
 			}
 		})
-	}
-}
-
-func TestWaitsForReachable(t *testing.T) {
-	for _, tc := range []struct {
-		r    runnerconfig.Runner
-		want Waiting
-	}{
-		{runnerconfig.Runner{}, Waiting{}},
-		{runnerconfig.Runner{FeatureFlags: map[string]bool{"FF_WAIT_FOR_POD_TO_BE_REACHABLE": true}}, Waiting{true, "[runners.feature_flags]"}},
-		{runnerconfig.Runner{FeatureFlags: map[string]bool{"FF_WAIT_FOR_POD_TO_BE_REACHABLE": false}}, Waiting{false, "[runners.feature_flags]"}},
-		{runnerconfig.Runner{Environment: []string{"FF_WAIT_FOR_POD_TO_BE_REACHABLE=true"}}, Waiting{true, "[[runners]] environment"}},
-		// feature_flags wins over a variable (common/build_settings.go, v19.3.0).
-		{runnerconfig.Runner{FeatureFlags: map[string]bool{"FF_WAIT_FOR_POD_TO_BE_REACHABLE": false}, Environment: []string{"FF_WAIT_FOR_POD_TO_BE_REACHABLE=true"}},
-			Waiting{false, "[runners.feature_flags]"}},
-	} {
-		if got := WaitsForReachable(&facts.RunnerEntry{Runner: &tc.r}); got != tc.want {
-			t.Errorf("%v %v: got %+v, want %+v", tc.r.FeatureFlags, tc.r.Environment, got, tc.want)
-		}
 	}
 }

@@ -5,12 +5,8 @@
 package namespacequota
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
 	"github.com/socialwebcomputer/doctor/runnerconfig/jobpod"
@@ -58,7 +53,7 @@ var Check = &checks.Check{
 			"is forbidden: maximum * usage per Pod is *, but limit is *",
 		},
 	},
-	Requires:  []checks.Node{ObjectsFact, cluster.ListsFact, facts.APIClient, facts.ThisRunner},
+	Requires:  []checks.Node{cluster.NamespaceQuotaObjectsFact, cluster.ListsFact, facts.APIClient, facts.ThisRunner},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run:       run,
@@ -68,25 +63,17 @@ var Check = &checks.Check{
 // leaked: the runner creates it before the pod and sets the owner after.
 const LeakAge = time.Hour
 
-type namespaceObjects struct {
-	quotas           []corev1.ResourceQuota
-	ranges           []corev1.LimitRange
-	quotaErr, lrErr  error
-	secrets, configs []metav1.PartialObjectMetadata
-	secErr, cmErr    error
-}
-
 func run(p *checks.Pass) error {
 	e := facts.ThisRunner.Get(p)
 	if e.Kube().NamespacePerJob {
 		return checks.Skip("namespace_per_job is set: each job's namespace is created for it, with no quota of its own")
 	}
 	ns := e.Namespace()
-	o := ObjectsFact.Get(p)
-	if err := forbidden(o.quotaErr, "resourcequotas", ns); err != nil {
+	o := cluster.NamespaceQuotaObjectsFact.Get(p)
+	if err := forbidden(o.QuotaErr, "resourcequotas", ns); err != nil {
 		return err
 	}
-	if err := forbidden(o.lrErr, "limitranges", ns); err != nil {
+	if err := forbidden(o.LRErr, "limitranges", ns); err != nil {
 		return err
 	}
 	for _, ask := range []jobpod.Ask{jobpod.Configured, jobpod.MostAllowed} {
@@ -94,8 +81,8 @@ func run(p *checks.Pass) error {
 		if err != nil {
 			return fmt.Errorf("%s: the job pod cannot be built: %w", e.Label(), err)
 		}
-		ApplyDefaults(pod, o.ranges)
-		refusals := append(LimitRangeRefusals(pod, o.ranges), QuotaRefusals(pod, o.quotas)...)
+		ApplyDefaults(pod, o.Ranges)
+		refusals := append(LimitRangeRefusals(pod, o.Ranges), QuotaRefusals(pod, o.Quotas)...)
 		if len(refusals) == 0 {
 			continue
 		}
@@ -103,10 +90,10 @@ func run(p *checks.Pass) error {
 		break // the most a job may ask is reported only when what every job asks fits
 	}
 	leaked(p, e.Label(), ns, o, cluster.ListsFact.Get(p))
-	if err := forbidden(o.secErr, "secrets", ns); err != nil {
+	if err := forbidden(o.SecErr, "secrets", ns); err != nil {
 		return err
 	}
-	return forbidden(o.cmErr, "configmaps", ns)
+	return forbidden(o.CMErr, "configmaps", ns)
 }
 
 func report(p *checks.Pass, e *facts.RunnerEntry, ns string, pod *corev1.Pod, refusals []Refusal, ask jobpod.Ask) {
@@ -165,83 +152,9 @@ func forbidden(err error, resource, ns string) error {
 	return fmt.Errorf("listing %s in %s: %w", resource, ns, err)
 }
 
-func list(ctx context.Context, api *facts.API, ns string) *namespaceObjects {
-	return withCounted(ctx, api, ns, listQuotas(ctx, api, ns))
-}
-
-// listQuotas lists the ResourceQuotas and LimitRanges of ns, or of every
-// namespace when ns is "".
-func listQuotas(ctx context.Context, api *facts.API, ns string) *namespaceObjects {
-	o := &namespaceObjects{}
-	core := api.Client.CoreV1()
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		r, err := core.ResourceQuotas(ns).List(ctx, metav1.ListOptions{Limit: cluster.PageSize})
-		if o.quotaErr = err; err == nil {
-			o.quotas = r.Items
-		}
-	})
-	wg.Go(func() {
-		r, err := core.LimitRanges(ns).List(ctx, metav1.ListOptions{Limit: cluster.PageSize})
-		if o.lrErr = err; err == nil {
-			o.ranges = r.Items
-		}
-	})
-	wg.Wait()
-	return o
-}
-
-// inNamespace is ns's part of a cluster-wide listQuotas.
-func (all *namespaceObjects) inNamespace(ns string) *namespaceObjects {
-	o := &namespaceObjects{}
-	for _, q := range all.quotas {
-		if q.Namespace == ns {
-			o.quotas = append(o.quotas, q)
-		}
-	}
-	for _, r := range all.ranges {
-		if r.Namespace == ns {
-			o.ranges = append(o.ranges, r)
-		}
-	}
-	return o
-}
-
-// withCounted adds to o the objects a quota of ns counts, when one does.
-func withCounted(ctx context.Context, api *facts.API, ns string, o *namespaceObjects) *namespaceObjects {
-	var wg sync.WaitGroup
-	// Secrets and ConfigMaps are listed only where a quota counts them,
-	// names and owners only: a metadata list never carries a Secret's data.
-	if _, _, name := quotaOn(o.quotas, "secrets"); name != "" {
-		wg.Go(func() { o.secrets, o.secErr = metadataList(ctx, api, ns, "secrets") })
-	}
-	if _, _, name := quotaOn(o.quotas, "configmaps"); name != "" {
-		wg.Go(func() { o.configs, o.cmErr = metadataList(ctx, api, ns, "configmaps") })
-	}
-	wg.Wait()
-	return o
-}
-
-// metadataList lists objects as PartialObjectMetadata (the apiserver's
-// as=PartialObjectMetadataList), one page.
-func metadataList(ctx context.Context, api *facts.API, ns, resource string) ([]metav1.PartialObjectMetadata, error) {
-	raw, err := api.Client.CoreV1().RESTClient().Get().Namespace(ns).Resource(resource).
-		Param("limit", fmt.Sprint(cluster.PageSize)).
-		SetHeader("Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1").
-		DoRaw(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var l metav1.PartialObjectMetadataList
-	if err := json.Unmarshal(raw, &l); err != nil {
-		return nil, fmt.Errorf("decoding %s metadata: %w", resource, err)
-	}
-	return l.Items, nil
-}
-
 // leaked reports ownerless runner-… Secrets and ConfigMaps where a quota
 // counts them.
-func leaked(p *checks.Pass, label, ns string, o *namespaceObjects, l *cluster.Lists) {
+func leaked(p *checks.Pass, label, ns string, o *cluster.NamespaceQuotaObjects, l *cluster.Lists) {
 	pods := map[string]bool{}
 	for _, pod := range l.RunnerPods {
 		pods[string(pod.UID)] = true
@@ -250,8 +163,8 @@ func leaked(p *checks.Pass, label, ns string, o *namespaceObjects, l *cluster.Li
 		resource string
 		items    []metav1.PartialObjectMetadata
 		err      error
-	}{{"secrets", o.secrets, o.secErr}, {"configmaps", o.configs, o.cmErr}} {
-		hard, used, name := quotaOn(o.quotas, kind.resource)
+	}{{"secrets", o.Secrets, o.SecErr}, {"configmaps", o.Configs, o.CMErr}} {
+		hard, used, name := cluster.QuotaOn(o.Quotas, kind.resource)
 		if name == "" || kind.err != nil {
 			continue
 		}
@@ -282,20 +195,6 @@ func leaked(p *checks.Pass, label, ns string, o *namespaceObjects, l *cluster.Li
 	}
 }
 
-// quotaOn finds a quota counting the resource (count/secrets or secrets).
-func quotaOn(quotas []corev1.ResourceQuota, resource string) (hard, used int64, name string) {
-	for i := range quotas {
-		q := &quotas[i]
-		for _, n := range []corev1.ResourceName{corev1.ResourceName("count/" + resource), corev1.ResourceName(resource)} {
-			if h, ok := Hard(q)[n]; ok {
-				u := q.Status.Used[n]
-				return h.Value(), u.Value(), q.Name
-			}
-		}
-	}
-	return 0, 0, ""
-}
-
 // IsLeaked tells a runner-… object no live pod owns, older than LeakAge.
 func IsLeaked(o metav1.PartialObjectMetadata, pods map[string]bool, now time.Time) bool {
 	if !strings.HasPrefix(o.Name, "runner-") || !strings.Contains(o.Name, "-project-") {
@@ -310,38 +209,4 @@ func IsLeaked(o metav1.PartialObjectMetadata, pods map[string]bool, now time.Tim
 		}
 	}
 	return true
-}
-
-// ObjectsFact lists the runner namespace's ResourceQuotas and LimitRanges
-// once per target and namespace. It is a fact of its own, gated on api-auth
-// rather than behind the cluster lists the check also reads, so its
-// requests leave with the self-review, in the same round trip.
-var ObjectsFact = &checks.Fact[*namespaceObjects]{
-	ID:       "namespace-quota-objects",
-	Doc:      "the runner namespace's ResourceQuotas and LimitRanges, listed once per target and namespace",
-	Requires: []checks.Node{checks.Gate(apiauth.Check), facts.APIClient, facts.ThisRunner, facts.Config},
-	Network:  true,
-	Compute: func(p *checks.Pass) (*namespaceObjects, error) {
-		e := facts.ThisRunner.Get(p)
-		if e.Kube().NamespacePerJob {
-			return nil, nil // the check skips; nothing to list
-		}
-		api, ns := facts.APIClient.Get(p), e.Namespace()
-		ctx, cancel := context.WithTimeout(p.Context, p.Env.APITimeout())
-		defer cancel()
-		if cluster.AcrossNamespaces(p) {
-			// Runners in several namespaces: two lists for the cluster, not
-			// two per namespace, unless the identity may not list them.
-			all, _ := checks.Shared(p, "quota "+api.Key+" all", func() (*namespaceObjects, error) { return listQuotas(ctx, api, ""), nil })
-			if !apierrors.IsForbidden(all.quotaErr) && !apierrors.IsForbidden(all.lrErr) {
-				if err := errors.Join(all.quotaErr, all.lrErr); err != nil {
-					return &namespaceObjects{quotaErr: all.quotaErr, lrErr: all.lrErr}, nil
-				}
-				return checks.Shared(p, "quota "+api.Key+" ns "+ns, func() (*namespaceObjects, error) {
-					return withCounted(ctx, api, ns, all.inNamespace(ns)), nil
-				})
-			}
-		}
-		return checks.Shared(p, "quota "+api.Key+" ns "+ns, func() (*namespaceObjects, error) { return list(ctx, api, ns), nil })
-	},
 }

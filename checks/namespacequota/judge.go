@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
 	"github.com/socialwebcomputer/doctor/runnerconfig/jobpod"
 )
 
@@ -157,15 +158,6 @@ func Usage(pod *corev1.Pod) map[corev1.ResourceName]resource.Quantity {
 	return out
 }
 
-// Hard is what a quota enforces: its status once the quota controller has
-// seen it, else its spec.
-func Hard(q *corev1.ResourceQuota) corev1.ResourceList {
-	if len(q.Status.Hard) > 0 {
-		return q.Status.Hard
-	}
-	return q.Spec.Hard
-}
-
 // QuotaRefusals are "failed quota: … must specify …" and "exceeded quota:
 // …", worded as the apiserver words them.
 func QuotaRefusals(pod *corev1.Pod, quotas []corev1.ResourceQuota) []Refusal {
@@ -179,7 +171,7 @@ func QuotaRefusals(pod *corev1.Pod, quotas []corev1.ResourceQuota) []Refusal {
 			// some pods only; weighing the scope is not done here.
 			continue
 		}
-		hard := Hard(q)
+		hard := cluster.Hard(q)
 		if msg := mustSpecify(pod, hard); msg != "" {
 			out = append(out, Refusal{Object: obj, Message: fmt.Sprintf("failed quota: %s: %s", q.Name, msg), Always: true})
 		}

@@ -5,7 +5,6 @@
 package nodelocaldns
 
 import (
-	"context"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,8 +14,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/client/kube"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
-	"github.com/socialwebcomputer/doctor/internal/hostio"
-	"github.com/socialwebcomputer/doctor/runnerconfig"
+	"github.com/socialwebcomputer/doctor/checks/facts/nodedns"
 )
 
 // ID names the check; its own probe findings fold under it by this name.
@@ -53,18 +51,18 @@ var Check = &checks.Check{
 	},
 	// The cluster side needs the API; the direct probe does not, and in a job
 	// pod with no kubeconfig it is the whole check. So the API is optional.
-	Requires:  []checks.Node{checks.Optional(apiauth.Check), checks.Optional(cluster.ListsFact), checks.Optional(AddonFact), checks.Optional(facts.APIClient), facts.ThisRunner, ProbeFact},
+	Requires:  []checks.Node{checks.Optional(apiauth.Check), checks.Optional(cluster.ListsFact), checks.Optional(nodedns.AddonFact), checks.Optional(facts.APIClient), facts.ThisRunner, nodedns.ProbeFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	// Two UDP+TCP timeouts of the probe and the two lists fit well inside.
 	Timeout: 15 * time.Second,
 	Run: func(p *checks.Pass) error {
-		in := inputs{probe: ProbeFact.Get(p)}
+		in := inputs{probe: nodedns.ProbeFact.Get(p)}
 		if l := cluster.ListsFact.Get(p); l != nil {
 			in.api, in.nodes, in.nodesErr = true, l.Nodes, l.Err("nodes")
 			api := facts.APIClient.Get(p)
 			in.client, in.target = api.Client, api.Key
-			in.addon = AddonFact.Get(p)
+			in.addon = nodedns.AddonFact.Get(p)
 		}
 		return run(p, in)
 	},
@@ -76,9 +74,9 @@ type inputs struct {
 	nodes    []corev1.Node
 	nodesErr error
 	client   kube.Interface
-	target   string       // the API target's key: runners of one cluster share its view
-	addon    *fetched     // the add-on as AddonFact listed it; nil: fetch it
-	probe    *probeResult // the DNS server's answers (ProbeFact, probeRunner); nil: no server to ask
+	target   string               // the API target's key: runners of one cluster share its view
+	addon    *nodedns.AddonResult // the add-on as AddonFact listed it; nil: fetch it
+	probe    *nodedns.Probe       // the DNS server's answers (ProbeFact, probeRunner); nil: no server to ask
 }
 
 // run looks at the cluster and, when doctor is where a job resolves (or was
@@ -86,7 +84,7 @@ type inputs struct {
 // findings are reported first: on a cluster where no node has a Ready DNS
 // pod, a probe that finds no server folds under the cluster's finding.
 func run(p *checks.Pass, in inputs) error {
-	ctx, cancel := budget(p.Context)
+	ctx, cancel := nodedns.Budget(p.Context)
 	defer cancel()
 
 	pr := in.probe
@@ -102,11 +100,11 @@ func run(p *checks.Pass, in inputs) error {
 	if !in.api {
 		err = nil // the probe alone: the cluster side could not be looked at
 	} else if err == nil {
-		var v *view
+		var v *nodedns.Addon
 		if in.addon != nil {
-			v, err = in.addon.v, in.addon.err
+			v, err = in.addon.Addon, in.addon.Err
 		} else {
-			v, err = in.fetch(p, ctx)
+			v, err = nodedns.AddonOnce(p, ctx, in.client, in.target)
 		}
 		if err == nil {
 			found, noneWorks = judge(in.nodes, v)
@@ -122,94 +120,9 @@ func run(p *checks.Pass, in inputs) error {
 		}
 	}
 	if pr != nil {
-		for _, f := range pr.findings(causedBy) {
+		for _, f := range findings(pr, causedBy) {
 			p.Report(f)
 		}
 	}
 	return err
-}
-
-// ProbeFact asks the DNS server a job resolves through (or --dns-server)
-// for the runner's GitLab names as soon as the runner is known. It needs
-// nothing from the cluster, and the check, which waits for the cluster's
-// lists, then finds it answered instead of starting it after them: on a
-// cluster with nodes the lists are the run's last answers.
-var ProbeFact = &checks.Fact[*probeResult]{
-	ID:       "node-dns-probe",
-	Doc:      "the DNS server a job resolves through (or --dns-server), asked for the runner's GitLab names over UDP and TCP",
-	Requires: []checks.Node{facts.ThisRunner},
-	Network:  true,
-	Compute: func(p *checks.Pass) (*probeResult, error) {
-		e := facts.ThisRunner.Get(p)
-		// Only for a runner the check applies to: no query for a Docker
-		// runner's sake.
-		if e.Executor != checks.Kubernetes {
-			return nil, nil
-		}
-		ctx, cancel := budget(p.Context)
-		defer cancel()
-		return probeRunner(ctx, p.Env, e.Runner), nil
-	},
-}
-
-// probeRunner asks the server a job resolves through (probeServer) for the
-// names a job of runner r resolves; nil when doctor has no server to ask.
-func probeRunner(ctx context.Context, env *hostio.Env, r *runnerconfig.Runner) *probeResult {
-	server, why := probeServer(env)
-	if server == "" {
-		return nil
-	}
-	return probe(ctx, env, server, why, targets(r, env.Setting(settingRepositoryURL, "")))
-}
-
-// fetch lists the node-local DNS add-on once per target.
-func (in inputs) fetch(p *checks.Pass, ctx context.Context) (*view, error) {
-	systemPods := func(ctx context.Context) ([]corev1.Pod, error) {
-		return cluster.SystemPods(p, ctx, in.target, in.client)
-	}
-	if in.target == "" {
-		return fetch(ctx, in.client, systemPods)
-	}
-	type got struct {
-		v   *view
-		err error
-	}
-	g, _ := checks.Shared(p, "node-dns "+in.target, func() (got, error) {
-		v, err := fetch(ctx, in.client, systemPods)
-		return got{v, err}, nil
-	})
-	return g.v, g.err
-}
-
-// budget ends the check's own work a little before the engine's deadline, so
-// what was learnt is reported instead of dropped as a timeout.
-func budget(ctx context.Context) (context.Context, context.CancelFunc) {
-	dl, ok := ctx.Deadline()
-	if !ok {
-		return context.WithTimeout(ctx, 15*time.Second)
-	}
-	return context.WithDeadline(ctx, dl.Add(-time.Until(dl)/10))
-}
-
-// fetched is the add-on's view as listed, or why it could not be.
-type fetched struct {
-	v   *view
-	err error
-}
-
-// AddonFact lists the node-local DNS add-on (its DaemonSet and pods) once
-// per target. Gated on api-auth instead of waiting behind it and the
-// cluster lists, its requests leave with the self-review.
-var AddonFact = &checks.Fact[*fetched]{
-	ID:       "node-dns-addon",
-	Doc:      "the node-local DNS add-on's DaemonSet and pods in kube-system, listed once per target",
-	Requires: []checks.Node{checks.Gate(apiauth.Check), facts.APIClient},
-	Network:  true,
-	Compute: func(p *checks.Pass) (*fetched, error) {
-		api := facts.APIClient.Get(p)
-		ctx, cancel := budget(p.Context)
-		defer cancel()
-		v, err := inputs{client: api.Client, target: api.Key}.fetch(p, ctx)
-		return &fetched{v, err}, nil
-	},
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/client/dnsq/dnsqtest"
 	"github.com/socialwebcomputer/doctor/checks/client/kube/kubefake"
+	"github.com/socialwebcomputer/doctor/checks/facts/nodedns"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/report"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
@@ -37,7 +38,7 @@ type apiState struct {
 func node(name string, labelled, ready bool) corev1.Node {
 	n := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}}}
 	if labelled {
-		n.Labels[NodeLabel] = "true"
+		n.Labels[nodedns.NodeLabel] = "true"
 	}
 	st := corev1.ConditionFalse
 	if ready {
@@ -48,14 +49,14 @@ func node(name string, labelled, ready bool) corev1.Node {
 }
 
 func daemonSet() *appsv1.DaemonSet {
-	l := map[string]string{PodLabel: PodName}
+	l := map[string]string{nodedns.PodLabel: nodedns.PodName}
 	return &appsv1.DaemonSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: "node-dns"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: nodedns.Namespace, Name: "node-dns"},
 		Spec: appsv1.DaemonSetSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: l},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: l},
-				Spec:       corev1.PodSpec{NodeSelector: map[string]string{NodeLabel: "true"}},
+				Spec:       corev1.PodSpec{NodeSelector: map[string]string{nodedns.NodeLabel: "true"}},
 			},
 		},
 	}
@@ -63,7 +64,7 @@ func daemonSet() *appsv1.DaemonSet {
 
 func dnsPod(name, nodeName string, ready bool) *corev1.Pod {
 	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: Namespace, Name: name, Labels: map[string]string{PodLabel: PodName}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: nodedns.Namespace, Name: name, Labels: map[string]string{nodedns.PodLabel: nodedns.PodName}},
 		Spec:       corev1.PodSpec{NodeName: nodeName},
 		Status:     corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}},
 	}
@@ -101,9 +102,9 @@ func runCheck(t *testing.T, cl apiState, env *hostio.Env, timeout time.Duration)
 	c.Requires = nil
 	c.Run = func(p *checks.Pass) error {
 		// The probe as ProbeFact makes it, under the check's own budget.
-		ctx, cancel := budget(p.Context)
+		ctx, cancel := nodedns.Budget(p.Context)
 		defer cancel()
-		return run(p, inputs{api: !cl.noAPI, nodes: cl.nodes, client: kubefake.Wrap(cs), probe: probeRunner(ctx, p.Env, config(t))})
+		return run(p, inputs{api: !cl.noAPI, nodes: cl.nodes, client: kubefake.Wrap(cs), probe: nodedns.ProbeRunner(ctx, p.Env, config(t))})
 	}
 	if timeout > 0 {
 		c.Timeout = timeout
@@ -119,7 +120,7 @@ func runCheck(t *testing.T, cl apiState, env *hostio.Env, timeout time.Duration)
 }
 
 func withServer(addr string) *hostio.Env {
-	return &hostio.Env{Settings: map[string]string{settingServer: addr}}
+	return &hostio.Env{Settings: map[string]string{nodedns.SettingServer: addr}}
 }
 
 func causes(fs []checks.Finding) string {
@@ -199,7 +200,7 @@ func TestProbeOutcomes(t *testing.T) {
 		{"healthy", dnsqtest.Healthy(t, "127.0.0.9").Addr, 0, nil},
 		{"timeout", dnsqtest.Silent(t).Addr, checks.Error, []string{"Nothing answers DNS at", "over UDP and TCP", "Could not resolve host: " + gitlabHost}},
 		{"refused", dnsqtest.Closed(t), checks.Error, []string{"refuses DNS over UDP and TCP: nothing listens", "Could not resolve host: " + gitlabHost}},
-		{"rcode-refused", dnsqtest.Rcode(t, dns.RcodeRefused).Addr, checks.Error, []string{"answers REFUSED for " + gitlabHost + ", " + ServiceName}},
+		{"rcode-refused", dnsqtest.Rcode(t, dns.RcodeRefused).Addr, checks.Error, []string{"answers REFUSED for " + gitlabHost + ", " + nodedns.ServiceName}},
 		{"servfail", dnsqtest.Rcode(t, dns.RcodeServerFailure).Addr, checks.Error, []string{"answers SERVFAIL for " + gitlabHost, "fatal: unable to access 'https://" + gitlabHost + ":8443/'"}},
 		{"nxdomain", dnsqtest.Rcode(t, dns.RcodeNameError).Addr, checks.Error, []string{"answers NXDOMAIN", "does not forward cluster.local", "tailnet"}},
 		{"no-address", dnsqtest.NoAddress(t).Addr, checks.Error, []string{"with no A or AAAA record"}},
@@ -241,12 +242,12 @@ func TestTruncatedAsksTCP(t *testing.T) {
 	s := dnsqtest.TruncatedUDP(t, "127.0.0.9")
 	env := withServer(s.Addr)
 	env.Root = t.TempDir()
-	r := probe(t.Context(), env, s.Addr, "test", targets(config(t), ""))
+	r := nodedns.Ask(t.Context(), env, s.Addr, "test", nodedns.Targets(config(t), ""))
 	var got []string
-	for _, a := range r.answers {
+	for _, a := range r.Answers {
 		got = append(got, a.Net+" "+a.Name+" "+string(a.Outcome))
 	}
-	want := "udp " + gitlabHost + ". truncated|udp " + ServiceName + ". truncated|tcp " + gitlabHost + ". ok|tcp " + ServiceName + ". ok"
+	want := "udp " + gitlabHost + ". truncated|udp " + nodedns.ServiceName + ". truncated|tcp " + gitlabHost + ". ok|tcp " + nodedns.ServiceName + ". ok"
 	if strings.Join(got, "|") != want {
 		t.Errorf("exchanges\n%s\nwant\n%s", strings.Join(got, "|"), want)
 	}
@@ -327,9 +328,9 @@ func TestOfflineSkips(t *testing.T) {
 
 // shortQueries makes a silent server cost 300ms a question, not 2s.
 func shortQueries() func() {
-	old := queryTimeout
-	queryTimeout = 300 * time.Millisecond
-	return func() { queryTimeout = old }
+	old := nodedns.QueryTimeout
+	nodedns.QueryTimeout = 300 * time.Millisecond
+	return func() { nodedns.QueryTimeout = old }
 }
 
 // TestProbeWithoutAPI is doctor in a job pod with no kubeconfig: the cluster

@@ -1,104 +1,24 @@
 package nodelocaldns
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
-	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/client/kube"
-	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
+	"github.com/socialwebcomputer/doctor/checks/facts/nodedns"
 )
-
-// The names the provider's node network add-ons use.
-const (
-	Namespace  = cluster.SystemNamespace
-	PodLabel   = "app.kubernetes.io/name"
-	PodName    = "socialweb-node-dns"
-	NodeLabel  = "socialweb.computer/node-local-dns"
-	podsSource = "GET /api/v1/namespaces/" + Namespace + "/pods"
-	dsSource   = "GET /apis/apps/v1/namespaces/" + Namespace + "/daemonsets"
-)
-
-// view is the node-local DNS objects: its DaemonSets and their pods.
-type view struct {
-	daemonSets []appsv1.DaemonSet // those whose pods carry the label
-	others     []string           // the other DaemonSets in kube-system, for evidence
-	pods       []corev1.Pod
-}
-
-// fetch reads the add-on: kube-system's DaemonSets, listed here, and its
-// pods, those of kube-system's (one list, shared with kubelet-reach) that
-// carry the add-on's label. Both leave at once, under ctx and at most 10 s.
-func fetch(ctx context.Context, c kube.Interface, systemPods func(context.Context) ([]corev1.Pod, error)) (*view, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	v := &view{}
-	var dsErr, podsErr error
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		dsErr = pages(func(o metav1.ListOptions) (string, error) {
-			r, err := c.AppsV1().DaemonSets(Namespace).List(ctx, o)
-			if err != nil {
-				return "", err
-			}
-			for _, ds := range r.Items {
-				if ds.Spec.Template.Labels[PodLabel] == PodName {
-					v.daemonSets = append(v.daemonSets, ds)
-				} else {
-					v.others = append(v.others, ds.Name)
-				}
-			}
-			return r.Continue, nil
-		}, metav1.ListOptions{})
-	})
-	wg.Go(func() {
-		var pods []corev1.Pod
-		pods, podsErr = systemPods(ctx)
-		for _, p := range pods {
-			if p.Labels[PodLabel] == PodName {
-				v.pods = append(v.pods, p)
-			}
-		}
-	})
-	wg.Wait()
-	if dsErr != nil {
-		return nil, fmt.Errorf("%s: %w", dsSource, facts.LacksRBAC(facts.Access{Verb: "list", Group: "apps", Resource: "daemonsets", Namespace: Namespace}, dsErr))
-	}
-	if podsErr != nil {
-		return nil, fmt.Errorf("%s: %w", podsSource, facts.LacksRBAC(facts.Access{Verb: "list", Resource: "pods", Namespace: Namespace}, podsErr))
-	}
-	return v, nil
-}
-
-// pages follows continue tokens, at most 100 pages of 500.
-func pages(list func(metav1.ListOptions) (string, error), o metav1.ListOptions) error {
-	o.Limit = 500
-	for range 100 {
-		next, err := list(o)
-		if err != nil || next == "" {
-			return err
-		}
-		o.Continue = next
-	}
-	return fmt.Errorf("more than 100 pages")
-}
 
 // judge finds, per cause, the nodes whose jobs cannot resolve. noneWorks
 // says no Ready node has a Ready DNS pod, so a failing direct probe is this
 // cluster-wide cause and not some other node's trouble.
-func judge(nodes []corev1.Node, v *view) (out []checks.Finding, noneWorks bool) {
+func judge(nodes []corev1.Node, v *nodedns.Addon) (out []checks.Finding, noneWorks bool) {
 	byNode := map[string][]*corev1.Pod{}
-	for i := range v.pods {
-		if p := &v.pods[i]; p.DeletionTimestamp == nil {
+	for i := range v.Pods {
+		if p := &v.Pods[i]; p.DeletionTimestamp == nil {
 			byNode[podNode(p)] = append(byNode[podNode(p)], p)
 		}
 	}
@@ -107,7 +27,7 @@ func judge(nodes []corev1.Node, v *view) (out []checks.Finding, noneWorks bool) 
 	working := 0
 	for i := range nodes {
 		n := &nodes[i]
-		labelled, ready := n.Labels[NodeLabel] == "true", cluster.NodeReady(n)
+		labelled, ready := n.Labels[nodedns.NodeLabel] == "true", cluster.NodeReady(n)
 		served := false
 		for _, p := range byNode[n.Name] {
 			served = served || podReady(p)
@@ -120,7 +40,7 @@ func judge(nodes []corev1.Node, v *view) (out []checks.Finding, noneWorks bool) 
 			unlabelledServed = append(unlabelledServed, n.Name)
 		case !labelled:
 			unlabelled = append(unlabelled, n.Name)
-		case len(v.daemonSets) == 0 || !ready:
+		case len(v.DaemonSets) == 0 || !ready:
 			// No DaemonSet is reported once below; a NotReady node takes no
 			// job, and its DNS pod cannot be Ready before its kubelet is.
 		case len(byNode[n.Name]) == 0:
@@ -128,39 +48,39 @@ func judge(nodes []corev1.Node, v *view) (out []checks.Finding, noneWorks bool) 
 		case !served:
 			notReady = append(notReady, n.Name)
 			for _, p := range byNode[n.Name] {
-				notReadyEv = append(notReadyEv, checks.Evidence{Source: "pod " + Namespace + "/" + p.Name, Detail: "on " + n.Name + ": " + podState(p)})
+				notReadyEv = append(notReadyEv, checks.Evidence{Source: "pod " + nodedns.Namespace + "/" + p.Name, Detail: "on " + n.Name + ": " + podState(p)})
 			}
 		}
 	}
 	noneWorks = len(nodes) > 0 && working == 0
 
-	if len(v.daemonSets) == 0 {
+	if len(v.DaemonSets) == 0 {
 		out = append(out, noDaemonSet(nodes, v))
 	}
 	if len(unlabelled) > 0 {
 		out = append(out, checks.Finding{
 			Cause: fmt.Sprintf("%s %s not labelled %s=true, so the DaemonSet places no DNS pod there: %s joined with an older user_data. "+
 				"A job pod there finds nothing at 169.254.20.10 and fails at the clone with `Could not resolve host`.",
-				upper(nodesPhrase(unlabelled)), verb(len(unlabelled), "is", "are"), NodeLabel, pronoun(len(unlabelled))),
-			Evidence: []checks.Evidence{{Source: "GET /api/v1/nodes", Detail: "without " + NodeLabel + "=true: " + first(unlabelled, 10)}},
+				upper(nodesPhrase(unlabelled)), verb(len(unlabelled), "is", "are"), nodedns.NodeLabel, pronoun(len(unlabelled))),
+			Evidence: []checks.Evidence{{Source: "GET /api/v1/nodes", Detail: "without " + nodedns.NodeLabel + "=true: " + first(unlabelled, 10)}},
 			Fix: fmt.Sprintf("Replace %s with nodes booted from the current user_data; until then, label %s: kubectl label node %s %s=true",
-				pronoun(len(unlabelled)), pronoun(len(unlabelled)), strings.Join(unlabelled[:min(len(unlabelled), 10)], " "), NodeLabel),
+				pronoun(len(unlabelled)), pronoun(len(unlabelled)), strings.Join(unlabelled[:min(len(unlabelled), 10)], " "), nodedns.NodeLabel),
 		})
 	}
 	if len(noPod) > 0 {
 		out = append(out, checks.Finding{
 			Cause: fmt.Sprintf("%s %s labelled %s=true and Ready, but no %s pod is placed there: the DaemonSet does not select %s "+
 				"(its nodeSelector or tolerations), so job pods there cannot resolve anything and fail at the clone with `Could not resolve host`.",
-				upper(nodesPhrase(noPod)), verb(len(noPod), "is", "are"), NodeLabel, PodName, pronoun(len(noPod))),
-			Evidence: append([]checks.Evidence{{Source: podsSource, Detail: "no pod labelled " + PodLabel + "=" + PodName + " on " + first(noPod, 10)}}, dsEvidence(v, nodes, noPod)...),
-			Fix: "kubectl -n kube-system describe daemonset " + v.daemonSets[0].Name + " and compare its node selector and " +
+				upper(nodesPhrase(noPod)), verb(len(noPod), "is", "are"), nodedns.NodeLabel, nodedns.PodName, pronoun(len(noPod))),
+			Evidence: append([]checks.Evidence{{Source: nodedns.PodsSource, Detail: "no pod labelled " + nodedns.PodLabel + "=" + nodedns.PodName + " on " + first(noPod, 10)}}, dsEvidence(v, nodes, noPod)...),
+			Fix: "kubectl -n kube-system describe daemonset " + v.DaemonSets[0].Name + " and compare its node selector and " +
 				"tolerations with kubectl describe node " + noPod[0] + ".",
 		})
 	}
 	if len(notReady) > 0 {
 		out = append(out, checks.Finding{
 			Cause: fmt.Sprintf("The %s pod on %s is not Ready: nothing answers at 169.254.20.10 there, so job pods fail at the clone with `Could not resolve host`.",
-				PodName, nodesPhrase(notReady)),
+				nodedns.PodName, nodesPhrase(notReady)),
 			Evidence: firstEvidence(notReadyEv, 10),
 			Fix:      "kubectl -n kube-system describe pod and kubectl -n kube-system logs for the pods named: the reason is in their events and log.",
 		})
@@ -170,10 +90,10 @@ func judge(nodes []corev1.Node, v *view) (out []checks.Finding, noneWorks bool) 
 			Severity: checks.Warning,
 			Cause: fmt.Sprintf("%s %s not labelled %s=true (joined with an older user_data), yet %s a Ready DNS pod because the DaemonSet "+
 				"does not select on the label; a DaemonSet that does will leave %s without DNS.",
-				upper(nodesPhrase(unlabelledServed)), verb(len(unlabelledServed), "is", "are"), NodeLabel,
+				upper(nodesPhrase(unlabelledServed)), verb(len(unlabelledServed), "is", "are"), nodedns.NodeLabel,
 				verb(len(unlabelledServed), "runs", "run"), pronoun(len(unlabelledServed))),
-			Evidence: []checks.Evidence{{Source: "GET /api/v1/nodes", Detail: "without " + NodeLabel + "=true: " + first(unlabelledServed, 10)}},
-			Fix:      "Replace them with nodes booted from the current user_data, or label them " + NodeLabel + "=true.",
+			Evidence: []checks.Evidence{{Source: "GET /api/v1/nodes", Detail: "without " + nodedns.NodeLabel + "=true: " + first(unlabelledServed, 10)}},
+			Fix:      "Replace them with nodes booted from the current user_data, or label them " + nodedns.NodeLabel + "=true.",
 		})
 	}
 	return out, noneWorks
@@ -182,20 +102,20 @@ func judge(nodes []corev1.Node, v *view) (out []checks.Finding, noneWorks bool) 
 // noDaemonSet is the add-on pass that never ran. At zero nodes no job has
 // failed from it yet, but the DaemonSet is an API object that exists before
 // any node: the next node a job brings up has no DNS, and that job fails.
-func noDaemonSet(nodes []corev1.Node, v *view) checks.Finding {
+func noDaemonSet(nodes []corev1.Node, v *nodedns.Addon) checks.Finding {
 	others := "none"
-	if len(v.others) > 0 {
-		others = first(v.others, 10)
+	if len(v.Others) > 0 {
+		others = first(v.Others, 10)
 	}
 	f := checks.Finding{
 		Evidence: []checks.Evidence{
-			{Source: dsSource, Detail: fmt.Sprintf("no DaemonSet whose pods are labelled %s=%s; others: %s", PodLabel, PodName, others)},
-			{Source: podsSource, Detail: fmt.Sprintf("%d pods labelled %s=%s", len(v.pods), PodLabel, PodName)},
+			{Source: nodedns.DaemonSetsSource, Detail: fmt.Sprintf("no DaemonSet whose pods are labelled %s=%s; others: %s", nodedns.PodLabel, nodedns.PodName, others)},
+			{Source: nodedns.PodsSource, Detail: fmt.Sprintf("%d pods labelled %s=%s", len(v.Pods), nodedns.PodLabel, nodedns.PodName)},
 		},
 		Fix: "Run the provider's add-on pass for this cluster until its log says `applied the node network add-ons`, then " +
-			"kubectl -n kube-system get pods -l " + PodLabel + "=" + PodName + " -o wide shows a pod per node.",
+			"kubectl -n kube-system get pods -l " + nodedns.PodLabel + "=" + nodedns.PodName + " -o wide shows a pod per node.",
 	}
-	const missing = "No DaemonSet in kube-system runs the node-local DNS (pods labelled " + PodLabel + "=" + PodName + "): " +
+	const missing = "No DaemonSet in kube-system runs the node-local DNS (pods labelled " + nodedns.PodLabel + "=" + nodedns.PodName + "): " +
 		"the provider's add-on pass never applied the node network add-ons."
 	if len(nodes) == 0 {
 		f.Severity = checks.Warning
@@ -214,10 +134,10 @@ func noDaemonSet(nodes []corev1.Node, v *view) checks.Finding {
 }
 
 // dsEvidence shows what the DaemonSet selects next to what the nodes offer.
-func dsEvidence(v *view, nodes []corev1.Node, names []string) []checks.Evidence {
+func dsEvidence(v *nodedns.Addon, nodes []corev1.Node, names []string) []checks.Evidence {
 	var ev []checks.Evidence
-	for _, ds := range v.daemonSets {
-		ev = append(ev, checks.Evidence{Source: "daemonset " + Namespace + "/" + ds.Name, Detail: fmt.Sprintf(
+	for _, ds := range v.DaemonSets {
+		ev = append(ev, checks.Evidence{Source: "daemonset " + nodedns.Namespace + "/" + ds.Name, Detail: fmt.Sprintf(
 			"nodeSelector %s; desired %d, ready %d", labels(ds.Spec.Template.Spec.NodeSelector), ds.Status.DesiredNumberScheduled, ds.Status.NumberReady)})
 	}
 	want := map[string]bool{}
@@ -338,7 +258,7 @@ func first(xs []string, n int) string {
 
 func firstEvidence(ev []checks.Evidence, n int) []checks.Evidence {
 	if len(ev) > n {
-		return append(ev[:n:n], checks.Evidence{Source: podsSource, Detail: fmt.Sprintf("and %d more", len(ev)-n)})
+		return append(ev[:n:n], checks.Evidence{Source: nodedns.PodsSource, Detail: fmt.Sprintf("and %d more", len(ev)-n)})
 	}
 	return ev
 }

@@ -6,42 +6,16 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/client/dnsq"
+	"github.com/socialwebcomputer/doctor/checks/facts/nodedns"
 )
-
-// kind is one cause of a failed exchange. Refused splits in two: nothing
-// listening (the OS answers) is not a server that answers REFUSED.
-type kind struct {
-	outcome dnsq.Outcome
-	nothing bool
-}
-
-// order is the order findings are reported in: the server being absent
-// first, what it answers after.
-var order = []kind{
-	{dnsq.Timeout, false}, {dnsq.Refused, true}, {dnsq.Garbage, false}, {dnsq.ServFail, false},
-	{dnsq.NXDomain, false}, {dnsq.Refused, false}, {dnsq.NoAddress, false}, {dnsq.Truncated, false}, {dnsq.Failed, false},
-}
-
-func kindOf(a dnsq.Answer) kind {
-	return kind{a.Outcome, a.Outcome == dnsq.Refused && a.Err != nil}
-}
-
-// serverWide kinds stop the probe on that transport: every name fails alike.
-func (k kind) serverWide() bool {
-	return k.outcome == dnsq.Timeout || k.outcome == dnsq.Garbage || k.nothing
-}
-
-// noServer kinds are what a node without a Ready DNS pod looks like from
-// inside; a server that answers anything at all is running.
-func (k kind) noServer() bool { return k.outcome == dnsq.Timeout || k.nothing }
 
 // findings is one finding per kind of failure. A name resolves for a job
 // when UDP answers with an address, or UDP is truncated and TCP answers:
 // a failure of a name that resolves anyway is a warning. causedBy, when
 // set, is given to the findings that mean no server runs.
-func (r *probeResult) findings(causedBy string) []checks.Finding {
+func findings(r *nodedns.Probe, causedBy string) []checks.Finding {
 	ok := map[string]bool{} // "<net> <name>" answered with an address
-	for _, a := range r.answers {
+	for _, a := range r.Answers {
 		if a.Outcome == dnsq.OK {
 			ok[a.Net+" "+a.Name] = true
 		}
@@ -50,27 +24,27 @@ func (r *probeResult) findings(causedBy string) []checks.Finding {
 		if ok["udp "+name] {
 			return true
 		}
-		for _, a := range r.answers {
+		for _, a := range r.Answers {
 			if a.Net == "udp" && a.Name == name && a.Outcome == dnsq.Truncated {
 				return ok["tcp "+name]
 			}
 		}
 		return false
 	}
-	groups := map[kind][]dnsq.Answer{}
-	for _, a := range r.answers {
+	groups := map[nodedns.Kind][]dnsq.Answer{}
+	for _, a := range r.Answers {
 		if a.Outcome != dnsq.OK {
-			groups[kindOf(a)] = append(groups[kindOf(a)], a)
+			groups[nodedns.KindOf(a)] = append(groups[nodedns.KindOf(a)], a)
 		}
 	}
 	var out []checks.Finding
-	for _, k := range order {
+	for _, k := range nodedns.KindOrder {
 		as := groups[k]
 		if len(as) == 0 {
 			continue
 		}
 		sev := checks.Warning
-		if k.serverWide() {
+		if k.ServerWide() {
 			sev = checks.Error
 		}
 		for _, a := range as {
@@ -78,18 +52,18 @@ func (r *probeResult) findings(causedBy string) []checks.Finding {
 				sev = checks.Error
 			}
 		}
-		ev := []checks.Evidence{{Source: "dns-server", Detail: r.server + ", asked because " + r.why}}
+		ev := []checks.Evidence{{Source: "dns-server", Detail: r.Server + ", asked because " + r.Why}}
 		for _, a := range as {
 			ev = append(ev, checks.Evidence{Source: "dns query", Detail: a.String()})
 		}
-		cause := r.describe(k, as)
+		cause := describe(r, k, as)
 		if sev == checks.Warning {
 			cause += " Every name still resolves over the other transport, so only resolvers that need it fail."
 		} else {
-			cause += r.symptom(k, as)
+			cause += symptom(r, k, as)
 		}
-		f := checks.Finding{Severity: sev, Cause: cause, Evidence: ev, Fix: fixFor(k, r.server)}
-		if k.noServer() {
+		f := checks.Finding{Severity: sev, Cause: cause, Evidence: ev, Fix: fixFor(k, r.Server)}
+		if k.NoServer() {
 			f.CausedBy = causedBy
 		}
 		out = append(out, f)
@@ -98,69 +72,69 @@ func (r *probeResult) findings(causedBy string) []checks.Finding {
 }
 
 // describe says what the server did, in the words of the outcome.
-func (r *probeResult) describe(k kind, as []dnsq.Answer) string {
-	s, ns, ms := r.server, nets(as), names(as)
+func describe(r *nodedns.Probe, k nodedns.Kind, as []dnsq.Answer) string {
+	s, ns, ms := r.Server, nets(as), names(as)
 	switch k {
-	case kind{dnsq.Timeout, false}:
-		return fmt.Sprintf("Nothing answers DNS at %s over %s within %s: the node's DNS pod is not running there, or does not listen on that address.", s, ns, queryTimeout)
-	case kind{dnsq.Refused, true}:
+	case nodedns.Kind{Outcome: dnsq.Timeout, Nothing: false}:
+		return fmt.Sprintf("Nothing answers DNS at %s over %s within %s: the node's DNS pod is not running there, or does not listen on that address.", s, ns, nodedns.QueryTimeout)
+	case nodedns.Kind{Outcome: dnsq.Refused, Nothing: true}:
 		return fmt.Sprintf("%s refuses DNS over %s: nothing listens on that address and port (the host answers with a port unreachable or a reset), so the node's DNS pod is not running there.", s, ns)
-	case kind{dnsq.Garbage, false}:
+	case nodedns.Kind{Outcome: dnsq.Garbage, Nothing: false}:
 		return fmt.Sprintf("Something that is not a DNS server answers at %s over %s: its reply does not parse as DNS.", s, ns)
-	case kind{dnsq.ServFail, false}:
+	case nodedns.Kind{Outcome: dnsq.ServFail, Nothing: false}:
 		return fmt.Sprintf("%s answers SERVFAIL for %s: the node's DNS runs, but its upstream (the cluster DNS for cluster.local, the provider's resolvers for the rest) fails or cannot be reached.", s, ms)
-	case kind{dnsq.NXDomain, false}:
+	case nodedns.Kind{Outcome: dnsq.NXDomain, Nothing: false}:
 		d := fmt.Sprintf("%s answers NXDOMAIN for %s: the name does not exist as the node's DNS sees it.", s, ms)
 		for _, a := range as {
-			if strings.TrimSuffix(a.Name, ".") == ServiceName {
-				d += " For " + ServiceName + ", the node's DNS does not forward cluster.local to the cluster DNS."
+			if strings.TrimSuffix(a.Name, ".") == nodedns.ServiceName {
+				d += " For " + nodedns.ServiceName + ", the node's DNS does not forward cluster.local to the cluster DNS."
 				break
 			}
 		}
-		if r.gitlab(as) != nil {
+		if gitlab(r, as) != nil {
 			d += " A GitLab name that resolves only on a tailnet or in a private zone does not resolve on a rented node, whose DNS is the provider's."
 		}
 		return d
-	case kind{dnsq.Refused, false}:
+	case nodedns.Kind{Outcome: dnsq.Refused, Nothing: false}:
 		return fmt.Sprintf("%s answers REFUSED for %s: it runs, but will not resolve those names for this client (its ACL or zones).", s, ms)
-	case kind{dnsq.NoAddress, false}:
+	case nodedns.Kind{Outcome: dnsq.NoAddress, Nothing: false}:
 		return fmt.Sprintf("%s answers NOERROR for %s with no A or AAAA record (an empty answer, or a CNAME to a name with no address): there is nothing to connect to.", s, ms)
-	case kind{dnsq.Truncated, false}:
+	case nodedns.Kind{Outcome: dnsq.Truncated, Nothing: false}:
 		return fmt.Sprintf("%s sets the truncated (TC) bit on its UDP answer for %s: a resolver must ask again over TCP, which glibc does and musl before 1.2.4 (older Alpine-based images) does not.", s, ms)
 	}
 	return fmt.Sprintf("The exchange with %s over %s for %s failed.", s, ns, ms)
 }
 
 // symptom quotes the job log line the failure produces.
-func (r *probeResult) symptom(k kind, as []dnsq.Answer) string {
-	t := r.gitlab(as)
-	if t == nil && k.serverWide() && len(r.targets) > 0 && r.targets[0].url != "" {
-		t = &r.targets[0] // the server answers no name at all
+func symptom(r *nodedns.Probe, k nodedns.Kind, as []dnsq.Answer) string {
+	t := gitlab(r, as)
+	if t == nil && k.ServerWide() && len(r.Targets) > 0 && r.Targets[0].URL != "" {
+		t = &r.Targets[0] // the server answers no name at all
 	}
 	if t == nil {
 		return " Job pods cannot resolve in-cluster names either."
 	}
-	return fmt.Sprintf(" A job resolving through it fails at the clone: fatal: unable to access '%s': Could not resolve host: %s", t.url, t.name)
+	return fmt.Sprintf(" A job resolving through it fails at the clone: fatal: unable to access '%s': Could not resolve host: %s", t.URL, t.Name)
 }
 
 // gitlab is the first target with a URL among the failed names.
-func (r *probeResult) gitlab(as []dnsq.Answer) *target {
-	for i := range r.targets {
+func gitlab(r *nodedns.Probe, as []dnsq.Answer) *nodedns.Target {
+	for i := range r.Targets {
 		for _, a := range as {
-			if r.targets[i].url != "" && strings.TrimSuffix(a.Name, ".") == r.targets[i].name {
-				return &r.targets[i]
+			if r.Targets[i].URL != "" && strings.TrimSuffix(a.Name, ".") == r.Targets[i].Name {
+				return &r.Targets[i]
 			}
 		}
 	}
 	return nil
 }
 
-func fixFor(k kind, server string) string {
-	logs := "kubectl -n kube-system logs -l " + PodLabel + "=" + PodName + " --prefix"
-	switch k.outcome {
+func fixFor(k nodedns.Kind, server string) string {
+	logs := "kubectl -n kube-system logs -l " + nodedns.PodLabel + "=" + nodedns.PodName + " --prefix"
+	switch k.Outcome {
 	case dnsq.Timeout, dnsq.Refused:
-		if k.nothing || k.outcome == dnsq.Timeout {
-			return "kubectl -n kube-system get pods -l " + PodLabel + "=" + PodName + " -o wide: the node needs a Ready pod; its events and " + logs + " say why it is not answering."
+		if k.Nothing || k.Outcome == dnsq.Timeout {
+			return "kubectl -n kube-system get pods -l " + nodedns.PodLabel + "=" + nodedns.PodName + " -o wide: the node needs a Ready pod; its events and " + logs + " say why it is not answering."
 		}
 		return "Read the node DNS's configuration (its Corefile) for an ACL or a zone that refuses these names; " + logs
 	case dnsq.Garbage:

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/socialwebcomputer/doctor/checks/facts/nodedns"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
@@ -50,9 +51,9 @@ func TestProbeServer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := &hostio.Env{Root: tc.root, Settings: map[string]string{}}
 			if tc.setting != "" {
-				env.Settings[settingServer] = tc.setting
+				env.Settings[nodedns.SettingServer] = tc.setting
 			}
-			server, why := probeServer(env)
+			server, why := nodedns.ProbeServer(env)
 			if server != tc.server || !strings.Contains(why, tc.why) {
 				t.Errorf("probeServer = %q, %q; want %q, containing %q", server, why, tc.server, tc.why)
 			}
@@ -66,35 +67,35 @@ func TestPodSignals(t *testing.T) {
 	write(t, podEnv, "/proc/self/environ", "PATH=/bin\x00KUBERNETES_SERVICE_HOST=127.0.0.1\x00")
 	podSA := t.TempDir()
 	write(t, podSA, "/var/run/secrets/kubernetes.io/serviceaccount/token", "not a token")
-	if why := podSignals(&hostio.Env{Root: podEnv}); !strings.Contains(why, "KUBERNETES_SERVICE_HOST=127.0.0.1") {
+	if why := nodedns.PodSignals(&hostio.Env{Root: podEnv}); !strings.Contains(why, "KUBERNETES_SERVICE_HOST=127.0.0.1") {
 		t.Errorf("environment: %q", why)
 	}
-	if why := podSignals(&hostio.Env{Root: podSA}); !strings.Contains(why, "serviceaccount exists") {
+	if why := nodedns.PodSignals(&hostio.Env{Root: podSA}); !strings.Contains(why, "serviceaccount exists") {
 		t.Errorf("service account: %q", why)
 	}
-	if why := podSignals(&hostio.Env{Root: t.TempDir()}); why != "" {
+	if why := nodedns.PodSignals(&hostio.Env{Root: t.TempDir()}); why != "" {
 		t.Errorf("plain root: %q", why)
 	}
 }
 
 func TestTargets(t *testing.T) {
-	got := targets(config(t), "https://gitlab-ci-token:secret-job-token@git.example.invalid/group/project.git")
+	got := nodedns.Targets(config(t), "https://gitlab-ci-token:secret-job-token@git.example.invalid/group/project.git")
 	var s []string
 	for _, x := range got {
-		s = append(s, x.name+"="+x.url)
+		s = append(s, x.Name+"="+x.URL)
 	}
 	want := "git.example.invalid=https://git.example.invalid/group/project.git|" +
-		gitlabHost + "=https://" + gitlabHost + ":8443/|" + ServiceName + "="
+		gitlabHost + "=https://" + gitlabHost + ":8443/|" + nodedns.ServiceName + "="
 	if strings.Join(s, "|") != want {
 		t.Errorf("targets\n%s\nwant\n%s", strings.Join(s, "|"), want)
 	}
 	// The same host once; an address is not looked up; an undecodable
 	// config.toml leaves the service name.
-	got = targets(config(t), "https://"+gitlabHost+"/group/project.git")
+	got = nodedns.Targets(config(t), "https://"+gitlabHost+"/group/project.git")
 	if len(got) != 2 {
 		t.Errorf("duplicate host asked twice: %v", got)
 	}
-	if got = targets(nil, "http://10.1.2.3/x.git"); len(got) != 1 || got[0].name != ServiceName {
+	if got = nodedns.Targets(nil, "http://10.1.2.3/x.git"); len(got) != 1 || got[0].Name != nodedns.ServiceName {
 		t.Errorf("targets of an address and no config: %v", got)
 	}
 }

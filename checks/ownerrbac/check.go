@@ -9,7 +9,6 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/apiauth"
-	"github.com/socialwebcomputer/doctor/checks/certexpiry"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 )
 
@@ -31,7 +30,7 @@ var Check = &checks.Check{
 			"is forbidden: User \"",
 		},
 	},
-	Requires:  []checks.Node{apiauth.Check, ReviewFact, facts.APIClient, facts.Whoami},
+	Requires:  []checks.Node{apiauth.Check, facts.OwnerAccessReviewFact, facts.APIClient, facts.Whoami},
 	Executors: []string{checks.Kubernetes},
 	Explains:  []string{"runner-rbac"},
 	Network:   true,
@@ -40,23 +39,23 @@ var Check = &checks.Check{
 
 func run(p *checks.Pass) error {
 	api, id := facts.APIClient.Get(p), facts.Whoami.Get(p)
-	if id.User != "" && !slices.Contains(id.Groups, certexpiry.OwnersGroup) {
+	if id.User != "" && !slices.Contains(id.Groups, facts.OwnersGroup) {
 		// A service account or an identity of the operator's own: its RBAC
 		// is scoped by design, and runner-rbac checks what the runner needs.
-		return checks.Skip("%s is not a gateway owner (no group %s); cluster-admin is not expected", id.User, certexpiry.OwnersGroup)
+		return checks.Skip("%s is not a gateway owner (no group %s); cluster-admin is not expected", id.User, facts.OwnersGroup)
 	}
-	rev := ReviewFact.Get(p)
-	ok, err := rev.answer, rev.err
+	rev := facts.OwnerAccessReviewFact.Get(p)
+	ok, err := rev.Answer, rev.Err
 	if ok == nil && err == nil {
 		// The certificate did not say owner, the server did: ask now.
 		ctx, cancel := context.WithTimeout(p.Context, p.Env.APITimeout())
 		defer cancel()
-		ok, err = facts.Allowed(p, ctx, api, []facts.Access{all})
+		ok, err = facts.Allowed(p, ctx, api, []facts.Access{facts.ClusterAdmin})
 	}
 	if err != nil {
 		return fmt.Errorf("access review: %w", err)
 	}
-	if ok[all] {
+	if ok[facts.ClusterAdmin] {
 		return nil
 	}
 	p.Report(checks.Finding{
@@ -68,41 +67,4 @@ func run(p *checks.Pass) error {
 		},
 	})
 	return nil
-}
-
-// all is cluster-admin's access: every verb on every resource.
-var all = facts.Access{Verb: "*", Group: "*", Resource: "*"}
-
-// review is the access review for all, when it was asked ahead.
-type review struct {
-	answer map[facts.Access]bool
-	err    error
-}
-
-// AllowsEverything says whether the review was asked ahead and allowed
-// every verb on every resource: then every namespace grants whatever a
-// runner needs, and runner-rbac need not ask each one.
-func (r *review) AllowsEverything() bool { return r != nil && r.err == nil && r.answer[all] }
-
-// ReviewFact asks the access review ahead of the self-review when the
-// client certificate already says what the self-review will: an x509
-// identity's groups are its certificate's organizations, and an owner's
-// include the owners group. Gated on api-auth, not behind it, the review
-// leaves with the self-review, in the same round trip. Other credentials
-// are asked by the check, once the self-review has named their groups.
-var ReviewFact = &checks.Fact[*review]{
-	ID:       "owner-access-review",
-	Doc:      "the access review for verb * on resource *, asked ahead when the client certificate names the owners group",
-	Requires: []checks.Node{checks.Gate(apiauth.Check), facts.APIClient, checks.Optional(facts.ClientCertFact)},
-	Network:  true,
-	Compute: func(p *checks.Pass) (*review, error) {
-		c := facts.ClientCertFact.Get(p)
-		if c == nil || c.Cert == nil || !slices.Contains(c.Cert.Subject.Organization, certexpiry.OwnersGroup) {
-			return &review{}, nil
-		}
-		ctx, cancel := context.WithTimeout(p.Context, p.Env.APITimeout())
-		defer cancel()
-		ok, err := facts.Allowed(p, ctx, facts.APIClient.Get(p), []facts.Access{all})
-		return &review{answer: ok, err: err}, nil
-	},
 }

@@ -3,16 +3,12 @@
 package runnerrbac
 
 import (
-	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/facts"
-	"github.com/socialwebcomputer/doctor/checks/ownerrbac"
-	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
 var Check = &checks.Check{
@@ -37,18 +33,18 @@ var Check = &checks.Check{
 			"cannot * resource \"*\" in API group \"",
 		},
 	},
-	Requires:  []checks.Node{apiauth.Check, ReviewFact, facts.Whoami, facts.ThisRunner},
+	Requires:  []checks.Node{apiauth.Check, facts.RunnerAccessReviewFact, facts.Whoami, facts.ThisRunner},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run:       run,
 }
 
 func run(p *checks.Pass) error {
-	id, r, rev := facts.Whoami.Get(p), facts.ThisRunner.Get(p), ReviewFact.Get(p)
+	id, r, rev := facts.Whoami.Get(p), facts.ThisRunner.Get(p), facts.RunnerAccessReviewFact.Get(p)
 	ns := r.Namespace()
-	want, allowed := rev.want, rev.allowed
-	if rev.err != nil {
-		return fmt.Errorf("access review: %w", rev.err)
+	want, allowed := rev.Want, rev.Allowed
+	if rev.Err != nil {
+		return fmt.Errorf("access review: %w", rev.Err)
 	}
 	var ev []checks.Evidence
 	var missing []string
@@ -92,55 +88,4 @@ func orUnknown(user string) string {
 		return "the kubeconfig's identity"
 	}
 	return user
-}
-
-// withNamespace is the runner as it runs in ns: -n/--namespace replaces
-// its [runners.kubernetes] namespace (namespace_per_job makes its own).
-func withNamespace(r *runnerconfig.Runner, ns string) *runnerconfig.Runner {
-	k := runnerconfig.Kubernetes{}
-	if r.Kubernetes != nil {
-		k = *r.Kubernetes
-	}
-	if k.NamespacePerJob || k.Namespace == ns {
-		return r
-	}
-	rr := *r
-	k.Namespace = ns
-	rr.Kubernetes = &k
-	return &rr
-}
-
-// review is what the runner namespace's access reviews answered.
-type review struct {
-	want    []facts.Access
-	allowed map[facts.Access]bool
-	err     error
-}
-
-// ReviewFact asks the access reviews of what the runner needs: it needs no
-// answer of the self-review (the identity only words the finding), so,
-// gated on api-auth rather than behind it, its rules review leaves with the
-// self-review, in the same round trip.
-var ReviewFact = &checks.Fact[*review]{
-	ID:       "runner-access-review",
-	Doc:      "the access reviews of the verbs a runner's jobs need in its namespace, asked once per target and namespace",
-	Requires: []checks.Node{checks.Gate(apiauth.Check), facts.APIClient, facts.ThisRunner, checks.Optional(ownerrbac.ReviewFact)},
-	Network:  true,
-	Compute: func(p *checks.Pass) (*review, error) {
-		api, r := facts.APIClient.Get(p), facts.ThisRunner.Get(p)
-		rev := &review{want: NeededFor(withNamespace(r.Runner, r.Namespace()))}
-		if ownerrbac.ReviewFact.Get(p).AllowsEverything() {
-			// Cluster-admin, as the owner's review already answered: every
-			// namespace allows it all, and no namespace is asked again.
-			rev.allowed = map[facts.Access]bool{}
-			for _, a := range rev.want {
-				rev.allowed[a] = true
-			}
-			return rev, nil
-		}
-		ctx, cancel := context.WithTimeout(p.Context, 15*time.Second)
-		defer cancel()
-		rev.allowed, rev.err = facts.Allowed(p, ctx, api, rev.want)
-		return rev, nil
-	},
 }

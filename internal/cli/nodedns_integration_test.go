@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/socialwebcomputer/doctor/checks/client/dnsq/dnsqtest"
-	"github.com/socialwebcomputer/doctor/checks/nodelocaldns"
+	"github.com/socialwebcomputer/doctor/checks/facts/nodedns"
 	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 	"github.com/socialwebcomputer/doctor/report"
@@ -182,21 +182,21 @@ func assertFolded(t *testing.T, rep *report.Report, check string, want map[strin
 // create its pods themselves.
 func createNodeDNSDaemonSet(t *testing.T, env *testenv.Env) {
 	t.Helper()
-	labels := map[string]string{nodelocaldns.PodLabel: nodelocaldns.PodName}
+	labels := map[string]string{nodedns.PodLabel: nodedns.PodName}
 	ds := &appsv1.DaemonSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: nodelocaldns.Namespace, Name: "socialweb-node-dns"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: nodedns.Namespace, Name: "socialweb-node-dns"},
 		Spec: appsv1.DaemonSetSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
-					NodeSelector: map[string]string{nodelocaldns.NodeLabel: "true"},
+					NodeSelector: map[string]string{nodedns.NodeLabel: "true"},
 					Containers:   []corev1.Container{{Name: testenv.ContainerName, Image: "coredns/coredns:1.12.1"}},
 				},
 			},
 		},
 	}
-	if _, err := env.Clientset().AppsV1().DaemonSets(nodelocaldns.Namespace).Create(t.Context(), ds, metav1.CreateOptions{}); err != nil {
+	if _, err := env.Clientset().AppsV1().DaemonSets(nodedns.Namespace).Create(t.Context(), ds, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -208,7 +208,7 @@ func createNode(t *testing.T, env *testenv.Env, name string, labelled bool) {
 	if !labelled {
 		return
 	}
-	patch := []byte(`{"metadata":{"labels":{"` + nodelocaldns.NodeLabel + `":"true"}}}`)
+	patch := []byte(`{"metadata":{"labels":{"` + nodedns.NodeLabel + `":"true"}}}`)
 	if _, err := env.Clientset().CoreV1().Nodes().Patch(t.Context(), name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -218,11 +218,11 @@ func createNode(t *testing.T, env *testenv.Env, name string, labelled bool) {
 // DaemonSet controller, the scheduler and the kubelet would.
 func createDNSPod(t *testing.T, env *testenv.Env, name, nodeName string, status corev1.PodStatus) {
 	t.Helper()
-	env.EnsureNamespace(nodelocaldns.Namespace)
-	env.CreatePod(nodelocaldns.Namespace, name, nodeName, func(p *corev1.Pod) {
-		p.Labels = map[string]string{nodelocaldns.PodLabel: nodelocaldns.PodName}
+	env.EnsureNamespace(nodedns.Namespace)
+	env.CreatePod(nodedns.Namespace, name, nodeName, func(p *corev1.Pod) {
+		p.Labels = map[string]string{nodedns.PodLabel: nodedns.PodName}
 	})
-	env.SetPodStatus(nodelocaldns.Namespace, name, status)
+	env.SetPodStatus(nodedns.Namespace, name, status)
 }
 
 // rentNode is a node as the provider joins it today: Ready, labelled for
@@ -236,7 +236,7 @@ func rentNode(t *testing.T, env *testenv.Env, name, cpu, memory string, kubeletP
 		kubeletPort = env.StartFakeKubelet(t).Port
 	}
 	env.CreateNode(name, testenv.ReadyNodeStatus(cpu, memory, kubeletPort))
-	patch := []byte(`{"metadata":{"labels":{"` + nodelocaldns.NodeLabel + `":"true"}}}`)
+	patch := []byte(`{"metadata":{"labels":{"` + nodedns.NodeLabel + `":"true"}}}`)
 	if _, err := env.Clientset().CoreV1().Nodes().Patch(t.Context(), name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}

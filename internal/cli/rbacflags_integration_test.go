@@ -13,7 +13,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/socialwebcomputer/doctor/checks/facts"
-	"github.com/socialwebcomputer/doctor/checks/runnerrbac"
 	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
 	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
@@ -67,7 +66,7 @@ func flagsConfig(env []string, flags map[string]bool) string {
 	return c
 }
 
-// neededOf is runnerrbac.NeededFor of config's only runner, the config
+// neededOf is facts.NeededFor of config's only runner, the config
 // decoded as doctor decodes it.
 func neededOf(t *testing.T, config string) []facts.Access {
 	t.Helper()
@@ -78,7 +77,7 @@ func neededOf(t *testing.T, config string) []facts.Access {
 	if len(cfg.Runners) != 1 {
 		t.Fatalf("config has %d runners, want 1", len(cfg.Runners))
 	}
-	return runnerrbac.NeededFor(cfg.Runners[0])
+	return facts.NeededFor(cfg.Runners[0])
 }
 
 // rulesFor is a Role's rules granting exactly want, less the resources in

@@ -51,7 +51,7 @@ type Kind struct {
 // (every paginated list, cluster.pages and trace's listAll) and the
 // resourceVersion a trace starts its watch from.
 var listMeta = []string{
-	"metadata.continue",        // cluster.pages, nodelocaldns.pages, trace listAll: the next page
+	"metadata.continue",        // cluster.pages, nodedns.pages, trace listAll: the next page
 	"metadata.resourceVersion", // trace listAll: where the watch starts
 }
 

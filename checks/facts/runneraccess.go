@@ -1,11 +1,12 @@
-package runnerrbac
+package facts
 
 import (
+	"context"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
@@ -50,7 +51,7 @@ const jobFailed = "ERROR: Job failed (system failure): prepare environment: "
 // its own variables (CI_DEBUG_SERVICES, FF_*) are not in config.toml and are
 // not followed. r == nil or a runner without [runners.kubernetes] is treated
 // as all defaults.
-func NeededFor(r *runnerconfig.Runner) []facts.Access {
+func NeededFor(r *runnerconfig.Runner) []Access {
 	k := &runnerconfig.Kubernetes{}
 	if r != nil && r.Kubernetes != nil {
 		k = r.Kubernetes
@@ -216,7 +217,7 @@ func NeededFor(r *runnerconfig.Runner) []facts.Access {
 // accessList keeps the accesses in order and joins the reasons of an access
 // that several rules need.
 type accessList struct {
-	out []facts.Access
+	out []Access
 }
 
 func (l *accessList) add(verb, group, resource, ns, when string) {
@@ -229,5 +230,58 @@ func (l *accessList) add(verb, group, resource, ns, when string) {
 			return
 		}
 	}
-	l.out = append(l.out, facts.Access{Verb: verb, Group: group, Resource: resource, Namespace: ns, WhenMissing: when})
+	l.out = append(l.out, Access{Verb: verb, Group: group, Resource: resource, Namespace: ns, WhenMissing: when})
+}
+
+// withNamespace is the runner as it runs in ns: -n/--namespace replaces
+// its [runners.kubernetes] namespace (namespace_per_job makes its own).
+func withNamespace(r *runnerconfig.Runner, ns string) *runnerconfig.Runner {
+	k := runnerconfig.Kubernetes{}
+	if r.Kubernetes != nil {
+		k = *r.Kubernetes
+	}
+	if k.NamespacePerJob || k.Namespace == ns {
+		return r
+	}
+	rr := *r
+	k.Namespace = ns
+	rr.Kubernetes = &k
+	return &rr
+}
+
+// RunnerAccessReview is what the runner namespace's access reviews
+// answered: Allowed says, for each access the runner needs (Want,
+// NeededFor), whether it is allowed.
+type RunnerAccessReview struct {
+	Want    []Access
+	Allowed map[Access]bool
+	Err     error
+}
+
+// RunnerAccessReviewFact asks the access reviews of what the runner needs: it needs no
+// answer of the self-review (the identity only words the finding), so,
+// gated on api-auth rather than behind it, its rules review leaves with the
+// self-review, in the same round trip.
+var RunnerAccessReviewFact = &checks.Fact[*RunnerAccessReview]{
+	ID:       "runner-access-review",
+	Doc:      "the access reviews of the verbs a runner's jobs need in its namespace, asked once per target and namespace",
+	Requires: []checks.Node{AfterAPIAuth, APIClient, ThisRunner, checks.Optional(OwnerAccessReviewFact)},
+	Network:  true,
+	Compute: func(p *checks.Pass) (*RunnerAccessReview, error) {
+		api, r := APIClient.Get(p), ThisRunner.Get(p)
+		rev := &RunnerAccessReview{Want: NeededFor(withNamespace(r.Runner, r.Namespace()))}
+		if OwnerAccessReviewFact.Get(p).AllowsEverything() {
+			// Cluster-admin, as the owner's review already answered: every
+			// namespace allows it all, and no namespace is asked again.
+			rev.Allowed = map[Access]bool{}
+			for _, a := range rev.Want {
+				rev.Allowed[a] = true
+			}
+			return rev, nil
+		}
+		ctx, cancel := context.WithTimeout(p.Context, 15*time.Second)
+		defer cancel()
+		rev.Allowed, rev.Err = Allowed(p, ctx, api, rev.Want)
+		return rev, nil
+	},
 }

@@ -1,4 +1,4 @@
-package dockersocket
+package docker
 
 import (
 	"context"

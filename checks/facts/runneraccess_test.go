@@ -1,4 +1,4 @@
-package runnerrbac
+package facts
 
 import (
 	"slices"

@@ -1,6 +1,6 @@
 //go:build unix
 
-package kubeletreach
+package kubelet
 
 import (
 	"encoding/json"
@@ -25,9 +25,9 @@ func pods(n int) []cachedPod {
 
 // rememberedBounded runs rememberedFor with a deadline: a cache that is a
 // FIFO must not block the run.
-func rememberedBounded(t *testing.T, env *hostio.Env, key string) *remembered {
+func rememberedBounded(t *testing.T, env *hostio.Env, key string) *RememberedReads {
 	t.Helper()
-	done := make(chan *remembered, 1)
+	done := make(chan *RememberedReads, 1)
 	go func() { done <- rememberedFor(env, key) }()
 	select {
 	case r := <-done:
@@ -47,13 +47,13 @@ func TestCacheRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := rememberedBounded(t, env, "a")
-	if len(r.pods) != MaxNodes || r.pods[0] != pods(1)[0] {
-		t.Errorf("remembered %+v, want the first %d pods saved", r.pods, MaxNodes)
+	if len(r.Pods) != MaxNodes || r.Pods[0] != pods(1)[0] {
+		t.Errorf("remembered %+v, want the first %d pods saved", r.Pods, MaxNodes)
 	}
-	if time.Since(r.saved) > time.Minute {
-		t.Errorf("saved at %s", r.saved)
+	if time.Since(r.Saved) > time.Minute {
+		t.Errorf("saved at %s", r.Saved)
 	}
-	if got := rememberedBounded(t, env, "b").pods; len(got) != 0 {
+	if got := rememberedBounded(t, env, "b").Pods; len(got) != 0 {
 		t.Errorf("another target's pods: %+v", got)
 	}
 	fi, err := os.Stat(filepath.Join(env.CacheDir, cacheName))
@@ -68,7 +68,7 @@ func TestCacheRoundTrip(t *testing.T) {
 	if err := saveCache(env, "a", nil); err != nil {
 		t.Fatal(err)
 	}
-	if got := rememberedBounded(t, env, "a").pods; len(got) != 0 {
+	if got := rememberedBounded(t, env, "a").Pods; len(got) != 0 {
 		t.Errorf("after saving none: %+v", got)
 	}
 
@@ -76,7 +76,7 @@ func TestCacheRoundTrip(t *testing.T) {
 	c := loadCache(env)
 	c.Targets["old"] = cachedTarget{Saved: time.Now().Add(-cacheFresh - time.Minute), Pods: pods(1)}
 	writeCache(t, env, c)
-	if got := rememberedBounded(t, env, "old").pods; len(got) != 0 {
+	if got := rememberedBounded(t, env, "old").Pods; len(got) != 0 {
 		t.Errorf("a stale entry was used: %+v", got)
 	}
 
@@ -145,7 +145,7 @@ func TestCacheBadFileIsEmpty(t *testing.T) {
 			if err := c.make(filepath.Join(env.CacheDir, cacheName)); err != nil {
 				t.Fatal(err)
 			}
-			if got := rememberedBounded(t, env, "k").pods; len(got) != 0 {
+			if got := rememberedBounded(t, env, "k").Pods; len(got) != 0 {
 				t.Errorf("remembered %+v from a bad cache", got)
 			}
 			all := strings.Join(logged, "\n")
@@ -163,7 +163,7 @@ func TestCacheBadFileIsEmpty(t *testing.T) {
 				if err != nil {
 					t.Errorf("saving over %s: %v", c.name, err)
 				}
-				if got := rememberedBounded(t, env, "k").pods; len(got) != 1 {
+				if got := rememberedBounded(t, env, "k").Pods; len(got) != 1 {
 					t.Errorf("after the save: %+v", got)
 				}
 			}
@@ -190,22 +190,22 @@ func TestCachingOff(t *testing.T) {
 }
 
 // TestNeedsSave: a run writes the cache only when its pods changed or the
-// remembered ones are half way to stale, not on every run of a cron.
+// RememberedReads ones are half way to stale, not on every run of a cron.
 func TestNeedsSave(t *testing.T) {
 	now := time.Now()
-	fresh := &remembered{saved: now.Add(-time.Hour), pods: pods(2)}
+	fresh := &RememberedReads{Saved: now.Add(-time.Hour), Pods: pods(2)}
 	for _, c := range []struct {
 		name string
 		pods []cachedPod
-		last *remembered
+		last *RememberedReads
 		want bool
 	}{
 		{"the same pods, saved an hour ago", pods(2), fresh, false},
 		{"one pod more", pods(3), fresh, true},
 		{"another pod on a node", []cachedPod{pods(1)[0], {Node: "n1", Namespace: "kube-system", Name: "other", Container: "node-dns"}}, fresh, true},
 		{"none read now", nil, fresh, true},
-		{"the same pods, half a day old", pods(2), &remembered{saved: now.Add(-cacheFresh / 2), pods: pods(2)}, true},
-		{"nothing remembered, nothing read (every kubelet unreachable)", nil, &remembered{}, false},
+		{"the same pods, half a day old", pods(2), &RememberedReads{Saved: now.Add(-cacheFresh / 2), Pods: pods(2)}, true},
+		{"nothing remembered, nothing read (every kubelet unreachable)", nil, &RememberedReads{}, false},
 	} {
 		if got := needsSave(c.pods, c.last, now); got != c.want {
 			t.Errorf("%s: needsSave = %v, want %v", c.name, got, c.want)
@@ -237,7 +237,7 @@ func TestCacheInAnUntrustedDirectory(t *testing.T) {
 			if err := spoil(env.CacheDir); err != nil {
 				t.Fatal(err)
 			}
-			if got := rememberedBounded(t, env, "k").pods; len(got) != 0 {
+			if got := rememberedBounded(t, env, "k").Pods; len(got) != 0 {
 				t.Errorf("remembered %+v from %s directory", got, name)
 			}
 			if all := strings.Join(logged, "\n"); !strings.HasPrefix(all, "2 ") || !strings.Contains(all, env.CacheDir+" is owned by uid") {

@@ -1,4 +1,4 @@
-package kubeletreach
+package kubelet
 
 import (
 	"context"
@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/hostio/atomicfile"
@@ -28,8 +27,8 @@ import (
 // second round trip of a cluster with nodes. doctor remembers, under
 // Env.CacheDir, the pods it read on each target, and sends those reads
 // with the run's first requests. The check still chooses its pods from this
-// run's lists (podOn); a remembered read it then asks for again is found
-// done (readShared), and one it does not ask for (the pod is gone, or
+// run's lists (PodOn); a remembered read it then asks for again is found
+// done (ReadShared), and one it does not ask for (the pod is gone, or
 // another pod is now the node's best) is never looked at. So the cache
 // changes when a read leaves, never what the check reports.
 
@@ -70,10 +69,10 @@ func (c cachedPod) valid() bool {
 		len(validation.IsDNS1123Subdomain(c.Name)) == 0 && len(validation.IsDNS1123Label(c.Container)) == 0
 }
 
-// remembered is what the last run saved for a target.
-type remembered struct {
-	saved time.Time
-	pods  []cachedPod
+// RememberedReads is what the last run saved for a target.
+type RememberedReads struct {
+	Saved time.Time
+	Pods  []cachedPod
 }
 
 // caching says whether this run keeps a cache: not without a directory,
@@ -120,17 +119,17 @@ func loadCache(env *hostio.Env) cacheFile {
 
 // rememberedFor is the target's pods, when they were saved within
 // cacheFresh; at most MaxNodes, and only well-formed names.
-func rememberedFor(env *hostio.Env, key string) *remembered {
+func rememberedFor(env *hostio.Env, key string) *RememberedReads {
 	cacheMu.Lock()
 	t, ok := loadCache(env).Targets[key]
 	cacheMu.Unlock()
 	if !ok || time.Since(t.Saved) > cacheFresh || time.Since(t.Saved) < 0 {
-		return &remembered{}
+		return &RememberedReads{}
 	}
-	r := &remembered{saved: t.Saved}
+	r := &RememberedReads{Saved: t.Saved}
 	for _, c := range t.Pods {
-		if c.valid() && len(r.pods) < MaxNodes {
-			r.pods = append(r.pods, c)
+		if c.valid() && len(r.Pods) < MaxNodes {
+			r.Pods = append(r.Pods, c)
 		}
 	}
 	return r
@@ -139,44 +138,44 @@ func rememberedFor(env *hostio.Env, key string) *remembered {
 // RememberedReadsFact sends the reads of the pods the last run read on this
 // target, with the run's first requests, and returns without waiting for
 // them: the check waits only for the reads it asks for.
-var RememberedReadsFact = &checks.Fact[*remembered]{
+var RememberedReadsFact = &checks.Fact[*RememberedReads]{
 	ID:       "kubelet-reach-remembered-reads",
 	Doc:      "the log reads of the pods the last run read on this target (--cache-dir), sent with the first requests",
-	Requires: []checks.Node{checks.Gate(apiauth.Check), facts.APIClient},
+	Requires: []checks.Node{facts.AfterAPIAuth, facts.APIClient},
 	Network:  true,
-	Compute: func(p *checks.Pass) (*remembered, error) {
+	Compute: func(p *checks.Pass) (*RememberedReads, error) {
 		if !caching(p.Env) {
-			return &remembered{}, nil
+			return &RememberedReads{}, nil
 		}
 		api := facts.APIClient.Get(p)
-		return checks.Shared(p, "kubelet-reach remembered "+api.Key, func() (*remembered, error) {
+		return checks.Shared(p, "kubelet-reach remembered "+api.Key, func() (*RememberedReads, error) {
 			r := rememberedFor(p.Env, api.Key)
 			// The reads outlive this fact, whose context ends when it
 			// returns; each is still bounded by its own timeout.
 			ctx := context.WithoutCancel(p.Context)
-			timeout := readTimeout(p)
-			for _, c := range r.pods {
+			timeout := ReadTimeout(p)
+			for _, c := range r.Pods {
 				pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: c.Namespace, Name: c.Name},
 					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: c.Container}}}}
-				go readShared(p, ctx, api.TapeKey, api.Client, pod, timeout)
+				go ReadShared(p, ctx, api.TapeKey, api.Client, pod, timeout)
 			}
 			return r, nil
 		})
 	},
 }
 
-// remember saves the pods whose log the apiserver served this run, once
+// Remember saves the pods whose log the apiserver served this run, once
 // per target, when they differ from what was remembered or that is half
 // way to stale. A node whose kubelet did not answer is not remembered: its
 // read is the check's to send.
-func remember(p *checks.Pass, key string, last *remembered, probes []*probe) {
+func Remember(p *checks.Pass, key string, last *RememberedReads, probes []*Probe) {
 	if !caching(p.Env) || last == nil {
 		return
 	}
 	var pods []cachedPod
 	for _, pr := range probes {
-		if pr.pod != nil && classify(pr.err).kind == reachable {
-			pods = append(pods, cachedPod{Node: pr.node.Name, Namespace: pr.pod.Namespace, Name: pr.pod.Name, Container: containerOf(pr.pod)})
+		if pr.Pod != nil && Classify(pr.Err).Kind == Reachable {
+			pods = append(pods, cachedPod{Node: pr.Node.Name, Namespace: pr.Pod.Namespace, Name: pr.Pod.Name, Container: containerOf(pr.Pod)})
 		}
 	}
 	if !needsSave(pods, last, time.Now()) {
@@ -194,11 +193,11 @@ func remember(p *checks.Pass, key string, last *remembered, probes []*probe) {
 // two fsyncs): when they differ from the remembered ones, or those are half
 // way to stale. A cron every five minutes then writes about once in 12 hours.
 // Nothing read and nothing remembered is nothing to write.
-func needsSave(pods []cachedPod, last *remembered, now time.Time) bool {
-	if len(pods) == 0 && len(last.pods) == 0 {
+func needsSave(pods []cachedPod, last *RememberedReads, now time.Time) bool {
+	if len(pods) == 0 && len(last.Pods) == 0 {
 		return false
 	}
-	return !slices.Equal(pods, last.pods) || now.Sub(last.saved) >= cacheFresh/2
+	return !slices.Equal(pods, last.Pods) || now.Sub(last.Saved) >= cacheFresh/2
 }
 
 func saveCache(env *hostio.Env, key string, pods []cachedPod) error {

@@ -1,4 +1,4 @@
-package dockersocket
+package docker
 
 import (
 	"errors"
@@ -107,8 +107,9 @@ func statSocket(env *hostio.Env, proc *facts.Process, sock string) *Socket {
 	return s
 }
 
-// access fills Denied for the runner's identity. Root passes the bits.
-func (s *Socket) access(env *hostio.Env, ra *facts.RunAs) {
+// FindDenied fills Denied for the runner's identity: the socket and the
+// directories above it the runner may not use. Root passes the bits.
+func (s *Socket) FindDenied(env *hostio.Env, ra *facts.RunAs) {
 	s.Denied = nil
 	if ra.UID == 0 {
 		return

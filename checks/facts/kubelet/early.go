@@ -1,4 +1,4 @@
-package kubeletreach
+package kubelet
 
 import (
 	"sort"
@@ -7,14 +7,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 )
 
-// EarlyReadsFact sends the log reads as soon as kube-system's pod list is
+// KubeSystemLogReadsFact sends the log reads as soon as kube-system's pod list is
 // in, before the node list and the other cluster lists the check waits
 // for: a Running kube-system pod names its node, which is all a read
-// needs. The check then finds each read done (readShared), instead of
+// needs. The check then finds each read done (ReadShared), instead of
 // sending it after the slowest of the lists.
 //
 // Only when kube-system's Running pods are on at most MaxNodes nodes: the
@@ -22,26 +21,26 @@ import (
 // know. With that few nodes named, a read the sample does not want is
 // possible only when the cluster has more nodes than MaxNodes and kube-system
 // runs on few of them, and it costs at most MaxNodes reads.
-var EarlyReadsFact = &checks.Fact[struct{}]{
+var KubeSystemLogReadsFact = &checks.Fact[struct{}]{
 	ID:       "kube-system-log-reads",
 	Doc:      "one-byte log reads of a Running kube-system pod per node, sent when kube-system's pods are listed",
-	Requires: []checks.Node{checks.Gate(apiauth.Check), SystemPodsFact, facts.APIClient},
+	Requires: []checks.Node{facts.AfterAPIAuth, KubeSystemRunningPodsFact, facts.APIClient},
 	Network:  true,
 	Compute: func(p *checks.Pass) (struct{}, error) {
-		sys := SystemPodsFact.Get(p)
-		if sys == nil || sys.err != nil {
+		sys := KubeSystemRunningPodsFact.Get(p)
+		if sys == nil || sys.Err != nil {
 			return struct{}{}, nil
 		}
-		nodes := earlyNodes(sys.pods, MaxNodes)
+		nodes := earlyNodes(sys.Pods, MaxNodes)
 		if len(nodes) == 0 {
 			return struct{}{}, nil
 		}
 		api := facts.APIClient.Get(p)
-		timeout := readTimeout(p)
+		timeout := ReadTimeout(p)
 		var wg sync.WaitGroup
 		for _, n := range nodes {
-			pod := podOn(n, sys.pods)
-			wg.Go(func() { readShared(p, p.Context, api.TapeKey, api.Client, pod, timeout) })
+			pod := PodOn(n, sys.Pods)
+			wg.Go(func() { ReadShared(p, p.Context, api.TapeKey, api.Client, pod, timeout) })
 		}
 		wg.Wait()
 		return struct{}{}, nil
@@ -50,7 +49,7 @@ var EarlyReadsFact = &checks.Fact[struct{}]{
 
 // earlyNodes are the nodes a readable pod runs on, sorted; none when they
 // are more than max. One pass, which stops at the node past max: at a
-// thousand nodes kube-system holds a thousand pods, and a podOn per pod
+// thousand nodes kube-system holds a thousand pods, and a PodOn per pod
 // would scan them all again for each.
 func earlyNodes(pods []corev1.Pod, max int) []string {
 	seen := map[string]bool{}

@@ -1,0 +1,212 @@
+package kubelet
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/client/kube"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
+	"github.com/socialwebcomputer/doctor/checks/facts/nodedns"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
+)
+
+// MaxNodes bounds the sample: a cluster of hundreds of nodes is not asked
+// hundreds of times. Ready nodes come first, the newest first: a node that
+// just joined is the one behind a provider's NAT or without a certificate.
+const MaxNodes = 5
+
+// ReadTimeout bounds each log read: the check's own deadline with room
+// left to report, and no more than one API call's.
+func ReadTimeout(p *checks.Pass) time.Duration {
+	d := p.Env.APITimeout()
+	if dl, ok := p.Context.Deadline(); ok {
+		if left := time.Until(dl) * 8 / 10; left < d {
+			d = left
+		}
+	}
+	return d
+}
+
+type KubeSystemRunningPods struct {
+	Pods []corev1.Pod
+	Err  error
+}
+
+// running are kube-system's Running pods, from the list of kube-system's
+// pods node-local-dns shares.
+func running(p *checks.Pass, api *facts.API, timeout time.Duration) *KubeSystemRunningPods {
+	ctx, cancel := context.WithTimeout(p.Context, timeout)
+	defer cancel()
+	pods, err := cluster.SystemPods(p, ctx, api.Key, api.Client)
+	if err != nil {
+		return &KubeSystemRunningPods{Err: err}
+	}
+	l := &KubeSystemRunningPods{}
+	for _, pod := range pods {
+		if pod.Status.Phase == corev1.PodRunning {
+			l.Pods = append(l.Pods, pod)
+		}
+	}
+	return l
+}
+
+// read is what one log read got, shared by the runners of a target.
+type read struct {
+	Err  error
+	Took time.Duration
+}
+
+// Probe is one node's read.
+type Probe struct {
+	Node *corev1.Node
+	Pod  *corev1.Pod
+	Err  error
+	Took time.Duration
+}
+
+// ReadShared reads one byte of the pod's log once per pod, container and
+// target, whichever runners ask (N runners on one cluster read each kubelet
+// once), and whether the remembered reads (remember.go), the early reads
+// (early.go) or the check asks first. The read runs under ctx, the first
+// asker's.
+func ReadShared(p *checks.Pass, ctx context.Context, target string, c kube.Interface, pod *corev1.Pod, timeout time.Duration) read {
+	key := "kubelet-reach " + target + " " + pod.Namespace + "/" + pod.Name + " " + containerOf(pod)
+	r, _ := checks.Shared(p, key, func() (read, error) {
+		t0 := time.Now()
+		err := readOneByte(ctx, c, pod, timeout)
+		return read{err, hostio.Elapsed(p.Env, key, time.Since(t0))}, nil
+	})
+	return r
+}
+
+// readOneByte asks for at most one byte of the pod's log: the same path
+// (pods/log, get) FF_WAIT_FOR_POD_TO_BE_REACHABLE polls with.
+func readOneByte(ctx context.Context, c kube.Interface, pod *corev1.Pod, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	one := int64(1)
+	rc, err := c.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{Container: containerOf(pod), LimitBytes: &one}).Stream(ctx)
+	if err != nil {
+		// client-go's own Timeout and this context race to end a read
+		// that hangs: either is doctor's deadline, not the apiserver's answer.
+		if ctx.Err() != nil || hostio.IsTimeout(err) {
+			return &noAnswer{after: timeout, err: err}
+		}
+		return err
+	}
+	defer rc.Close()
+	_, err = io.Copy(io.Discard, io.LimitReader(rc, 64))
+	if err != nil && (ctx.Err() != nil || hostio.IsTimeout(err)) {
+		return &noAnswer{after: timeout, err: err}
+	}
+	return err
+}
+
+// noAnswer is doctor's own deadline: the apiserver did not answer in time,
+// which is what a dial to a kubelet that drops packets looks like.
+type noAnswer struct {
+	after time.Duration
+	err   error
+}
+
+// Error names the deadline only: which of doctor's two equal deadlines
+// (the read's context, client-go's Timeout) ended the read first is a race,
+// and its words ("context deadline exceeded", "Client.Timeout exceeded
+// while awaiting headers") would make the same finding read two ways. The
+// evidence's source names the request.
+func (e *noAnswer) Error() string {
+	return fmt.Sprintf("no answer within %s", e.after)
+}
+
+func (e *noAnswer) Unwrap() error { return e.err }
+
+// Sample picks at most max nodes: Ready ones first, the newest first, then
+// by name for a stable output.
+func Sample(nodes []corev1.Node, max int) []*corev1.Node {
+	out := make([]*corev1.Node, len(nodes))
+	for i := range nodes {
+		out[i] = &nodes[i]
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		ri, rj := cluster.NodeReady(out[i]), cluster.NodeReady(out[j])
+		if ri != rj {
+			return ri
+		}
+		ti, tj := out[i].CreationTimestamp.Time, out[j].CreationTimestamp.Time
+		if !ti.Equal(tj) {
+			return ti.After(tj)
+		}
+		return out[i].Name < out[j].Name
+	})
+	if len(out) > max {
+		out = out[:max]
+	}
+	return out
+}
+
+// PodOn picks the pod to read on a node: a Running node-local DNS pod, else
+// any Running pod of kube-system, else any Running pod of the candidates.
+func PodOn(node string, pods []corev1.Pod) *corev1.Pod {
+	var best *corev1.Pod
+	rank := func(p *corev1.Pod) int {
+		switch {
+		case p.Labels[nodedns.PodLabel] == nodedns.PodName:
+			return 0
+		case p.Namespace == nodedns.Namespace:
+			return 1
+		}
+		return 2
+	}
+	for i := range pods {
+		p := &pods[i]
+		if p.Spec.NodeName != node || !readable(p) {
+			continue
+		}
+		if best == nil || rank(p) < rank(best) {
+			best = p
+		}
+	}
+	return best
+}
+
+// readable is a pod whose log its kubelet serves: Running, not being deleted.
+func readable(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil
+}
+
+// containerOf is a running container of the pod, so the kubelet has a log
+// to serve; the first one when none reports running.
+func containerOf(p *corev1.Pod) string {
+	for _, s := range p.Status.ContainerStatuses {
+		if s.State.Running != nil {
+			return s.Name
+		}
+	}
+	if len(p.Spec.Containers) > 0 {
+		return p.Spec.Containers[0].Name
+	}
+	return ""
+}
+
+// KubeSystemRunningPodsFact lists kube-system's running pods once per target, the pods
+// whose logs prove the apiserver reaches each node's kubelet. Gated on
+// api-auth, not behind the cluster lists, the list leaves with the
+// self-review: the log reads, which need its answer, are then the run's
+// only second round trip.
+var KubeSystemRunningPodsFact = &checks.Fact[*KubeSystemRunningPods]{
+	ID:       "kube-system-running-pods",
+	Doc:      "kube-system's Running pods, listed once per target: one per node is read from to reach its kubelet",
+	Requires: []checks.Node{facts.AfterAPIAuth, facts.APIClient},
+	Network:  true,
+	Compute: func(p *checks.Pass) (*KubeSystemRunningPods, error) {
+		api := facts.APIClient.Get(p)
+		return running(p, api, p.Env.APITimeout()), nil
+	},
+}
