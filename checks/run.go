@@ -196,6 +196,8 @@ type run struct {
 	// configured runners has them.
 	lister Node
 	host   *scope
+	// perRun marks the nodes that run once per runner (perRunnerNodes).
+	perRun map[Node]bool
 	// progress is Options.Progress; nil hears nothing.
 	progress func(ProgressEvent)
 }
@@ -240,6 +242,13 @@ func Run(ctx context.Context, env *hostio.Env, catalog []*Check, opt Options) (*
 	if err := validate(catalog, false); err != nil {
 		return nil, err
 	}
+	return runValid(ctx, env, catalog, opt)
+}
+
+// runValid is Run of a catalog whose graph is known to be valid: schedule
+// the host-wide nodes, then, once the runner list is in, a scope per
+// runner, and collect the results when every node has ended.
+func runValid(ctx context.Context, env *hostio.Env, catalog []*Check, opt Options) (*Result, error) {
 	selected, err := selectChecks(catalog, opt)
 	if err != nil {
 		return nil, err
@@ -253,83 +262,105 @@ func Run(ctx context.Context, env *hostio.Env, catalog []*Check, opt Options) (*
 		env.Clocks = &hostio.ServerClocks{}
 	}
 	start := time.Now()
+	x := newRun(ctx, env, catalog, opt)
+	perRunner := x.scheduleHost(selected)
+	// The runner list decides which per-runner scopes exist; they start as
+	// soon as it is known, while the host scope goes on.
+	var rs runnerScopes
+	if len(perRunner) > 0 {
+		x.wg.Add(1)
+		go func() {
+			defer x.wg.Done()
+			rs = x.scheduleRunners(perRunner, opt.Runner)
+		}()
+	}
+	x.wg.Wait()
+	return x.result(catalog, rs, start, opt), rs.err
+}
+
+// newRun is what every node of one run shares: the skipped IDs, which
+// nodes run per runner and over which runner list, and the host scope.
+func newRun(ctx context.Context, env *hostio.Env, catalog []*Check, opt Options) *run {
 	x := &run{ctx: ctx, env: env, skip: map[string]bool{}, undo: &cleanups{}, shared: &memo{}, progress: opt.Progress}
 	for _, id := range opt.Skip {
 		x.skip[id] = true
 	}
-
 	cat := catalogOf(catalog)
-	perRun, lister := perRunnerNodes(cat, catalog)
-	host := &scope{cat: cat, results: map[Node]*nodeResult{}, perRun: perRun}
-	x.lister, x.host = lister, host
+	x.perRun, x.lister = perRunnerNodes(cat, catalog)
+	x.host = &scope{cat: cat, results: map[Node]*nodeResult{}, perRun: x.perRun}
+	return x
+}
+
+// scheduleHost schedules and starts in the host scope every host-wide node
+// the selected checks need (the runner list too, for a host-wide check that
+// declares executors), and returns the selected checks that run per runner.
+func (x *run) scheduleHost(selected []*Check) []*Check {
 	var perRunner []*Check
 	for _, c := range selected {
-		if perRun[c] {
+		if x.perRun[c] {
 			perRunner = append(perRunner, c)
 		}
-		hostRequirements(host, c, perRun)
-		if !perRun[c] && len(c.Executors) > 0 && lister != nil {
-			host.add(lister)
+		hostRequirements(x.host, c, x.perRun)
+		if !x.perRun[c] && len(c.Executors) > 0 && x.lister != nil {
+			x.host.add(x.lister)
 		}
 	}
-	x.start(host)
+	x.start(x.host)
+	return perRunner
+}
 
-	// The runner list decides which per-runner scopes exist; they start as
-	// soon as it is known, while the host scope goes on.
-	var runners []*scope
-	notApplied := map[*Check]string{}
-	var runnerErr error
-	if len(perRunner) > 0 {
-		lr := host.results[lister]
-		x.wg.Add(1)
-		go func() {
-			defer x.wg.Done()
-			<-lr.done
-			subjects, none := listRunners(lister, lr, opt.Runner)
-			if opt.Runner != "" && len(subjects) == 0 && none == "" {
-				runnerErr = fmt.Errorf("--runner %s matches no [[runners]] of config.toml", opt.Runner)
-			}
-			for i := range subjects {
-				s := &scope{cat: cat, runner: &subjects[i], results: map[Node]*nodeResult{}, parent: host, perRun: perRun}
-				for _, c := range perRunner {
-					if c.AppliesTo(subjects[i].Executor) {
-						s.add(c)
-					}
-				}
-				runners = append(runners, s)
-			}
-			for _, c := range perRunner {
-				if reason := notApplying(c, subjects, none); reason != "" {
-					notApplied[c] = reason
-				}
-			}
-			for _, s := range runners {
-				x.start(s)
-			}
-		}()
+// runnerScopes are a run's per-runner scopes, the per-runner checks that
+// applied to no runner (and why), and the error of a --runner that matched
+// none.
+type runnerScopes struct {
+	scopes     []*scope
+	notApplied map[*Check]string
+	err        error
+}
+
+// scheduleRunners waits for the runner list, then schedules and starts one
+// scope per runner (those sel selects) with the per-runner checks that
+// apply to its executor.
+func (x *run) scheduleRunners(perRunner []*Check, sel string) runnerScopes {
+	rs := runnerScopes{notApplied: map[*Check]string{}}
+	lr := x.host.results[x.lister]
+	<-lr.done
+	subjects, none := listRunners(x.lister, lr, sel)
+	if sel != "" && len(subjects) == 0 && none == "" {
+		rs.err = fmt.Errorf("--runner %s matches no [[runners]] of config.toml", sel)
 	}
-	x.wg.Wait()
+	for i := range subjects {
+		s := &scope{cat: x.host.cat, runner: &subjects[i], results: map[Node]*nodeResult{}, parent: x.host, perRun: x.perRun}
+		for _, c := range perRunner {
+			if c.AppliesTo(subjects[i].Executor) {
+				s.add(c)
+			}
+		}
+		rs.scopes = append(rs.scopes, s)
+	}
+	for _, c := range perRunner {
+		if reason := notApplying(c, subjects, none); reason != "" {
+			rs.notApplied[c] = reason
+		}
+	}
+	for _, s := range rs.scopes {
+		x.start(s)
+	}
+	return rs
+}
 
-	res := &Result{StartedAt: start, CleanupErrors: x.undo.run(), DeadlineHit: ctx.Err() != nil, Only: opt.Only, Catalog: catalog}
+// result is the run's Result once every node has ended: the undos run,
+// then every scheduled check in catalog order, a per-runner one once per
+// runner, and one that applied to no runner as skipped.
+func (x *run) result(catalog []*Check, rs runnerScopes, start time.Time, opt Options) *Result {
+	res := &Result{StartedAt: start, CleanupErrors: x.undo.run(), DeadlineHit: x.ctx.Err() != nil, Only: opt.Only, Catalog: catalog}
 	res.Duration = time.Since(start)
-	for _, s := range runners {
+	for _, s := range rs.scopes {
 		res.Runners = append(res.Runners, *s.runner)
 	}
-	keep := func(fs []Finding) []Finding {
-		if opt.Runner == "" {
-			return fs
-		}
-		var out []Finding
-		for _, f := range fs {
-			if f.Runner == nil || selectedRunner(res.Runners, f.Runner) {
-				out = append(out, f)
-			}
-		}
-		return out
-	}
 	for _, c := range catalog {
-		if r, ok := host.results[c]; ok {
-			kept, status := keep(r.findings), r.status
+		if r, ok := x.host.results[c]; ok {
+			kept, status := keptFindings(r.findings, res.Runners, opt.Runner), r.status
 			if status == StatusFail && worst(kept) < Warning {
 				status = StatusPass // what failed concerns runners --runner left out
 			}
@@ -337,18 +368,33 @@ func Run(ctx context.Context, env *hostio.Env, catalog []*Check, opt Options) (*
 				Duration: r.duration, Findings: kept, Observations: r.observed})
 			continue
 		}
-		for _, s := range runners {
+		for _, s := range rs.scopes {
 			if r, ok := s.results[c]; ok {
 				ref := s.runner.Ref
 				res.Checks = append(res.Checks, CheckResult{Check: c, Runner: &ref, Status: r.status,
 					Reason: r.reason, Duration: r.duration, Findings: r.findings, Observations: r.observed})
 			}
 		}
-		if reason, ok := notApplied[c]; ok {
+		if reason, ok := rs.notApplied[c]; ok {
 			res.Checks = append(res.Checks, CheckResult{Check: c, Status: StatusSkipped, Reason: reason})
 		}
 	}
-	return res, runnerErr
+	return res
+}
+
+// keptFindings are the findings of a host-wide check that --runner (sel)
+// keeps: the host's own, and those of the runners it selected.
+func keptFindings(fs []Finding, runners []Subject, sel string) []Finding {
+	if sel == "" {
+		return fs
+	}
+	var out []Finding
+	for _, f := range fs {
+		if f.Runner == nil || selectedRunner(runners, f.Runner) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // worst is the worst severity of fs, Default for none.
@@ -459,11 +505,34 @@ func perRunnerNodes(cat catalog, cs []*Check) (map[Node]bool, Node) {
 	return memo, lister
 }
 
-// execute waits for n's requirements, then runs it under its deadline.
+// execute runs node n of scope s into r: it waits for n's requirements,
+// honours --skip and the executors a host-wide check declares, runs n under
+// its deadline, and settles its status once its gates have passed.
 func execute(x *run, s *scope, n Node, r *nodeResult) {
-	ctx, env := x.ctx, x.env
-	values := map[Node]any{}
-	var gates []Node
+	values, gates, ok := awaitRequirements(s, n, r)
+	if !ok || x.skipped(s, n, r) {
+		return
+	}
+	o, p, cancel := x.compute(s, n, values)
+	defer cancel() // the node's context lives until its gates have passed
+	r.findings, r.observed = p.close()
+	r.value, r.err = o.value, o.err
+	if reason, grr, blocked := waitGates(s, gates); blocked {
+		// What the node found stands on a gate that failed: it is dropped,
+		// and the node is blocked as if it had waited.
+		r.findings, r.observed, r.value = nil, nil, nil
+		block(r, reason, grr)
+		return
+	}
+	r.settle(o.err)
+}
+
+// awaitRequirements waits for each requirement of n that is not a gate and
+// gathers their values; the gates are returned, to wait for after n ran.
+// A requirement that blocks n (an Optional one gives its zero value)
+// leaves r blocked and ok false.
+func awaitRequirements(s *scope, n Node, r *nodeResult) (values map[Node]any, gates []Node, ok bool) {
+	values = map[Node]any{}
 	for _, req := range n.requirements() {
 		if isGate(req) {
 			gates = append(gates, req)
@@ -483,13 +552,20 @@ func execute(x *run, s *scope, n Node, r *nodeResult) {
 				reason, rr = gr, grr
 			}
 			block(r, reason, rr)
-			return
+			return nil, nil, false
 		}
 		values[req] = rr.value
 	}
+	return values, gates, true
+}
+
+// skipped says whether n does not run although its requirements are met,
+// and leaves r skipped with why: --skip names it, or it is a host-wide
+// check that declares executors no configured runner has.
+func (x *run) skipped(s *scope, n Node, r *nodeResult) bool {
 	if x.skip[n.NodeID()] {
 		r.status, r.reason, r.err = StatusSkipped, "--skip", errors.New("skipped by --skip")
-		return
+		return true
 	}
 	if c, ok := n.(*Check); ok && s.runner == nil && len(c.Executors) > 0 && x.lister != nil {
 		lr := x.host.results[x.lister]
@@ -499,24 +575,33 @@ func execute(x *run, s *scope, n Node, r *nodeResult) {
 		if subjects, _ := listRunners(x.lister, lr, ""); len(subjects) > 0 {
 			if reason := notApplying(c, subjects, ""); reason != "" {
 				r.status, r.reason, r.err = StatusSkipped, reason, errors.New(reason)
-				return
+				return true
 			}
 		}
 	}
+	return false
+}
 
+// outcome is what a node's Run or Compute returned, or the deadline or
+// panic that ended it.
+type outcome struct {
+	value any
+	err   error
+}
+
+// compute runs n under its deadline (its Timeout, else DefaultTimeout; the
+// run's own when sooner) on a goroutine of its own, so a node that ignores
+// its context is left behind at the deadline; a panic is an error. The
+// caller ends the node's context with cancel.
+func (x *run) compute(s *scope, n Node, values map[Node]any) (outcome, *Pass, context.CancelFunc) {
 	timeout := DefaultTimeout
 	if c, ok := n.(*Check); ok && c.Timeout > 0 {
 		timeout = c.Timeout
 	}
-	nctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
+	nctx, cancel := context.WithTimeout(x.ctx, timeout)
 	x.tell(s, n, Started, "")
-	p := &Pass{Context: nctx, Env: env, node: n, values: values, cleanups: x.undo, runner: s.runner, shared: x.shared, cat: s.cat}
+	p := &Pass{Context: nctx, Env: x.env, node: n, values: values, cleanups: x.undo, runner: s.runner, shared: x.shared, cat: s.cat}
 
-	type outcome struct {
-		value any
-		err   error
-	}
 	out := make(chan outcome, 1)
 	go func() {
 		growStack()
@@ -536,19 +621,17 @@ func execute(x *run, s *scope, n Node, r *nodeResult) {
 		// The node ignored its context. Report the deadline as a deadline and
 		// move on; anything it reports later is dropped by Pass.close.
 		o.err = fmt.Errorf("timed out after %s", timeout.Round(time.Millisecond))
-		if ctx.Err() != nil {
+		if x.ctx.Err() != nil {
 			o.err = errors.New("timed out: the run's --timeout ended first")
 		}
 	}
-	r.findings, r.observed = p.close()
-	r.value, r.err = o.value, o.err
-	if reason, grr, blocked := waitGates(s, gates); blocked {
-		// What the node found stands on a gate that failed: it is dropped,
-		// and the node is blocked as if it had waited.
-		r.findings, r.observed, r.value = nil, nil, nil
-		block(r, reason, grr)
-		return
-	}
+	return o, p, cancel
+}
+
+// settle sets the status of a node that ran from its findings and the
+// error it returned: a Skip or --offline is skipped, another error unknown
+// (a deadline says so), a finding of warning or worse fail.
+func (r *nodeResult) settle(err error) {
 	for _, f := range r.findings {
 		if f.Severity > r.worst {
 			r.worst = f.Severity
@@ -556,13 +639,13 @@ func execute(x *run, s *scope, n Node, r *nodeResult) {
 	}
 	var skipErr *SkipError
 	switch {
-	case errors.As(o.err, &skipErr):
+	case errors.As(err, &skipErr):
 		r.status, r.reason = StatusSkipped, skipErr.Reason
-	case errors.Is(o.err, hostio.ErrOffline):
+	case errors.Is(err, hostio.ErrOffline):
 		r.status, r.reason = StatusSkipped, "offline"
-	case o.err != nil:
-		r.status, r.reason = StatusUnknown, redact.Text(o.err.Error())
-		if hostio.IsTimeout(o.err) && !strings.Contains(r.reason, "timed out") {
+	case err != nil:
+		r.status, r.reason = StatusUnknown, redact.Text(err.Error())
+		if hostio.IsTimeout(err) && !strings.Contains(r.reason, "timed out") {
 			r.reason = "timed out: " + r.reason
 		}
 	case r.worst >= Warning:

@@ -14,10 +14,15 @@ func Validate(catalog []*Check) error { return validate(catalog, true) }
 // of the catalog whose Explains name checks left out (the registry's own
 // test validates the whole catalog).
 func validate(catalog []*Check, complete bool) error {
+	return errors.Join(validateChecks(catalog, complete), validateGraph(catalog, complete))
+}
+
+// validateChecks proves each check is one a reader can act on: a kebab-case
+// ID of its own, its title and doc, a default severity, a Run, and the
+// symptom patterns doctor why finds it by.
+func validateChecks(catalog []*Check, complete bool) error {
 	var errs []error
-	cat := catalogOf(catalog)
 	checks := map[string]*Check{}
-	facts := map[string]Node{}
 	for _, c := range catalog {
 		if !idPattern.MatchString(c.ID) {
 			errs = append(errs, fmt.Errorf("check %q: ID is not kebab-case", c.ID))
@@ -46,6 +51,21 @@ func validate(catalog []*Check, complete bool) error {
 			}
 		}
 	}
+	return errors.Join(errs...)
+}
+
+// validateGraph proves the requirements make one DAG: every node reachable
+// through Requires is acyclic, a fact's ID is its own, a required check (or
+// a Ref) is in the catalog, Explains do not loop (and, complete, name known
+// checks), and per-runner nodes expand over one runner list.
+func validateGraph(catalog []*Check, complete bool) error {
+	var errs []error
+	cat := catalogOf(catalog)
+	checks := map[string]*Check{}
+	for _, c := range catalog {
+		checks[c.ID] = c
+	}
+	facts := map[string]Node{}
 	// Walk every node reachable through Requires: collect facts, and find
 	// cycles with the usual three colours.
 	const (

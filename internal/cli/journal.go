@@ -82,31 +82,20 @@ func scanJournal(ctx context.Context, m *symptom.Matcher, env *hostio.Env) (*sym
 }
 
 // runnerUnit is the unit the service fact names (the process's --service,
-// else gitlab-runner.service), read through the engine as every check
-// reads it.
+// else gitlab-runner.service), evaluated as every check reads it.
 func runnerUnit(ctx context.Context, env *hostio.Env) (string, error) {
-	var unit string
-	probe := &checks.Check{
-		ID: "journal-unit", Title: "the runner's unit, for --journal", Severity: checks.Info,
-		Doc:      checks.Doc{Cause: "-", Symptom: "-", Fix: "-", Verify: "-"},
-		Requires: []checks.Node{facts.ServiceFact},
-		Run: func(p *checks.Pass) error {
-			unit = facts.ServiceFact.Get(p).Name
-			return nil
-		},
-	}
-	res, err := checks.Run(ctx, env, []*checks.Check{probe}, checks.Options{Timeout: JournalTimeout})
+	values, err := checks.Evaluate(ctx, env, facts.ServiceFact, checks.Options{Timeout: JournalTimeout})
 	if err != nil {
 		return "", err
 	}
-	if unit == "" {
-		reason := "no result"
-		if len(res.Checks) > 0 {
-			reason = res.Checks[0].Reason
+	reason := "no result"
+	if len(values) > 0 {
+		if v := values[0]; v.Value != nil && v.Value.Name != "" {
+			return v.Value.Name, nil
 		}
-		return "", errors.New("--journal: could not tell the runner's unit: " + reason)
+		reason = values[0].Reason
 	}
-	return unit, nil
+	return "", errors.New("--journal: could not tell the runner's unit: " + reason)
 }
 
 // limitedWriter keeps the first n bytes written to it and drops the rest.

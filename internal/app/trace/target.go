@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -17,6 +16,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/client/kube"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
@@ -56,6 +56,22 @@ func WatchClient(cfg *rest.Config) (kube.Interface, error) {
 	return kube.NewForConfig(c)
 }
 
+// runnerAPI is a runner with its API client, as doctor run builds it.
+type runnerAPI struct {
+	entry *facts.RunnerEntry
+	api   *facts.API
+}
+
+// runnerAPIFact is what Resolve evaluates for each Kubernetes runner.
+var runnerAPIFact = &checks.Fact[runnerAPI]{
+	ID:       "trace-runner-api",
+	Doc:      "a Kubernetes runner's [[runners]] entry and its API client, for doctor trace",
+	Requires: []checks.Node{facts.APIClient, facts.ThisRunner},
+	Compute: func(p *checks.Pass) (runnerAPI, error) {
+		return runnerAPI{entry: facts.ThisRunner.Get(p), api: facts.APIClient.Get(p)}, nil
+	},
+}
+
 // Resolve finds the runner a trace follows: the one Kubernetes runner of
 // config.toml, or the one --runner names (name or index), with the API
 // client, namespace and poll_timeout doctor run would use for it. --context,
@@ -64,58 +80,33 @@ func Resolve(ctx context.Context, env *hostio.Env, runner string) (*Target, erro
 	if env.Offline {
 		return nil, errors.New("doctor trace watches the cluster; it cannot run --offline")
 	}
-	var mu sync.Mutex
-	var found []*Target
-	c := &checks.Check{
-		ID:       "trace-target",
-		Title:    "The runner's cluster answers",
-		Severity: checks.Info,
-		Doc: checks.Doc{
-			Cause:   "doctor trace needs the runner's API client, as the executor builds it.",
-			Symptom: "doctor trace: no Kubernetes runner to trace",
-			Fix:     "doctor run shows why the runner's cluster cannot be reached.",
-			Verify:  "doctor run --only api-auth",
-		},
-		Requires:  []checks.Node{facts.APIClient, facts.ThisRunner},
-		Executors: []string{checks.Kubernetes},
-		Network:   true,
-		Run: func(p *checks.Pass) error {
-			api, e := facts.APIClient.Get(p), facts.ThisRunner.Get(p)
-			ns := e.Namespace() // -n/--namespace included
-			wc, err := WatchClient(api.Config)
-			if err != nil {
-				return err
-			}
-			name := e.Runner.Name
-			if e.Pos < 0 {
-				name = "" // the runner implied by --kubeconfig labels no pod
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			found = append(found, &Target{Runner: e.Ref, RunnerName: name, Namespace: ns,
-				PollTimeout: runnerconfig.PollTimeout(e.Runner), Source: api.Source, API: api, Client: wc})
-			return nil
-		},
-	}
-	res, err := checks.Run(ctx, env, []*checks.Check{c}, checks.Options{Runner: runner, Timeout: 30 * time.Second})
+	values, err := checks.Evaluate(ctx, env, runnerAPIFact, checks.Options{Runner: runner, Timeout: 30 * time.Second}, checks.Kubernetes)
 	if err != nil {
 		return nil, err
+	}
+	var found []*Target
+	var why []string
+	for _, v := range values {
+		who := "the runner"
+		if v.Runner != nil {
+			who = v.Runner.String()
+		}
+		if v.Reason != "" {
+			why = append(why, who+": "+v.Reason)
+			continue
+		}
+		t, err := targetOf(v.Value)
+		if err != nil {
+			why = append(why, who+": "+redact.Text(err.Error()))
+			continue
+		}
+		found = append(found, t)
 	}
 	sort.Slice(found, func(i, j int) bool { return found[i].Runner.Index < found[j].Runner.Index })
 	switch len(found) {
 	case 1:
 		return found[0], nil
 	case 0:
-		var why []string
-		for _, r := range res.Checks {
-			if r.Check == c && r.Reason != "" {
-				who := "the runner"
-				if r.Runner != nil {
-					who = r.Runner.String()
-				}
-				why = append(why, who+": "+r.Reason)
-			}
-		}
 		if len(why) == 0 {
 			why = []string{"config.toml has no Kubernetes runner"}
 		}
@@ -126,6 +117,23 @@ func Resolve(ctx context.Context, env *hostio.Env, runner string) (*Target, erro
 		names[i] = t.Runner.String()
 	}
 	return nil, fmt.Errorf("%d Kubernetes runners: name one with --runner NAME|INDEX (%s)", len(found), strings.Join(names, ", "))
+}
+
+// targetOf is the Target of a runner and its API client, with a client of
+// its own for watches.
+func targetOf(ra runnerAPI) (*Target, error) {
+	e, api := ra.entry, ra.api
+	ns := e.Namespace() // -n/--namespace included
+	wc, err := WatchClient(api.Config)
+	if err != nil {
+		return nil, err
+	}
+	name := e.Runner.Name
+	if e.Pos < 0 {
+		name = "" // the runner implied by --kubeconfig labels no pod
+	}
+	return &Target{Runner: e.Ref, RunnerName: name, Namespace: ns,
+		PollTimeout: runnerconfig.PollTimeout(e.Runner), Source: api.Source, API: api, Client: wc}, nil
 }
 
 // ExplainTimeout bounds the checks of one stuck stage.
