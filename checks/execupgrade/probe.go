@@ -96,20 +96,9 @@ func ExecURL(cfg *rest.Config, ns, pod string, command ...string) (*url.URL, err
 // who names the credential on a bundle's tape (facts.API.TapeKey).
 func Upgrade(ctx context.Context, env *hostio.Env, cfg *rest.Config, who string, u *url.URL, proto Protocol) Probe {
 	// A bundle keeps what the upgrade got back: analyze replays it.
-	p, _ := hostio.Probe(env, "exec-upgrade", string(proto)+" "+redact.StripUserinfo(u.String())+" as "+who,
+	p, _ := hostio.ProbeErr(env, "exec-upgrade", string(proto)+" "+redact.StripUserinfo(u.String())+" as "+who,
 		func() (Probe, error) { return upgrade(ctx, env, cfg, u, proto), nil })
 	return p
-}
-
-// MarshalJSON keeps the error as the tape records errors.
-func (p Probe) MarshalJSON() ([]byte, error) {
-	type plain Probe
-	return hostio.MarshalErrField(plain(p))
-}
-
-func (p *Probe) UnmarshalJSON(b []byte) error {
-	type plain Probe
-	return hostio.UnmarshalErrField(b, (*plain)(p))
 }
 
 func upgrade(ctx context.Context, env *hostio.Env, cfg *rest.Config, u *url.URL, proto Protocol) Probe {

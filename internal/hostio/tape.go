@@ -1,6 +1,7 @@
 package hostio
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -195,8 +196,8 @@ func (d replayEntry) Info() (fs.FileInfo, error) { return nil, errNotInBundle }
 
 // Probe runs fn once, or on replay returns what it returned when recorded.
 // kind and key name the probe ("dns", "udp 127.0.0.1:53 gitlab.invalid. A");
-// the key must hold no secret, and T must survive encoding/json (give an
-// error field a MarshalJSON, as dnsq.Answer does). Without a tape it is fn.
+// the key must hold no secret, and T must survive encoding/json (a result
+// that carries an error: ProbeErr). Without a tape it is fn.
 func Probe[T any](env *Env, kind, key string, fn func() (T, error)) (T, error) {
 	t := env.Tape
 	if t == nil {
@@ -262,14 +263,41 @@ func (t *Tape) Snapshot() *Tape {
 	return c
 }
 
-// MarshalErrField encodes v, a struct with an `Err error` field, with that
-// field as the tape records errors (RecordErr): an error's own fields do
-// not survive encoding/json, and some do not encode at all. Give a probe's
-// result type a MarshalJSON that converts it to a method-less copy:
-//
-//	func (a Answer) MarshalJSON() ([]byte, error) { type plain Answer; return hostio.MarshalErrField(plain(a)) }
-func MarshalErrField(v any) ([]byte, error) {
+// Recorded is a value the tape keeps with its error: T is a struct, or a
+// pointer to one, with a field `Err error`, which encoding/json alone would
+// drop (an error's own fields do not survive it, and some errors do not
+// encode at all). Recorded encodes that field as the tape records errors
+// (RecordErr) and replays it as ErrRecord.Err, which answers errors.Is,
+// IsTimeout and net.Error as the live error did; the other fields encode
+// as encoding/json encodes them. ProbeErr records a probe's result so; a
+// result that holds such a value in a field (a GitLab connection's
+// Failure) declares the field Recorded.
+type Recorded[T any] struct{ Value T }
+
+func (r Recorded[T]) MarshalJSON() ([]byte, error)  { return marshalErrField(r.Value) }
+func (r *Recorded[T]) UnmarshalJSON(b []byte) error { return unmarshalErrField(b, &r.Value) }
+
+// ProbeErr is Probe of a result that carries its own error in a field
+// `Err error` (a DNS answer, an upgrade's answer), recorded as Recorded.
+func ProbeErr[T any](env *Env, kind, key string, fn func() (T, error)) (T, error) {
+	r, err := Probe(env, kind, key, func() (Recorded[T], error) {
+		v, err := fn()
+		return Recorded[T]{v}, err
+	})
+	return r.Value, err
+}
+
+// marshalErrField encodes v, a struct with an `Err error` field or a
+// pointer to one (nil: null), with that field as the tape records errors:
+// the others as encoding/json does, the keys in order.
+func marshalErrField(v any) ([]byte, error) {
 	rv := reflect.ValueOf(v)
+	if rv.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return []byte("null"), nil
+		}
+		rv = rv.Elem()
+	}
 	cp := reflect.New(rv.Type()).Elem()
 	cp.Set(rv)
 	f := cp.FieldByName("Err")
@@ -289,9 +317,19 @@ func MarshalErrField(v any) ([]byte, error) {
 	return json.Marshal(m)
 }
 
-// UnmarshalErrField decodes what MarshalErrField wrote into v, a pointer
-// to the method-less copy, and sets its Err to the replayed error.
-func UnmarshalErrField(b []byte, v any) error {
+// unmarshalErrField decodes what marshalErrField wrote into v, a pointer
+// to the struct (or to a pointer to it, left nil for null), and sets its
+// Err to the replayed error.
+func unmarshalErrField(b []byte, v any) error {
+	rv := reflect.ValueOf(v).Elem()
+	if rv.Kind() == reflect.Pointer {
+		if string(bytes.TrimSpace(b)) == "null" {
+			rv.Set(reflect.Zero(rv.Type()))
+			return nil
+		}
+		rv.Set(reflect.New(rv.Type().Elem()))
+		rv = rv.Elem()
+	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(b, &m); err != nil {
 		return err
@@ -307,11 +345,11 @@ func UnmarshalErrField(b []byte, v any) error {
 	if err != nil {
 		return err
 	}
-	if err := json.Unmarshal(rest, v); err != nil {
+	if err := json.Unmarshal(rest, rv.Addr().Interface()); err != nil {
 		return err
 	}
 	if e := rec.Err(); e != nil {
-		reflect.ValueOf(v).Elem().FieldByName("Err").Set(reflect.ValueOf(e))
+		rv.FieldByName("Err").Set(reflect.ValueOf(e))
 	}
 	return nil
 }

@@ -65,20 +65,9 @@ func (a Answer) String() string {
 // The context's deadline bounds it; without one, 3 s does.
 func Query(ctx context.Context, env *hostio.Env, server, name, netw string, qtype uint16) Answer {
 	// A bundle keeps the classified answer: analyze replays it.
-	a, _ := hostio.Probe(env, "dns", fmt.Sprintf("%s %s %s %s", netw, server, dns.Fqdn(name), dns.TypeToString[qtype]),
+	a, _ := hostio.ProbeErr(env, "dns", fmt.Sprintf("%s %s %s %s", netw, server, dns.Fqdn(name), dns.TypeToString[qtype]),
 		func() (Answer, error) { return query(ctx, env, server, name, netw, qtype), nil })
 	return a
-}
-
-// MarshalJSON keeps the error as the tape records errors.
-func (a Answer) MarshalJSON() ([]byte, error) {
-	type plain Answer
-	return hostio.MarshalErrField(plain(a))
-}
-
-func (a *Answer) UnmarshalJSON(b []byte) error {
-	type plain Answer
-	return hostio.UnmarshalErrField(b, (*plain)(a))
 }
 
 func query(ctx context.Context, env *hostio.Env, server, name, netw string, qtype uint16) Answer {

@@ -84,14 +84,15 @@ func FuzzExchange(f *testing.F) {
 		}
 		// A bundle keeps the answer and analyze replays it: the replay
 		// must read exactly as the live run did.
-		b, err := json.Marshal(got)
+		b, err := json.Marshal(hostio.Recorded[Answer]{Value: got})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var back Answer
-		if err := json.Unmarshal(b, &back); err != nil {
+		var rec hostio.Recorded[Answer]
+		if err := json.Unmarshal(b, &rec); err != nil {
 			t.Fatalf("tape record %s: %v", b, err)
 		}
+		back := rec.Value
 		if back.String() != line || back.Outcome != got.Outcome {
 			t.Fatalf("replayed %q, live %q", back.String(), line)
 		}

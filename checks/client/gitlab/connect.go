@@ -29,17 +29,6 @@ type Failure struct {
 
 func (f *Failure) Error() string { return fmt.Sprintf("%s %s: %v", f.Stage, f.Addr, f.Err) }
 
-// MarshalJSON keeps the error as the tape records errors.
-func (f Failure) MarshalJSON() ([]byte, error) {
-	type plain Failure
-	return hostio.MarshalErrField(plain(f))
-}
-
-func (f *Failure) UnmarshalJSON(b []byte) error {
-	type plain Failure
-	return hostio.UnmarshalErrField(b, (*plain)(f))
-}
-
 // Conn is an open connection to GitLab, after TLS when the scheme is https.
 // Replaying a bundle, it has no net.Conn: its answers come from the tape.
 type Conn struct {
@@ -61,9 +50,9 @@ func (c *Conn) Close() error {
 // connected is what a bundle keeps of a Connect: where, the certificate,
 // or the stage that failed.
 type connected struct {
-	Addr string     `json:"addr,omitempty"`
-	Cert *CertCheck `json:"cert,omitempty"`
-	Fail *Failure   `json:"fail,omitempty"`
+	Addr string                     `json:"addr,omitempty"`
+	Cert *CertCheck                 `json:"cert,omitempty"`
+	Fail *hostio.Recorded[*Failure] `json:"fail,omitempty"`
 }
 
 // TLSFiles are the runner's tls-ca-file, tls-cert-file and tls-key-file,
@@ -101,7 +90,7 @@ func Connect(ctx context.Context, env *hostio.Env, t *Target, addrs []netip.Addr
 	rec, err := hostio.Probe(env, "gitlab-connect", t.Origin()+" "+Join(addrs), func() (connected, error) {
 		c, f := connect(ctx, env, t, addrs, dl)
 		if f != nil {
-			return connected{Fail: f}, nil
+			return connected{Fail: &hostio.Recorded[*Failure]{Value: f}}, nil
 		}
 		live = c
 		return connected{Addr: c.Addr, Cert: c.Cert}, nil
@@ -110,7 +99,7 @@ func Connect(ctx context.Context, env *hostio.Env, t *Target, addrs []netip.Addr
 	case err != nil:
 		return nil, &Failure{Stage: StageTCP, Addr: t.Addr(), Err: err}
 	case rec.Fail != nil:
-		return nil, rec.Fail
+		return nil, rec.Fail.Value
 	case live != nil:
 		live.env, live.origin = env, t.Origin()
 		return live, nil

@@ -83,12 +83,12 @@ func gather(p *checks.Pass, d *Daemon) {
 			return
 		}
 		// A bundle keeps the daemon's answers, by the path the runner opens.
-		d.Probe, _ = hostio.Probe(p.Env, "docker", "unix "+d.Socket.Seen, func() (*Probe, error) {
+		d.Probe, _ = hostio.ProbeErr(p.Env, "docker", "unix "+d.Socket.Seen, func() (*Probe, error) {
 			return probe(ctx, p.Env, "unix", d.Socket.Local, tlsConf), nil
 		})
 		return
 	}
-	d.Probe, _ = hostio.Probe(p.Env, "docker", "tcp "+d.Addr.HostPort, func() (*Probe, error) {
+	d.Probe, _ = hostio.ProbeErr(p.Env, "docker", "tcp "+d.Addr.HostPort, func() (*Probe, error) {
 		return probe(ctx, p.Env, "tcp", d.Addr.HostPort, tlsConf), nil
 	})
 }

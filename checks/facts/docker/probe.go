@@ -50,17 +50,6 @@ type Probe struct {
 	Request string
 }
 
-// MarshalJSON keeps the error as the tape records errors.
-func (p Probe) MarshalJSON() ([]byte, error) {
-	type plain Probe
-	return hostio.MarshalErrField(plain(p))
-}
-
-func (p *Probe) UnmarshalJSON(b []byte) error {
-	type plain Probe
-	return hostio.UnmarshalErrField(b, (*plain)(p))
-}
-
 // probe asks the daemon at network/addr (a unix socket's local path, or
 // host:port) through Env.Dial, each request under the API timeout.
 func probe(ctx context.Context, env *hostio.Env, network, addr string, tlsConf *tls.Config) *Probe {
