@@ -41,14 +41,14 @@ var Check = &checks.Check{
 	},
 	// kubeconfig-file is optional: a runner in a pod authenticates with its
 	// service account and has no kubeconfig to examine.
-	Requires:  []checks.Node{checks.Optional(kubeconfigfile.Check), clusteroverride.Check, facts.Whoami, facts.ClientCertFact},
+	Requires:  []checks.Node{checks.Optional(kubeconfigfile.Check), clusteroverride.Check, facts.IdentityFact, facts.ClientCertFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run:       run,
 }
 
 func run(p *checks.Pass) error {
-	id := facts.Whoami.Get(p)
+	id := facts.IdentityFact.Get(p)
 	if id.Err == nil {
 		return nil
 	}

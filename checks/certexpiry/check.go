@@ -39,7 +39,7 @@ var Check = &checks.Check{
 			"the server has asked for the client to provide credentials",
 		},
 	},
-	Requires:  []checks.Node{kubeconfigfile.Check, clusteroverride.Check, facts.ClientCertFact, facts.KubeContext, facts.RunAsFact},
+	Requires:  []checks.Node{kubeconfigfile.Check, clusteroverride.Check, facts.ClientCertFact, facts.KubeContextFact, facts.RunAsFact},
 	Executors: []string{checks.Kubernetes},
 	Explains:  []string{"api-auth"},
 	Run:       run,
@@ -62,7 +62,7 @@ func run(p *checks.Pass) error {
 	// The health cron graphs the expiry whatever the verdict.
 	p.Observe(checks.Observation{Name: "cert_expiry_timestamp_seconds", Value: float64(c.NotAfter.Unix()),
 		Labels: map[string]string{"subject": "CN=" + c.Subject.CommonName}})
-	renew := renewFix(facts.KubeContext.Get(p), facts.RunAsFact.Get(p))
+	renew := renewFix(facts.KubeContextFact.Get(p), facts.RunAsFact.Get(p))
 	ev := []checks.Evidence{{Source: cc.Source, Detail: facts.Describe(c)}}
 	switch left := c.NotAfter.Sub(now); {
 	case now.After(c.NotAfter):
@@ -110,7 +110,7 @@ func run(p *checks.Pass) error {
 
 // renewFix installs a new kubeconfig over the file the runner loads, for
 // its user: the guide's rotation, with this host's path.
-func renewFix(k *facts.KubeTarget, ra *facts.RunAs) string {
+func renewFix(k *facts.KubeContext, ra *facts.RunAs) string {
 	file := "<the kubeconfig the runner loads>"
 	if k != nil && k.Kubeconfig != nil && len(k.Kubeconfig.Files) > 0 {
 		file = k.Kubeconfig.Files[0].Path

@@ -56,19 +56,19 @@ var Check = &checks.Check{
 	// The apiserver's Date arrives with api-auth's request, GitLab's with
 	// runner-token's (and gitlab-reachability's before it): wait for them,
 	// and compare whatever came.
-	Requires: []checks.Node{facts.ThisRunner, facts.Config, checks.Optional(apiauth.Check), checks.Optional(facts.APIClient),
+	Requires: []checks.Node{facts.RunnerEntryFact, facts.ConfigFact, checks.Optional(apiauth.Check), checks.Optional(facts.APIClientFact),
 		checks.Optional(runnertoken.Check)},
 	Network: true,
 	Run: func(p *checks.Pass) error {
-		e := facts.ThisRunner.Get(p)
+		e := facts.RunnerEntryFact.Get(p)
 		var seen []hostio.ServerDate
-		if api := facts.APIClient.Get(p); api != nil {
+		if api := facts.APIClientFact.Get(p); api != nil {
 			if d, ok := p.Env.Clocks.Date(facts.ClockAPIServer, api.Server); ok {
 				seen = append(seen, d)
 			}
 		}
 		if e.Runner.URL != "" {
-			if t, err := gitlab.RunnerTarget(p.Env, facts.Config.Get(p), e.Label(), e.Runner); err == nil {
+			if t, err := gitlab.RunnerTarget(p.Env, facts.ConfigFact.Get(p), e.Label(), e.Runner); err == nil {
 				if d, ok := p.Env.Clocks.Date(gitlab.ClockKind, t.Origin()); ok {
 					seen = append(seen, d)
 				}

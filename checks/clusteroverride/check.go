@@ -27,14 +27,14 @@ var Check = &checks.Check{
 			"ca file, cert file and key file must be specified when using file based auth",
 		},
 	},
-	Requires:  []checks.Node{facts.ThisRunner, facts.RunnerEnviron},
+	Requires:  []checks.Node{facts.RunnerEntryFact, facts.EnvironFact},
 	Executors: []string{checks.Kubernetes},
 	Run:       run,
 }
 
 func run(p *checks.Pass) error {
-	e := facts.ThisRunner.Get(p)
-	env := facts.RunnerEnviron.Get(p)
+	e := facts.RunnerEntryFact.Get(p)
+	env := facts.EnvironFact.Get(p)
 	kubeconfigSet := false
 	if env.Err == nil {
 		v, ok := env.Lookup("KUBECONFIG")

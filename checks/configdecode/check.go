@@ -48,14 +48,14 @@ var Check = &checks.Check{
 			"Failed to load config",
 		},
 	},
-	Requires: []checks.Node{facts.Config, facts.RunAsFact},
+	Requires: []checks.Node{facts.ConfigFact, facts.RunAsFact},
 	// A config the runner refuses is why its process is gone.
 	Explains: []string{"runner-process"},
 	Run:      run,
 }
 
 func run(p *checks.Pass) error {
-	c := facts.Config.Get(p)
+	c := facts.ConfigFact.Get(p)
 	if c.Path == "" {
 		if c.Unknown {
 			return errors.New(c.Unlocated)

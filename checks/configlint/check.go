@@ -40,7 +40,7 @@ var Check = &checks.Check{
 			"Job's log exceeded limit of * bytes.",
 		},
 	},
-	Requires: []checks.Node{configdecode.Check, facts.Config, facts.RunnerEnviron},
+	Requires: []checks.Node{configdecode.Check, facts.ConfigFact, facts.EnvironFact},
 	Run:      run,
 }
 
@@ -53,7 +53,7 @@ const (
 )
 
 func run(p *checks.Pass) error {
-	c := facts.Config.Get(p)
+	c := facts.ConfigFact.Get(p)
 	cfg := c.Config
 	// Decode leaves an absent concurrent 0, which the runner reads as its
 	// default, 1 (NewConfig, common/config.go, v19.3.0); written out below
@@ -75,7 +75,7 @@ func run(p *checks.Pass) error {
 		if r.Executor != "kubernetes" {
 			continue
 		}
-		lintRunner(p, c, i, r, rented(facts.RunnerEnviron.Get(p)))
+		lintRunner(p, c, i, r, rented(facts.EnvironFact.Get(p)))
 	}
 	return nil
 }

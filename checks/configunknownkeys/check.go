@@ -39,7 +39,7 @@ var Check = &checks.Check{
 	},
 	// Not config-decode: a file with no [[runners]] (a [[runner]] typo) is
 	// an error there, and its keys are exactly what this check names.
-	Requires: []checks.Node{facts.Config, facts.VersionFact},
+	Requires: []checks.Node{facts.ConfigFact, facts.VersionFact},
 	Run:      run,
 }
 
@@ -55,7 +55,7 @@ var hints = map[string]string{
 }
 
 func run(p *checks.Pass) error {
-	c := facts.Config.Get(p)
+	c := facts.ConfigFact.Get(p)
 	if !c.Decoded() {
 		return checks.Skip("needs config-decode: config.toml did not decode")
 	}

@@ -58,7 +58,7 @@ var Check = &checks.Check{
 			"getting docker info: *",
 		},
 	},
-	Requires:  []checks.Node{docker.DaemonFact, facts.ThisRunner, facts.RunAsFact, facts.Runner},
+	Requires:  []checks.Node{docker.DaemonFact, facts.RunnerEntryFact, facts.RunAsFact, facts.RunnerFact},
 	Executors: []string{checks.Docker},
 	Run:       run,
 }
@@ -70,7 +70,7 @@ var Check = &checks.Check{
 const minAPIVersion = "1.40"
 
 func run(p *checks.Pass) error {
-	d, e, ra := docker.DaemonFact.Get(p), facts.ThisRunner.Get(p), facts.RunAsFact.Get(p)
+	d, e, ra := docker.DaemonFact.Get(p), facts.RunnerEntryFact.Get(p), facts.RunAsFact.Get(p)
 	if !d.Applies {
 		return checks.Skip("%s does not use the Docker executor", e.Label())
 	}

@@ -70,14 +70,14 @@ var Check = &checks.Check{
 	// The operator's own client is optional: it reads the VirtualImage when
 	// the plugin's identity may not (the guide's Role does not grant it,
 	// and the plugin does not need it).
-	Requires:  []checks.Node{facts.PluginAPIClient, facts.ThisRunner, facts.Runner, checks.Optional(facts.APIClient)},
+	Requires:  []checks.Node{facts.PluginAPIClientFact, facts.RunnerEntryFact, facts.RunnerFact, checks.Optional(facts.APIClientFact)},
 	Executors: []string{checks.Instance, checks.DockerAutoscaler},
 	Network:   true,
 	Run:       run,
 }
 
 func run(p *checks.Pass) error {
-	pa, r := facts.PluginAPIClient.Get(p), facts.ThisRunner.Get(p)
+	pa, r := facts.PluginAPIClientFact.Get(p), facts.RunnerEntryFact.Get(p)
 	pc := pa.Config
 	switch {
 	case pa.NotDVP != "":
@@ -142,7 +142,7 @@ func run(p *checks.Pass) error {
 	return nil
 }
 
-func identity(pa *facts.PluginAPI) string {
+func identity(pa *facts.PluginAPIClient) string {
 	if pa.Identity != nil && pa.Identity.User != "" {
 		return pa.Identity.User
 	}
@@ -151,7 +151,7 @@ func identity(pa *facts.PluginAPI) string {
 
 // poolFix is the guide's pool manifest with the runner's own names.
 func poolFix(p *checks.Pass, pc facts.PluginConfig) string {
-	r := facts.ThisRunner.Get(p)
+	r := facts.RunnerEntryFact.Get(p)
 	user, key := "gitlab-runner", "KEY_PATH"
 	if a := r.Runner.Autoscaler; a != nil {
 		if a.ConnectorConfig.Username != "" {
@@ -178,8 +178,8 @@ func getImage(p *checks.Pass, ctx context.Context, dyn dynamic.Interface, gvr sc
 		return err
 	}
 	err = get(dyn)
-	if apierrors.IsForbidden(err) && p.Has(facts.APIClient) {
-		if op := facts.APIClient.Get(p); op != nil {
+	if apierrors.IsForbidden(err) && p.Has(facts.APIClientFact) {
+		if op := facts.APIClientFact.Get(p); op != nil {
 			if od, derr := checks.Shared(p, "dynamic "+op.Key, op.Dynamic); derr == nil {
 				err = get(od)
 			}
@@ -196,7 +196,7 @@ func getImage(p *checks.Pass, ctx context.Context, dyn dynamic.Interface, gvr sc
 	return false, false, err
 }
 
-func checkImages(p *checks.Pass, ctx context.Context, dyn dynamic.Interface, pool *unstructured.Unstructured, pa *facts.PluginAPI, label string) []string {
+func checkImages(p *checks.Pass, ctx context.Context, dyn dynamic.Interface, pool *unstructured.Unstructured, pa *facts.PluginAPIClient, label string) []string {
 	var unverified []string
 	pc := pa.Config
 	for _, img := range diskImages(pool) {

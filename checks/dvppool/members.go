@@ -73,8 +73,8 @@ func checkCloudInit(p *checks.Pass, pool *unstructured.Unstructured, pc facts.Pl
 	if cc.KeyPathname == "" {
 		return nil // fleeting-connector says key_path is unset
 	}
-	hp := facts.RunnerPath(p.Env, facts.Runner.Get(p).Selected, cc.KeyPathname)
-	b, err := facts.ThisRunner.Get(p).File.Files.Read(hp, hostio.KindPEM)
+	hp := facts.RunnerPath(p.Env, facts.RunnerFact.Get(p).Selected, cc.KeyPathname)
+	b, err := facts.RunnerEntryFact.Get(p).File.Files.Read(hp, hostio.KindPEM)
 	if err != nil {
 		why := err.Error()
 		if errors.Is(err, fs.ErrNotExist) {
@@ -123,7 +123,7 @@ const defaultAcquireTimeout = 15 * time.Minute
 
 // checkVMs finds the pool's VMs that stay not Running longer than a job
 // waits for an instance.
-func checkVMs(p *checks.Pass, ctx context.Context, dyn dynamic.Interface, pool *unstructured.Unstructured, pa *facts.PluginAPI, r *facts.RunnerEntry) []string {
+func checkVMs(p *checks.Pass, ctx context.Context, dyn dynamic.Interface, pool *unstructured.Unstructured, pa *facts.PluginAPIClient, r *facts.RunnerEntry) []string {
 	pc := pa.Config
 	list, err := dyn.Resource(vmsGVR).Namespace(pc.Namespace).List(ctx, metav1.ListOptions{LabelSelector: poolUIDLabel + "=" + string(pool.GetUID()), Limit: 500})
 	switch {

@@ -36,7 +36,7 @@ var Check = &checks.Check{
 			`virtualmachines.virtualization.deckhouse.io* is forbidden: User "*" cannot * resource "virtualmachines" in API group "virtualization.deckhouse.io"*`,
 		},
 	},
-	Requires:  []checks.Node{facts.PluginAPIClient, facts.ThisRunner},
+	Requires:  []checks.Node{facts.PluginAPIClientFact, facts.RunnerEntryFact},
 	Executors: []string{checks.Instance, checks.DockerAutoscaler},
 	Network:   true,
 	Run:       run,
@@ -58,7 +58,7 @@ func Needed(ns string) []facts.Access {
 }
 
 func run(p *checks.Pass) error {
-	pa, r := facts.PluginAPIClient.Get(p), facts.ThisRunner.Get(p)
+	pa, r := facts.PluginAPIClientFact.Get(p), facts.RunnerEntryFact.Get(p)
 	pc := pa.Config
 	switch {
 	case pa.NotDVP != "":
@@ -103,7 +103,7 @@ func run(p *checks.Pass) error {
 	return nil
 }
 
-func orSource(user string, pa *facts.PluginAPI) string {
+func orSource(user string, pa *facts.PluginAPIClient) string {
 	if user != "" {
 		return user
 	}

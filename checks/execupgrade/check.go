@@ -42,7 +42,7 @@ var Check = &checks.Check{
 			"unable to upgrade connection: ",
 		},
 	},
-	Requires:  []checks.Node{checks.Gate(apiauth.Check), facts.APIClient, facts.ThisRunner},
+	Requires:  []checks.Node{checks.Gate(apiauth.Check), facts.APIClientFact, facts.RunnerEntryFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Timeout:   3 * time.Minute, // --deep waits for a pod; the default probe takes a second
@@ -53,8 +53,8 @@ var Check = &checks.Check{
 const probeTimeout = 10 * time.Second
 
 func run(p *checks.Pass) error {
-	api := facts.APIClient.Get(p)
-	ns := facts.ThisRunner.Get(p).Namespace()
+	api := facts.APIClientFact.Get(p)
+	ns := facts.RunnerEntryFact.Get(p).Namespace()
 	// The probe tests the path to the apiserver (the proxies, their
 	// upgrade handling), the same for every runner of this target whatever
 	// its namespace: sent once, in the namespace of the runner of this
@@ -105,7 +105,7 @@ type pair struct {
 // the probe, not two: one TLS handshake with the client certificate and
 // one request fewer, on both sides, in the busiest part of a run. A broken
 // path pays the second probe's round trips.
-func probePair(p *checks.Pass, api *facts.API, ns string) (pair, error) {
+func probePair(p *checks.Pass, api *facts.APIClient, ns string) (pair, error) {
 	u, err := ExecURL(api.Config, ns, ProbePod, "true")
 	if err != nil {
 		return pair{}, err

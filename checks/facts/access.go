@@ -48,7 +48,7 @@ func (a Access) Forbidden(user string) string {
 //
 // Runners of one target ask their reviews once: the rules of a namespace
 // and each access review are shared by target (checks.Shared).
-func Allowed(p *checks.Pass, ctx context.Context, api *API, want []Access) (map[Access]bool, error) {
+func Allowed(p *checks.Pass, ctx context.Context, api *APIClient, want []Access) (map[Access]bool, error) {
 	out := map[Access]bool{}
 	for _, a := range want {
 		var st *authzv1.SubjectRulesReviewStatus

@@ -28,10 +28,10 @@ import (
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
-// API is the one client every API check of a target uses. A target is a
+// APIClient is the one client every API check of a target uses. A target is a
 // server and a credential: runners that share both share the client, its
 // connection and the lists made with it.
-type API struct {
+type APIClient struct {
 	Config *rest.Config
 	Client kube.Interface
 	Server string // the URL, for evidence
@@ -57,24 +57,24 @@ type API struct {
 // never imports a check; Validate proves the catalog holds it.
 var AfterAPIAuth = checks.Gate(checks.Ref("api-auth"))
 
-// APIClient builds a runner's client as the executor's getKubeClientConfig
+// APIClientFact builds a runner's client as the executor's getKubeClientConfig
 // chooses it (executors/kubernetes/util.go, gitlab-runner v19.2.1): host set
 // takes the out-of-cluster branch with cert_file, key_file, ca_file and
 // bearer_token; with host empty, in-cluster config first, then the
 // kubeconfig's context. It is a network fact: --offline skips every check
 // that needs it.
-var APIClient = &checks.Fact[*API]{
+var APIClientFact = &checks.Fact[*APIClient]{
 	ID:       "api-client",
 	Doc:      "a client-go client for a runner's cluster, chosen as the executor chooses: host, in-cluster config, then the kubeconfig and context",
-	Requires: []checks.Node{KubeContext, ThisRunner, Runner, RunnerEnviron, RunAsFact},
+	Requires: []checks.Node{KubeContextFact, RunnerEntryFact, RunnerFact, EnvironFact, RunAsFact},
 	Network:  true,
-	Compute: func(p *checks.Pass) (*API, error) {
+	Compute: func(p *checks.Pass) (*APIClient, error) {
 		cfg, source, err := restConfig(p)
 		if err != nil {
 			return nil, err
 		}
 		key := TargetKey(cfg)
-		api, err := checks.Shared(p, "api "+key, func() (*API, error) {
+		api, err := checks.Shared(p, "api "+key, func() (*APIClient, error) {
 			// An exec plugin runs only when the operator asks, on a live
 			// host, as the runner (execplugin.go); else it is refused.
 			cred, err := pluginCredentialFor(p, cfg)
@@ -85,7 +85,7 @@ var APIClient = &checks.Fact[*API]{
 		})
 		if api != nil && api.Source != source {
 			// The target's client, made first for another branch (or by
-			// EarlyIdentity): the same connection, this runner's source.
+			// EarlyIdentityFact): the same connection, this runner's source.
 			own := *api
 			own.Source = source
 			api = &own
@@ -94,7 +94,7 @@ var APIClient = &checks.Fact[*API]{
 	},
 }
 
-func keyedAPI(env *hostio.Env, cfg *rest.Config, cred *pluginCredential, source, key string) (*API, error) {
+func keyedAPI(env *hostio.Env, cfg *rest.Config, cred *pluginCredential, source, key string) (*APIClient, error) {
 	api, err := newAPI(env, cfg, cred)
 	if api != nil {
 		api.Source, api.Key = source, key
@@ -102,7 +102,7 @@ func keyedAPI(env *hostio.Env, cfg *rest.Config, cred *pluginCredential, source,
 	return api, err
 }
 
-// EarlyIdentity sends the self-review of the kubeconfig's current context
+// EarlyIdentityFact sends the self-review of the kubeconfig's current context
 // (or --context's) as soon as the kubeconfig is read, before config.toml is
 // decoded and its runners are known: the connection (TCP, TLS) is made
 // while the rest of the host is read. A runner whose client is that one
@@ -111,7 +111,7 @@ func keyedAPI(env *hostio.Env, cfg *rest.Config, cred *pluginCredential, source,
 // context, a [runners.kubernetes] host or the in-cluster account makes its
 // own, and the early review cost one request. Never for a credential that
 // takes a plugin: a plugin runs only for a runner that needs it.
-var EarlyIdentity = &checks.Fact[struct{}]{
+var EarlyIdentityFact = &checks.Fact[struct{}]{
 	ID:       "early-identity",
 	Doc:      "the self-review of the kubeconfig's current context, sent as soon as the kubeconfig is read",
 	Requires: []checks.Node{KubeconfigFact},
@@ -129,7 +129,7 @@ var EarlyIdentity = &checks.Fact[struct{}]{
 			return struct{}{}, nil // the runner's api-client says why
 		}
 		key := TargetKey(cfg)
-		api, err := checks.Shared(p, "api "+key, func() (*API, error) { return keyedAPI(p.Env, cfg, nil, source, key) })
+		api, err := checks.Shared(p, "api "+key, func() (*APIClient, error) { return keyedAPI(p.Env, cfg, nil, source, key) })
 		if err != nil || api == nil {
 			return struct{}{}, nil
 		}
@@ -145,13 +145,13 @@ var EarlyIdentity = &checks.Fact[struct{}]{
 // branch of the executor's choice gave it. An operator's --kubeconfig wins
 // over all of them.
 func restConfig(p *checks.Pass) (*rest.Config, string, error) {
-	k, kube := KubeContext.Get(p), ThisRunner.Get(p).Kube()
+	k, kube := KubeContextFact.Get(p), RunnerEntryFact.Get(p).Kube()
 	if p.Env.KubeconfigPath == "" {
 		if kube.Host != "" {
-			cfg, err := outOfCluster(ThisRunner.Get(p).File.Files, kube)
+			cfg, err := outOfCluster(RunnerEntryFact.Get(p).File.Files, kube)
 			return cfg, "[runners.kubernetes] host", err
 		}
-		if cfg, ok, err := inCluster(ThisRunner.Get(p).File.Files, Runner.Get(p).Selected, RunnerEnviron.Get(p)); ok {
+		if cfg, ok, err := inCluster(RunnerEntryFact.Get(p).File.Files, RunnerFact.Get(p).Selected, EnvironFact.Get(p)); ok {
 			return cfg, "in-cluster service account", err
 		}
 	}
@@ -160,7 +160,7 @@ func restConfig(p *checks.Pass) (*rest.Config, string, error) {
 
 // contextConfig is the rest.Config of a kubeconfig context, as client-go
 // builds it, with the files it names read under the root.
-func contextConfig(env *hostio.Env, k *KubeTarget) (*rest.Config, string, error) {
+func contextConfig(env *hostio.Env, k *KubeContext) (*rest.Config, string, error) {
 	kc := k.Kubeconfig
 	if kc.Merged == nil || k.Context == nil {
 		if kc.None != "" {
@@ -301,11 +301,11 @@ func inCluster(r RunnerReader, proc *Process, e *Environ) (*rest.Config, bool, e
 // NewAPI wraps a rest.Config the way doctor needs it: protobuf for the large
 // lists, no client-side throttling (a run is a few dozen requests), every
 // dial through the Env, and a counter of requests.
-func NewAPI(env *hostio.Env, cfg *rest.Config) (*API, error) { return newAPI(env, cfg, nil) }
+func NewAPI(env *hostio.Env, cfg *rest.Config) (*APIClient, error) { return newAPI(env, cfg, nil) }
 
 // newAPI is NewAPI with the credential an exec plugin gave (nil: none ran,
 // and a plugin in cfg is refused).
-func newAPI(env *hostio.Env, cfg *rest.Config, cred *pluginCredential) (*API, error) {
+func newAPI(env *hostio.Env, cfg *rest.Config, cred *pluginCredential) (*APIClient, error) {
 	if cred == nil {
 		if err := refuseCodeFromInput(cfg); err != nil {
 			return nil, err
@@ -369,7 +369,7 @@ func newAPI(env *hostio.Env, cfg *rest.Config, cred *pluginCredential) (*API, er
 	if err != nil {
 		return nil, err
 	}
-	return &API{Config: cfg, Client: cs, Server: redact.StripUserinfo(cfg.Host), Requests: n, TapeKey: redact.StripUserinfo(cfg.Host) + " " + who}, nil
+	return &APIClient{Config: cfg, Client: cs, Server: redact.StripUserinfo(cfg.Host), Requests: n, TapeKey: redact.StripUserinfo(cfg.Host) + " " + who}, nil
 }
 
 // WholeAnswersForTests turns the cut of API answers (keep.Transport) off,
@@ -458,19 +458,19 @@ type Identity struct {
 	Server string
 }
 
-// Whoami makes one authenticated call per target: a SelfSubjectReview.
-var Whoami = &checks.Fact[*Identity]{
+// IdentityFact makes one authenticated call per target: a SelfSubjectReview.
+var IdentityFact = &checks.Fact[*Identity]{
 	ID:       "identity",
 	Doc:      "the user and groups the API server authenticates a runner's credential as",
-	Requires: []checks.Node{APIClient, checks.Optional(EarlyIdentity)},
+	Requires: []checks.Node{APIClientFact, checks.Optional(EarlyIdentityFact)},
 	Network:  true,
 	Compute: func(p *checks.Pass) (*Identity, error) {
-		api := APIClient.Get(p)
+		api := APIClientFact.Get(p)
 		return checks.Shared(p, "whoami "+api.Key, func() (*Identity, error) { return whoami(p.Context, p.Env, api) })
 	},
 }
 
-func whoami(ctx context.Context, env *hostio.Env, api *API) (*Identity, error) {
+func whoami(ctx context.Context, env *hostio.Env, api *APIClient) (*Identity, error) {
 	id := &Identity{Server: api.Server}
 	ctx, cancel := context.WithTimeout(ctx, env.APITimeout())
 	defer cancel()

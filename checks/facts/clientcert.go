@@ -54,9 +54,9 @@ func KeyType(c *x509.Certificate) string {
 var ClientCertFact = &checks.Fact[*ClientCert]{
 	ID:       "client-cert",
 	Doc:      "the client certificate a runner's Kubernetes client presents",
-	Requires: []checks.Node{KubeContext, ThisRunner},
+	Requires: []checks.Node{KubeContextFact, RunnerEntryFact},
 	Compute: func(p *checks.Pass) (*ClientCert, error) {
-		k, kube := KubeContext.Get(p), ThisRunner.Get(p).Kube()
+		k, kube := KubeContextFact.Get(p), RunnerEntryFact.Get(p).Kube()
 		cc := &ClientCert{}
 		switch {
 		case kube.Host != "" && p.Env.KubeconfigPath == "":
@@ -65,7 +65,7 @@ var ClientCertFact = &checks.Fact[*ClientCert]{
 				return cc, nil
 			}
 			cc.Source = "cert_file " + kube.CertFile
-			data, err := ThisRunner.Get(p).File.Files.Read(kube.CertFile, hostio.KindPEM)
+			data, err := RunnerEntryFact.Get(p).File.Files.Read(kube.CertFile, hostio.KindPEM)
 			if err != nil {
 				cc.Err = err
 				return cc, nil

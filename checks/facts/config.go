@@ -55,14 +55,14 @@ func (c *ConfigFile) ReadPath() string { return orPath(c.ReadFrom, c.Path) }
 // Decoded reports whether the runner would start with this file.
 func (c *ConfigFile) Decoded() bool { return c.Config != nil && c.ReadErr == nil && c.DecodeErr == nil }
 
-// Config locates config.toml in the runner's own order and decodes it with
+// ConfigFact locates config.toml in the runner's own order and decodes it with
 // the runner's TOML library into types that mirror its own.
-var Config = &checks.Fact[*ConfigFile]{
+var ConfigFact = &checks.Fact[*ConfigFile]{
 	ID:       "config",
 	Doc:      "config.toml, located as the runner (or its unit) would and decoded as it does",
-	Requires: []checks.Node{RunAsFact, RunnerEnviron},
+	Requires: []checks.Node{RunAsFact, EnvironFact},
 	Compute: func(p *checks.Pass) (*ConfigFile, error) {
-		c := locateConfig(p.Env, RunAsFact.Get(p), RunnerEnviron.Get(p))
+		c := locateConfig(p.Env, RunAsFact.Get(p), EnvironFact.Get(p))
 		c.Files = RunnerReader{Env: p.Env, RA: RunAsFact.Get(p)}
 		if p.Env.ConfigPath != "" {
 			c.Files.RA = nil // the operator's file, read as doctor

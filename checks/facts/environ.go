@@ -50,14 +50,14 @@ func (e *Environ) Where(k string) string {
 	return e.Source
 }
 
-// RunnerEnviron reads /proc/<pid>/environ of the selected runner, or builds
+// EnvironFact reads /proc/<pid>/environ of the selected runner, or builds
 // the environment its unit gives it.
-var RunnerEnviron = &checks.Fact[*Environ]{
+var EnvironFact = &checks.Fact[*Environ]{
 	ID:       "environ",
 	Doc:      "the environment of the diagnosed runner process, or of the process its systemd unit would start",
-	Requires: []checks.Node{Runner, ServiceFact},
+	Requires: []checks.Node{RunnerFact, ServiceFact},
 	Compute: func(p *checks.Pass) (*Environ, error) {
-		r, svc := Runner.Get(p), ServiceFact.Get(p)
+		r, svc := RunnerFact.Get(p), ServiceFact.Get(p)
 		if r.Selected == nil {
 			if svc.Found() {
 				return unitEnviron(svc, ReadPasswd(p.Env)), nil
@@ -152,7 +152,7 @@ type noRunnerError struct{ msg string }
 
 func (e *noRunnerError) Error() string { return e.msg }
 
-func errNoRunner(r *Runners) error {
+func errNoRunner(r *Runner) error {
 	if r.Problem != "" {
 		return &noRunnerError{r.Problem}
 	}

@@ -182,7 +182,7 @@ func pluginUser(p *checks.Pass) (*pluginRunAs, error) {
 // KUBERNETES_EXEC_INFO. With the runner's environment unknown, doctor's own.
 func pluginEnviron(p *checks.Pass, e *clientcmdapi.ExecConfig, cfg *rest.Config) []string {
 	var vars []string
-	if re := RunnerEnviron.Get(p); re.Err == nil && len(re.Vars) > 0 {
+	if re := EnvironFact.Get(p); re.Err == nil && len(re.Vars) > 0 {
 		for k, v := range re.Vars {
 			vars = append(vars, k+"="+v)
 		}

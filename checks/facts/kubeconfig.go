@@ -60,13 +60,13 @@ type Kubeconfig struct {
 var KubeconfigFact = &checks.Fact[*Kubeconfig]{
 	ID:       "kubeconfig",
 	Doc:      "the kubeconfig files the runner's client-go would load, each parsed, and their merge",
-	Requires: []checks.Node{RunAsFact, RunnerEnviron},
+	Requires: []checks.Node{RunAsFact, EnvironFact},
 	Compute: func(p *checks.Pass) (*Kubeconfig, error) {
 		k := &Kubeconfig{Reader: RunnerReader{Env: p.Env, RA: RunAsFact.Get(p)}}
 		if p.Env.KubeconfigPath != "" {
 			k.Reader.RA = nil // the operator's file, read as doctor
 		}
-		paths := kubeconfigPaths(p.Env, RunAsFact.Get(p), RunnerEnviron.Get(p), k)
+		paths := kubeconfigPaths(p.Env, RunAsFact.Get(p), EnvironFact.Get(p), k)
 		if len(paths) == 0 {
 			return k, nil
 		}
@@ -175,10 +175,10 @@ func LoadKubeconfig(r RunnerReader, hp string) (cfg *clientcmdapi.Config, readEr
 	return cfg, nil, nil
 }
 
-// KubeTarget is the context one runner uses: [runners.kubernetes] context
+// KubeContext is the context one runner uses: [runners.kubernetes] context
 // when set (the executor passes it to client-go as CurrentContext), else the
 // merged kubeconfig's current-context.
-type KubeTarget struct {
+type KubeContext struct {
 	Kubeconfig  *Kubeconfig
 	ContextName string
 	// Overridden says the name came from config.toml's context key.
@@ -189,8 +189,8 @@ type KubeTarget struct {
 }
 
 // ResolveContext picks a runner's context from the merged kubeconfig.
-func ResolveContext(k *Kubeconfig, override string) *KubeTarget {
-	t := &KubeTarget{Kubeconfig: k}
+func ResolveContext(k *Kubeconfig, override string) *KubeContext {
+	t := &KubeContext{Kubeconfig: k}
 	if k.Merged == nil {
 		return t
 	}
@@ -208,13 +208,13 @@ func ResolveContext(k *Kubeconfig, override string) *KubeTarget {
 	return t
 }
 
-// KubeContext is each Kubernetes runner's context in the process's kubeconfig.
-var KubeContext = &checks.Fact[*KubeTarget]{
+// KubeContextFact is each Kubernetes runner's context in the process's kubeconfig.
+var KubeContextFact = &checks.Fact[*KubeContext]{
 	ID:       "kube-context",
 	Doc:      "the kubeconfig context, cluster and user one runner uses",
-	Requires: []checks.Node{KubeconfigFact, ThisRunner},
-	Compute: func(p *checks.Pass) (*KubeTarget, error) {
-		return ResolveContext(KubeconfigFact.Get(p), ContextFor(p.Env, ThisRunner.Get(p).Runner)), nil
+	Requires: []checks.Node{KubeconfigFact, RunnerEntryFact},
+	Compute: func(p *checks.Pass) (*KubeContext, error) {
+		return ResolveContext(KubeconfigFact.Get(p), ContextFor(p.Env, RunnerEntryFact.Get(p).Runner)), nil
 	},
 }
 

@@ -55,9 +55,9 @@ func under(p, dir string) bool {
 var MountsFact = &checks.Fact[*Mounts]{
 	ID:       "runner-mounts",
 	Doc:      "the mount table of the diagnosed runner process (/proc/<pid>/mountinfo): which filesystem holds a path it writes",
-	Requires: []checks.Node{Runner},
+	Requires: []checks.Node{RunnerFact},
 	Compute: func(p *checks.Pass) (*Mounts, error) {
-		r := Runner.Get(p)
+		r := RunnerFact.Get(p)
 		if r.Selected == nil {
 			return &Mounts{Err: errNoRunner(r)}, nil
 		}

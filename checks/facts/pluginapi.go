@@ -13,13 +13,13 @@ import (
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
-// PluginAPI is the identity fleeting-plugin-dvp talks to the Deckhouse
+// PluginAPIClient is the identity fleeting-plugin-dvp talks to the Deckhouse
 // Virtualization Platform with: the kubeconfig at plugin_config
 // kubeconfig_path, or, with none given, the service account of the pod the
 // runner runs in (the guide: "with no kubeconfig_path, the plugin uses the
 // service account of the pod"). It is not the Kubernetes executor's
 // client: an instance runner has no [runners.kubernetes].
-type PluginAPI struct {
+type PluginAPIClient struct {
 	Config PluginConfig
 	// NotDVP says why there is nothing to check: no [runners.autoscaler],
 	// or another plugin.
@@ -30,25 +30,25 @@ type PluginAPI struct {
 	None string
 	// NoneSource is where None was seen, for evidence.
 	NoneSource string
-	API        *API
+	API        *APIClient
 	// Source names the credential: "plugin_config.kubeconfig_path /x
 	// (context c)" or "the pod's service account".
 	Source   string
 	Identity *Identity
 }
 
-// PluginAPIClient builds the plugin's client for each runner. Runners whose
+// PluginAPIClientFact builds the plugin's client for each runner. Runners whose
 // plugins share a server and credential share the client and the reviews
 // made with it, as the executor's clients do (checks.Shared by target).
-var PluginAPIClient = &checks.Fact[*PluginAPI]{
+var PluginAPIClientFact = &checks.Fact[*PluginAPIClient]{
 	ID:       "plugin-api-client",
 	Doc:      "the client fleeting-plugin-dvp of a runner uses: plugin_config kubeconfig_path, else the pod's service account",
-	Requires: []checks.Node{ThisRunner, Runner, RunnerEnviron},
+	Requires: []checks.Node{RunnerEntryFact, RunnerFact, EnvironFact},
 	Network:  true,
-	Compute: func(p *checks.Pass) (*PluginAPI, error) {
-		r := ThisRunner.Get(p)
+	Compute: func(p *checks.Pass) (*PluginAPIClient, error) {
+		r := RunnerEntryFact.Get(p)
 		pc, ok := PluginConfigOf(r.Runner)
-		out := &PluginAPI{Config: pc}
+		out := &PluginAPIClient{Config: pc}
 		switch {
 		case !ok:
 			out.NotDVP = "the runner has no [runners.autoscaler]"
@@ -62,7 +62,7 @@ var PluginAPIClient = &checks.Fact[*PluginAPI]{
 			return out, err
 		}
 		key := TargetKey(cfg)
-		api, err := checks.Shared(p, "api "+key, func() (*API, error) {
+		api, err := checks.Shared(p, "api "+key, func() (*APIClient, error) {
 			api, err := NewAPI(p.Env, cfg)
 			if api != nil {
 				api.Source, api.Key = out.Source, key
@@ -80,12 +80,12 @@ var PluginAPIClient = &checks.Fact[*PluginAPI]{
 
 // pluginRestConfig is the rest.Config of the plugin's identity, or nil with
 // out.None set when it has none.
-func pluginRestConfig(p *checks.Pass, pc PluginConfig, out *PluginAPI) (*rest.Config, error) {
-	proc := Runner.Get(p).Selected
+func pluginRestConfig(p *checks.Pass, pc PluginConfig, out *PluginAPIClient) (*rest.Config, error) {
+	proc := RunnerFact.Get(p).Selected
 	if kp := pc.KubeconfigPath; kp != "" {
-		src, _ := ThisRunner.Get(p).At("autoscaler", "plugin_config", "kubeconfig_path")
+		src, _ := RunnerEntryFact.Get(p).At("autoscaler", "plugin_config", "kubeconfig_path")
 		hp := RunnerPath(p.Env, proc, kp)
-		files := ThisRunner.Get(p).File.Files
+		files := RunnerEntryFact.Get(p).File.Files
 		kc, err, perr := LoadKubeconfig(files, hp)
 		if err != nil {
 			out.None, out.NoneSource = fmt.Sprintf("plugin_config kubeconfig_path %s cannot be read: %v", kp, err), src
@@ -111,8 +111,8 @@ func pluginRestConfig(p *checks.Pass, pc PluginConfig, out *PluginAPI) (*rest.Co
 		out.Source = fmt.Sprintf("plugin_config kubeconfig_path %s (context %q)", kp, kc.CurrentContext)
 		return cfg, nil
 	}
-	e := RunnerEnviron.Get(p)
-	cfg, ok, err := inCluster(ThisRunner.Get(p).File.Files, proc, e)
+	e := EnvironFact.Get(p)
+	cfg, ok, err := inCluster(RunnerEntryFact.Get(p).File.Files, proc, e)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +144,7 @@ const (
 // Dynamic is a dynamic client on the same configuration (and so the same
 // dialer, bounds and request counter); it speaks JSON, as custom resources
 // need.
-func (a *API) Dynamic() (dynamic.Interface, error) {
+func (a *APIClient) Dynamic() (dynamic.Interface, error) {
 	return dynamic.NewForConfig(a.Config)
 }
 

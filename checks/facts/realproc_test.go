@@ -86,7 +86,7 @@ func TestRealProcess(t *testing.T) {
 		[]string{"KUBECONFIG=" + kube, "PATH=/usr/bin:/bin", "LANG=C.UTF-8"})
 
 	var (
-		r   *Runners
+		r   *Runner
 		e   *Environ
 		c   *ConfigFile
 		k   *Kubeconfig
@@ -95,9 +95,9 @@ func TestRealProcess(t *testing.T) {
 	probe := &checks.Check{
 		ID: "probe", Title: "t", Severity: checks.Info,
 		Doc:      checks.Doc{Cause: "c", Symptom: "s", Fix: "f", Verify: "v"},
-		Requires: []checks.Node{Runner, RunnerEnviron, Config, KubeconfigFact},
+		Requires: []checks.Node{RunnerFact, EnvironFact, ConfigFact, KubeconfigFact},
 		Run: func(p *checks.Pass) error {
-			r, e, c, k = Runner.Get(p), RunnerEnviron.Get(p), Config.Get(p), KubeconfigFact.Get(p)
+			r, e, c, k = RunnerFact.Get(p), EnvironFact.Get(p), ConfigFact.Get(p), KubeconfigFact.Get(p)
 			return nil
 		},
 	}

@@ -33,7 +33,7 @@ func (r *OwnerAccessReview) AllowsEverything() bool {
 var OwnerAccessReviewFact = &checks.Fact[*OwnerAccessReview]{
 	ID:       "owner-access-review",
 	Doc:      "the access review for verb * on resource *, asked ahead when the client certificate names the owners group",
-	Requires: []checks.Node{AfterAPIAuth, APIClient, checks.Optional(ClientCertFact)},
+	Requires: []checks.Node{AfterAPIAuth, APIClientFact, checks.Optional(ClientCertFact)},
 	Network:  true,
 	Compute: func(p *checks.Pass) (*OwnerAccessReview, error) {
 		c := ClientCertFact.Get(p)
@@ -42,7 +42,7 @@ var OwnerAccessReviewFact = &checks.Fact[*OwnerAccessReview]{
 		}
 		ctx, cancel := context.WithTimeout(p.Context, p.Env.APITimeout())
 		defer cancel()
-		ok, err := Allowed(p, ctx, APIClient.Get(p), []Access{ClusterAdmin})
+		ok, err := Allowed(p, ctx, APIClientFact.Get(p), []Access{ClusterAdmin})
 		return &OwnerAccessReview{Answer: ok, Err: err}, nil
 	},
 }

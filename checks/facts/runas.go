@@ -78,9 +78,9 @@ func (r *RunAs) KubeHome() (file, how string) {
 var RunAsFact = &checks.Fact[*RunAs]{
 	ID:       "run-as",
 	Doc:      "who the runner is: its uid, groups, $HOME and working directory, from the live process or from its unit",
-	Requires: []checks.Node{Runner, ServiceFact, RunnerEnviron},
+	Requires: []checks.Node{RunnerFact, ServiceFact, EnvironFact},
 	Compute: func(p *checks.Pass) (*RunAs, error) {
-		r, svc, e := Runner.Get(p), ServiceFact.Get(p), RunnerEnviron.Get(p)
+		r, svc, e := RunnerFact.Get(p), ServiceFact.Get(p), EnvironFact.Get(p)
 		ra := &RunAs{Unit: svc, UID: -1, GID: -1}
 		if e.Err == nil {
 			ra.Home, ra.HomeSet = e.Lookup("HOME")

@@ -59,8 +59,8 @@ func (p *Process) UIDProblem() string {
 	return "its uid is unknown"
 }
 
-// Runners is every `gitlab-runner … run` process, and the one diagnosed.
-type Runners struct {
+// Runner is every `gitlab-runner … run` process, and the one diagnosed.
+type Runner struct {
 	All      []*Process
 	Selected *Process // nil when none was found, or --runner-pid named another
 	// Problem says why Selected is nil when processes exist.
@@ -94,12 +94,12 @@ func notRunEvidence(proc *Process) checks.Evidence {
 
 var validSubcommand = lazyre.MustCompile(`^[a-z][a-z-]{0,30}$`)
 
-// Runner finds gitlab-runner run processes through /proc/*/comm and cmdline.
-var Runner = &checks.Fact[*Runners]{
+// RunnerFact finds gitlab-runner run processes through /proc/*/comm and cmdline.
+var RunnerFact = &checks.Fact[*Runner]{
 	ID:  "runner",
 	Doc: "the gitlab-runner run processes under /proc and the one diagnosed",
-	Compute: func(p *checks.Pass) (*Runners, error) {
-		r := &Runners{}
+	Compute: func(p *checks.Pass) (*Runner, error) {
+		r := &Runner{}
 		ents, err := p.Env.ReadDir("/proc")
 		if err != nil {
 			r.ScanErr = err

@@ -265,10 +265,10 @@ type RunnerAccessReview struct {
 var RunnerAccessReviewFact = &checks.Fact[*RunnerAccessReview]{
 	ID:       "runner-access-review",
 	Doc:      "the access reviews of the verbs a runner's jobs need in its namespace, asked once per target and namespace",
-	Requires: []checks.Node{AfterAPIAuth, APIClient, ThisRunner, checks.Optional(OwnerAccessReviewFact)},
+	Requires: []checks.Node{AfterAPIAuth, APIClientFact, RunnerEntryFact, checks.Optional(OwnerAccessReviewFact)},
 	Network:  true,
 	Compute: func(p *checks.Pass) (*RunnerAccessReview, error) {
-		api, r := APIClient.Get(p), ThisRunner.Get(p)
+		api, r := APIClientFact.Get(p), RunnerEntryFact.Get(p)
 		rev := &RunnerAccessReview{Want: NeededFor(withNamespace(r.Runner, r.Namespace()))}
 		if OwnerAccessReviewFact.Get(p).AllowsEverything() {
 			// Cluster-admin, as the owner's review already answered: every

@@ -13,25 +13,25 @@ import (
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
-// RunnerSet is the [[runners]] of config.toml, as the engine expands
+// Runners are the [[runners]] of config.toml, as the engine expands
 // per-runner nodes over them.
-type RunnerSet struct {
+type Runners struct {
 	subjects []checks.Subject
 	none     string
 }
 
-func (s *RunnerSet) Subjects() []checks.Subject { return s.subjects }
-func (s *RunnerSet) NoRunners() string          { return s.none }
+func (s *Runners) Subjects() []checks.Subject { return s.subjects }
+func (s *Runners) NoRunners() string          { return s.none }
 
-// RunnerList lists the runners of a config that decoded. Without one there
+// RunnersFact lists the runners of a config that decoded. Without one there
 // is nothing to run per runner, and config-decode says why.
-var RunnerList = &checks.Fact[*RunnerSet]{
+var RunnersFact = &checks.Fact[*Runners]{
 	ID:       "runners",
 	Doc:      "the [[runners]] of config.toml: each one's position, name and executor",
-	Requires: []checks.Node{Config},
-	Compute: func(p *checks.Pass) (*RunnerSet, error) {
-		c := Config.Get(p)
-		s := &RunnerSet{}
+	Requires: []checks.Node{ConfigFact},
+	Compute: func(p *checks.Pass) (*Runners, error) {
+		c := ConfigFact.Get(p)
+		s := &Runners{}
 		if p.Env.KubeconfigPath != "" && (c.Path == "" || errors.Is(c.ReadErr, fs.ErrNotExist)) {
 			// A kubeconfig checked before any runner points at it (the
 			// guide's "check it before pointing a runner at it"): one
@@ -73,15 +73,15 @@ type RunnerEntry struct {
 	namespace string
 }
 
-// ThisRunner is the per-runner root: every node that requires it runs once
+// RunnerEntryFact is the per-runner root: every node that requires it runs once
 // for each [[runners]] entry.
-var ThisRunner = &checks.Fact[*RunnerEntry]{
+var RunnerEntryFact = &checks.Fact[*RunnerEntry]{
 	ID:       "runner-entry",
 	Doc:      "the [[runners]] entry a per-runner check diagnoses",
-	ForEach:  RunnerList,
-	Requires: []checks.Node{Config},
+	ForEach:  RunnersFact,
+	Requires: []checks.Node{ConfigFact},
 	Compute: func(p *checks.Pass) (*RunnerEntry, error) {
-		c, s := Config.Get(p), p.Runner()
+		c, s := ConfigFact.Get(p), p.Runner()
 		pos := s.Ref.Index - 1
 		ns := p.Env.NamespaceOverride
 		if s.Ref == ImpliedRunner {

@@ -30,9 +30,9 @@ func (s *Service) Found() bool { return s.Unit != nil && s.Unit.Found() }
 var ServiceFact = &checks.Fact[*Service]{
 	ID:       "service",
 	Doc:      "the gitlab-runner systemd unit and its drop-ins, read as systemd reads them",
-	Requires: []checks.Node{Runner},
+	Requires: []checks.Node{RunnerFact},
 	Compute: func(p *checks.Pass) (*Service, error) {
-		s := &Service{Name: unitName(Runner.Get(p).Selected)}
+		s := &Service{Name: unitName(RunnerFact.Get(p).Selected)}
 		s.Unit, s.Err = systemd.Load(p.Env, s.Name)
 		if s.Found() {
 			s.Enabled, s.Wants = systemd.Enabled(p.Env, s.Name)

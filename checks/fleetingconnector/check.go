@@ -49,7 +49,7 @@ var Check = &checks.Check{
 			"prepare environment: Process exited with status *. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information",
 		},
 	},
-	Requires: []checks.Node{facts.ThisRunner, facts.RunAsFact, facts.RunnerEnviron},
+	Requires: []checks.Node{facts.RunnerEntryFact, facts.RunAsFact, facts.EnvironFact},
 	// docker-autoscaler connects to its instances through the same provider
 	// and connector_config (executors/docker/autoscaler/autoscaler.go,
 	// v19.3.0); only the shell is the instance executor's alone, as the
@@ -63,13 +63,13 @@ var Check = &checks.Check{
 const serviceAccountToken = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 
 func run(p *checks.Pass) error {
-	r := facts.ThisRunner.Get(p)
+	r := facts.RunnerEntryFact.Get(p)
 	a := r.Runner.Autoscaler
 	if a == nil {
 		return checks.Skip("no [runners.autoscaler] (fleeting-plugin reports it)")
 	}
 	cc := a.ConnectorConfig
-	ra, e := facts.RunAsFact.Get(p), facts.RunnerEnviron.Get(p)
+	ra, e := facts.RunAsFact.Get(p), facts.EnvironFact.Get(p)
 	var unknown []string
 
 	if strings.TrimSpace(cc.Username) == "" {

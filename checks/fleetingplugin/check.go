@@ -37,7 +37,7 @@ var Check = &checks.Check{
 			"executor requires autoscaler config",
 		},
 	},
-	Requires: []checks.Node{facts.ThisRunner, facts.RunAsFact, facts.RunnerEnviron},
+	Requires: []checks.Node{facts.RunnerEntryFact, facts.RunAsFact, facts.EnvironFact},
 	// The docker-autoscaler executor is the same autoscaler provider around
 	// the Docker executor (executors/docker/autoscaler/autoscaler.go,
 	// v19.3.0: autoscaler.New(dockerProvider, …)), so it starts the plugin
@@ -47,7 +47,7 @@ var Check = &checks.Check{
 }
 
 func run(p *checks.Pass) error {
-	r := facts.ThisRunner.Get(p)
+	r := facts.RunnerEntryFact.Get(p)
 	a := r.Runner.Autoscaler
 	if a == nil {
 		src, _ := r.At("executor")
@@ -68,7 +68,7 @@ func run(p *checks.Pass) error {
 		})
 		return nil
 	}
-	e, ra := facts.RunnerEnviron.Get(p), facts.RunAsFact.Get(p)
+	e, ra := facts.EnvironFact.Get(p), facts.RunAsFact.Get(p)
 	if e.Err != nil {
 		return fmt.Errorf("cannot tell where %s looks for %s: its environment is unknown: %w", ra.Label(), a.Plugin, e.Err)
 	}

@@ -35,7 +35,7 @@ var Check = &checks.Check{
 			"initializing taskscaler: creating state storage: *",
 		},
 	},
-	Requires: []checks.Node{facts.ThisRunner, facts.RunAsFact, facts.MountsFact},
+	Requires: []checks.Node{facts.RunnerEntryFact, facts.RunAsFact, facts.MountsFact},
 	// The same provider serves docker-autoscaler (executors/docker/autoscaler/
 	// autoscaler.go, v19.3.0), with the same state storage.
 	Executors: []string{checks.Instance, checks.DockerAutoscaler},
@@ -43,7 +43,7 @@ var Check = &checks.Check{
 }
 
 func run(p *checks.Pass) error {
-	r := facts.ThisRunner.Get(p)
+	r := facts.RunnerEntryFact.Get(p)
 	a := r.Runner.Autoscaler
 	if a == nil {
 		return checks.Skip("no [runners.autoscaler] (fleeting-plugin reports it)")

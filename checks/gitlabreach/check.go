@@ -66,7 +66,7 @@ var Check = &checks.Check{
 			"fatal: unable to access '*': Failed to connect to * port ",
 		},
 	},
-	Requires: []checks.Node{configdecode.Check, facts.Config},
+	Requires: []checks.Node{configdecode.Check, facts.ConfigFact},
 	Network:  true,
 	// Targets are probed concurrently; each stage has its own, shorter deadline.
 	Timeout: 25 * time.Second,
@@ -74,7 +74,7 @@ var Check = &checks.Check{
 }
 
 func run(p *checks.Pass) error {
-	cfg := facts.Config.Get(p)
+	cfg := facts.ConfigFact.Get(p)
 	ts, bad := gitlab.Targets(p.Env, cfg, p.Env.Setting("repository-url", ""))
 	for _, b := range bad {
 		src, line := "--repository-url", ""

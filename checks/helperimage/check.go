@@ -49,8 +49,8 @@ var Check = &checks.Check{
 			"Using helper image: * (overridden, default would be *:*)",
 		},
 	},
-	Requires: []checks.Node{facts.ThisRunner, facts.VersionFact, docker.DaemonFact, facts.Runner,
-		checks.Optional(facts.APIClient), checks.Optional(facts.Whoami)},
+	Requires: []checks.Node{facts.RunnerEntryFact, facts.VersionFact, docker.DaemonFact, facts.RunnerFact,
+		checks.Optional(facts.APIClientFact), checks.Optional(facts.IdentityFact)},
 	Executors: []string{checks.Docker, checks.Kubernetes},
 	Run:       run,
 }
@@ -62,7 +62,7 @@ type configured struct {
 }
 
 func run(p *checks.Pass) error {
-	e, ver := facts.ThisRunner.Get(p), facts.VersionFact.Get(p)
+	e, ver := facts.RunnerEntryFact.Get(p), facts.VersionFact.Get(p)
 	c := configured{table: "kubernetes"}
 	if checks.NormalizeExecutor(e.Runner.Executor) == checks.Docker {
 		c.table = "docker"
@@ -201,7 +201,7 @@ func unset(p *checks.Pass, e *facts.RunnerEntry, ver *facts.Version, c configure
 		cfgEv := checks.Evidence{Source: e.File.Path, Detail: "[runners.kubernetes] helper_image unset: the default " + image}
 		archFinding(p, e, image, arch, "", archEv, nodesBy, cfgEv)
 	}
-	plugin, deckhouse := deckhouseImage(p.Env, facts.Runner.Get(p).Selected)
+	plugin, deckhouse := deckhouseImage(p.Env, facts.RunnerFact.Get(p).Selected)
 	if !deckhouse {
 		return unknown // the default from registry.gitlab.com is what most runners use, and nothing says it is out of reach
 	}
@@ -252,7 +252,7 @@ func where(p *checks.Pass, e *facts.RunnerEntry) (runArch string, ev []checks.Ev
 		}
 		return "", nil, nil, nil
 	}
-	id, api := facts.Whoami.Get(p), facts.APIClient.Get(p)
+	id, api := facts.IdentityFact.Get(p), facts.APIClientFact.Get(p)
 	if id == nil || api == nil || id.Err != nil {
 		return "", nil, nil, nil // no authenticated API: api-auth says why
 	}

@@ -57,7 +57,7 @@ var Check = &checks.Check{
 			"Unable to retrieve some image pull secrets (*); attempting to pull the image may not succeed.",
 		},
 	},
-	Requires:  []checks.Node{checks.Gate(apiauth.Check), facts.APIClient, facts.ThisRunner, facts.Config},
+	Requires:  []checks.Node{checks.Gate(apiauth.Check), facts.APIClientFact, facts.RunnerEntryFact, facts.ConfigFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run:       run,
@@ -77,13 +77,13 @@ type objects struct {
 }
 
 func run(p *checks.Pass) error {
-	e := facts.ThisRunner.Get(p)
+	e := facts.RunnerEntryFact.Get(p)
 	k := e.Kube()
 	if k.NamespacePerJob {
 		return checks.Skip("namespace_per_job is set: each job's namespace is created for it")
 	}
 	ns := e.Namespace()
-	api := facts.APIClient.Get(p)
+	api := facts.APIClientFact.Get(p)
 	ctx, cancel := context.WithTimeout(p.Context, p.Env.APITimeout())
 	defer cancel()
 	o := fetch(p, ctx, api, ns, k.ServiceAccount, k.ImagePullSecrets)
@@ -143,7 +143,7 @@ func rbac(err error, verb, resource, ns string) string {
 	return fmt.Sprintf("%s %s in %s: %v", verb, resource, ns, err)
 }
 
-func fetch(p *checks.Pass, ctx context.Context, api *facts.API, ns, sa string, secrets []string) *objects {
+func fetch(p *checks.Pass, ctx context.Context, api *facts.APIClient, ns, sa string, secrets []string) *objects {
 	o := &objects{secrets: map[string]lookup{}}
 	core := api.Client.CoreV1()
 	var mu sync.Mutex

@@ -59,7 +59,7 @@ var Check = &checks.Check{
 			"Event retrieved from the cluster: Pod ephemeral local storage usage exceeds the total limit of containers *",
 		},
 	},
-	Requires:  []checks.Node{cluster.ListsFact, facts.ThisRunner},
+	Requires:  []checks.Node{cluster.ListsFact, facts.RunnerEntryFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run:       run,
@@ -74,7 +74,7 @@ func run(p *checks.Pass) error {
 	if err := l.Err("runner pods", "events"); err != nil {
 		return err
 	}
-	e := facts.ThisRunner.Get(p)
+	e := facts.RunnerEntryFact.Get(p)
 	for _, f := range Diagnose(l, e.Runner, e.Label(), p.Env.Now()) {
 		p.Report(f)
 	}

@@ -36,7 +36,7 @@ var Check = &checks.Check{
 			"error loading config file \"*\": ",
 		},
 	},
-	Requires:  []checks.Node{facts.KubeconfigFact, facts.RunAsFact, facts.Config},
+	Requires:  []checks.Node{facts.KubeconfigFact, facts.RunAsFact, facts.ConfigFact},
 	Executors: []string{checks.Kubernetes},
 	Run:       run,
 }
@@ -88,7 +88,7 @@ func run(p *checks.Pass) error {
 		return done() // reported per file above
 	}
 	// The files are the process's; the context is each runner's own.
-	c := facts.Config.Get(p)
+	c := facts.ConfigFact.Get(p)
 	if !c.Decoded() {
 		examineContext(p, facts.ResolveContext(k, p.Env.ContextOverride), nil, src)
 		return done()
@@ -167,7 +167,7 @@ func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.RunAs, src check
 
 // examineContext reports what is wrong with one runner's context (runner
 // nil: the current-context, when config.toml names no runner).
-func examineContext(p *checks.Pass, k *facts.KubeTarget, runner *checks.RunnerRef, src checks.Evidence) {
+func examineContext(p *checks.Pass, k *facts.KubeContext, runner *checks.RunnerRef, src checks.Evidence) {
 	report := func(f checks.Finding) {
 		f.Runner = runner
 		p.Report(f)
@@ -227,7 +227,7 @@ func examineContext(p *checks.Pass, k *facts.KubeTarget, runner *checks.RunnerRe
 // client-certificate, client-key, tokenFile) that cannot be read as client-go
 // reads it: missing, unreadable, too large, or not a regular file (a FIFO
 // blocks client-go's open, /dev/zero its read of tokenFile without end).
-func examineNamedFiles(p *checks.Pass, k *facts.KubeTarget, report func(checks.Finding), src checks.Evidence) {
+func examineNamedFiles(p *checks.Pass, k *facts.KubeContext, report func(checks.Finding), src checks.Evidence) {
 	_, err := facts.InlineKubeconfigFiles(k.Kubeconfig.Reader, k.Kubeconfig.Merged, k.ContextName)
 	if err == nil {
 		return

@@ -58,7 +58,7 @@ var Check = &checks.Check{
 			"error dialing backend: dial tcp *:10250: connect: no route to host",
 		},
 	},
-	Requires:  []checks.Node{kubelet.KubeSystemRunningPodsFact, kubelet.RememberedReadsFact, kubelet.KubeSystemLogReadsFact, cluster.ListsFact, facts.APIClient, facts.ThisRunner},
+	Requires:  []checks.Node{kubelet.KubeSystemRunningPodsFact, kubelet.RememberedReadsFact, kubelet.KubeSystemLogReadsFact, cluster.ListsFact, facts.APIClientFact, facts.RunnerEntryFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run: func(p *checks.Pass) error {
@@ -66,8 +66,8 @@ var Check = &checks.Check{
 		if err := l.Err("nodes"); err != nil {
 			return err
 		}
-		api := facts.APIClient.Get(p)
-		e := facts.ThisRunner.Get(p)
+		api := facts.APIClientFact.Get(p)
+		e := facts.RunnerEntryFact.Get(p)
 		in := inputs{label: e.Label(), target: api.TapeKey, nodes: l.Nodes, client: api.Client, wait: runnerconfig.WaitsForReachable(e.Runner), timeout: kubelet.ReadTimeout(p),
 			cacheKey: api.Key, remembered: kubelet.RememberedReadsFact.Get(p)}
 		if len(in.nodes) == 0 {
@@ -86,7 +86,7 @@ var Check = &checks.Check{
 // inputs are what run reads from the facts, so a test gives them directly.
 type inputs struct {
 	label string
-	// target names the API target as a bundle keeps it (facts.API.TapeKey):
+	// target names the API target as a bundle keeps it (facts.APIClient.TapeKey):
 	// reads are shared by it, and their durations recorded under it.
 	target  string
 	nodes   []corev1.Node
@@ -95,7 +95,7 @@ type inputs struct {
 	client  kube.Interface
 	wait    runnerconfig.Waiting
 	timeout time.Duration
-	// cacheKey names the target in the cache (facts.API.Key); remembered
+	// cacheKey names the target in the cache (facts.APIClient.Key); remembered
 	// is what the last run saved there, nil in a test that keeps no cache.
 	cacheKey   string
 	remembered *kubelet.RememberedReads

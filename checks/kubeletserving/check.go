@@ -55,7 +55,7 @@ var Check = &checks.Check{
 			"error dialing backend: remote error: tls: internal error",
 		},
 	},
-	Requires:  []checks.Node{cluster.ListsFact, cluster.CSRsFact, facts.ThisRunner},
+	Requires:  []checks.Node{cluster.ListsFact, cluster.CSRsFact, facts.RunnerEntryFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run: func(p *checks.Pass) error {
@@ -63,7 +63,7 @@ var Check = &checks.Check{
 		if err := l.Err("nodes"); err != nil {
 			return err
 		}
-		e := facts.ThisRunner.Get(p)
+		e := facts.RunnerEntryFact.Get(p)
 		return judge(p, e.Label(), l.Nodes, cluster.CSRsFact.Get(p), runnerconfig.WaitsForReachable(e.Runner))
 	},
 }

@@ -32,21 +32,21 @@ var Check = &checks.Check{
 			"namespaces \"*\" not found",
 		},
 	},
-	Requires:  []checks.Node{checks.Gate(apiauth.Check), facts.APIClient, facts.ThisRunner, facts.Config},
+	Requires:  []checks.Node{checks.Gate(apiauth.Check), facts.APIClientFact, facts.RunnerEntryFact, facts.ConfigFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run:       run,
 }
 
 func run(p *checks.Pass) error {
-	r := facts.ThisRunner.Get(p)
+	r := facts.RunnerEntryFact.Get(p)
 	if r.Kube().NamespacePerJob {
 		return checks.Skip("namespace_per_job is set: the runner creates a namespace per job")
 	}
 	ns := r.Namespace()
 	ctx, cancel := context.WithTimeout(p.Context, p.Env.APITimeout())
 	defer cancel()
-	obj, src, err := cluster.NamespaceObject(p, ctx, facts.APIClient.Get(p), ns, cluster.AcrossNamespaces(p))
+	obj, src, err := cluster.NamespaceObject(p, ctx, facts.APIClientFact.Get(p), ns, cluster.AcrossNamespaces(p))
 	switch {
 	case apierrors.IsNotFound(err):
 		p.Report(checks.Finding{

@@ -53,7 +53,7 @@ var Check = &checks.Check{
 			"is forbidden: maximum * usage per Pod is *, but limit is *",
 		},
 	},
-	Requires:  []checks.Node{cluster.NamespaceQuotaObjectsFact, cluster.ListsFact, facts.APIClient, facts.ThisRunner},
+	Requires:  []checks.Node{cluster.NamespaceQuotaObjectsFact, cluster.ListsFact, facts.APIClientFact, facts.RunnerEntryFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run:       run,
@@ -64,7 +64,7 @@ var Check = &checks.Check{
 const LeakAge = time.Hour
 
 func run(p *checks.Pass) error {
-	e := facts.ThisRunner.Get(p)
+	e := facts.RunnerEntryFact.Get(p)
 	if e.Kube().NamespacePerJob {
 		return checks.Skip("namespace_per_job is set: each job's namespace is created for it, with no quota of its own")
 	}

@@ -63,7 +63,7 @@ var Check = &checks.Check{
 			`container not found ("helper")`,
 		},
 	},
-	Requires:  []checks.Node{cluster.ListsFact, facts.ThisRunner},
+	Requires:  []checks.Node{cluster.ListsFact, facts.RunnerEntryFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run: func(p *checks.Pass) error {
@@ -71,7 +71,7 @@ var Check = &checks.Check{
 		if err := l.Err("nodes"); err != nil {
 			return err
 		}
-		e := facts.ThisRunner.Get(p)
+		e := facts.RunnerEntryFact.Get(p)
 		live := p.Env.Root == "" || p.Env.Root == "/"
 		return judge(p, e, HelperArch(e.Kube(), live), l.Nodes, l.RunnerPods)
 	},

@@ -51,7 +51,7 @@ var Check = &checks.Check{
 	},
 	// The cluster side needs the API; the direct probe does not, and in a job
 	// pod with no kubeconfig it is the whole check. So the API is optional.
-	Requires:  []checks.Node{checks.Optional(apiauth.Check), checks.Optional(cluster.ListsFact), checks.Optional(nodedns.AddonFact), checks.Optional(facts.APIClient), facts.ThisRunner, nodedns.ProbeFact},
+	Requires:  []checks.Node{checks.Optional(apiauth.Check), checks.Optional(cluster.ListsFact), checks.Optional(nodedns.AddonFact), checks.Optional(facts.APIClientFact), facts.RunnerEntryFact, nodedns.ProbeFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	// Two UDP+TCP timeouts of the probe and the two lists fit well inside.
@@ -60,7 +60,7 @@ var Check = &checks.Check{
 		in := inputs{probe: nodedns.ProbeFact.Get(p)}
 		if l := cluster.ListsFact.Get(p); l != nil {
 			in.api, in.nodes, in.nodesErr = true, l.Nodes, l.Err("nodes")
-			api := facts.APIClient.Get(p)
+			api := facts.APIClientFact.Get(p)
 			in.client, in.target = api.Client, api.Key
 			in.addon = nodedns.AddonFact.Get(p)
 		}
@@ -74,9 +74,9 @@ type inputs struct {
 	nodes    []corev1.Node
 	nodesErr error
 	client   kube.Interface
-	target   string               // the API target's key: runners of one cluster share its view
-	addon    *nodedns.AddonResult // the add-on as AddonFact listed it; nil: fetch it
-	probe    *nodedns.Probe       // the DNS server's answers (ProbeFact, probeRunner); nil: no server to ask
+	target   string         // the API target's key: runners of one cluster share its view
+	addon    *nodedns.Addon // the add-on as AddonFact listed it; nil: fetch it
+	probe    *nodedns.Probe // the DNS server's answers (ProbeFact, probeRunner); nil: no server to ask
 }
 
 // run looks at the cluster and, when doctor is where a job resolves (or was
@@ -100,9 +100,9 @@ func run(p *checks.Pass, in inputs) error {
 	if !in.api {
 		err = nil // the probe alone: the cluster side could not be looked at
 	} else if err == nil {
-		var v *nodedns.Addon
+		var v *nodedns.AddonObjects
 		if in.addon != nil {
-			v, err = in.addon.Addon, in.addon.Err
+			v, err = in.addon.Objects, in.addon.Err
 		} else {
 			v, err = nodedns.AddonOnce(p, ctx, in.client, in.target)
 		}

@@ -15,7 +15,7 @@ import (
 // judge finds, per cause, the nodes whose jobs cannot resolve. noneWorks
 // says no Ready node has a Ready DNS pod, so a failing direct probe is this
 // cluster-wide cause and not some other node's trouble.
-func judge(nodes []corev1.Node, v *nodedns.Addon) (out []checks.Finding, noneWorks bool) {
+func judge(nodes []corev1.Node, v *nodedns.AddonObjects) (out []checks.Finding, noneWorks bool) {
 	byNode := map[string][]*corev1.Pod{}
 	for i := range v.Pods {
 		if p := &v.Pods[i]; p.DeletionTimestamp == nil {
@@ -102,7 +102,7 @@ func judge(nodes []corev1.Node, v *nodedns.Addon) (out []checks.Finding, noneWor
 // noDaemonSet is the add-on pass that never ran. At zero nodes no job has
 // failed from it yet, but the DaemonSet is an API object that exists before
 // any node: the next node a job brings up has no DNS, and that job fails.
-func noDaemonSet(nodes []corev1.Node, v *nodedns.Addon) checks.Finding {
+func noDaemonSet(nodes []corev1.Node, v *nodedns.AddonObjects) checks.Finding {
 	others := "none"
 	if len(v.Others) > 0 {
 		others = first(v.Others, 10)
@@ -134,7 +134,7 @@ func noDaemonSet(nodes []corev1.Node, v *nodedns.Addon) checks.Finding {
 }
 
 // dsEvidence shows what the DaemonSet selects next to what the nodes offer.
-func dsEvidence(v *nodedns.Addon, nodes []corev1.Node, names []string) []checks.Evidence {
+func dsEvidence(v *nodedns.AddonObjects, nodes []corev1.Node, names []string) []checks.Evidence {
 	var ev []checks.Evidence
 	for _, ds := range v.DaemonSets {
 		ev = append(ev, checks.Evidence{Source: "daemonset " + nodedns.Namespace + "/" + ds.Name, Detail: fmt.Sprintf(

@@ -30,7 +30,7 @@ var Check = &checks.Check{
 			"is forbidden: User \"",
 		},
 	},
-	Requires:  []checks.Node{apiauth.Check, facts.OwnerAccessReviewFact, facts.APIClient, facts.Whoami},
+	Requires:  []checks.Node{apiauth.Check, facts.OwnerAccessReviewFact, facts.APIClientFact, facts.IdentityFact},
 	Executors: []string{checks.Kubernetes},
 	Explains:  []string{"runner-rbac"},
 	Network:   true,
@@ -38,7 +38,7 @@ var Check = &checks.Check{
 }
 
 func run(p *checks.Pass) error {
-	api, id := facts.APIClient.Get(p), facts.Whoami.Get(p)
+	api, id := facts.APIClientFact.Get(p), facts.IdentityFact.Get(p)
 	if id.User != "" && !slices.Contains(id.Groups, facts.OwnersGroup) {
 		// A service account or an identity of the operator's own: its RBAC
 		// is scoped by design, and runner-rbac checks what the runner needs.

@@ -34,7 +34,7 @@ var Check = &checks.Check{
 			// healthy job while its node boots (testdata/logs/healthy-kubernetes-job.log).
 		},
 	},
-	Requires:  []checks.Node{cluster.ListsFact, facts.ThisRunner},
+	Requires:  []checks.Node{cluster.ListsFact, facts.RunnerEntryFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run:       run,
@@ -45,7 +45,7 @@ func run(p *checks.Pass) error {
 	if err := l.Err("runner pods", "nodes"); err != nil {
 		return err
 	}
-	poll := runnerconfig.PollTimeout(facts.ThisRunner.Get(p).Runner)
+	poll := runnerconfig.PollTimeout(facts.RunnerEntryFact.Get(p).Runner)
 	now := p.Env.Now()
 	var waiting []*corev1.Pod
 	for i := range l.RunnerPods {

@@ -34,17 +34,17 @@ var Check = &checks.Check{
 		},
 	},
 	// Not runner-process: a stopped runner is diagnosed from its unit.
-	Requires:  []checks.Node{facts.RunAsFact, facts.RunnerEnviron, facts.ServiceFact, facts.ThisRunner},
+	Requires:  []checks.Node{facts.RunAsFact, facts.EnvironFact, facts.ServiceFact, facts.RunnerEntryFact},
 	Executors: []string{checks.Kubernetes},
 	Run:       run,
 }
 
 func run(p *checks.Pass) error {
-	e := facts.ThisRunner.Get(p)
+	e := facts.RunnerEntryFact.Get(p)
 	if e.Kube().Host != "" {
 		return checks.Skip("host is set: the executor does not load a kubeconfig")
 	}
-	env, ra := facts.RunnerEnviron.Get(p), facts.RunAsFact.Get(p)
+	env, ra := facts.EnvironFact.Get(p), facts.RunAsFact.Get(p)
 	if env.Err != nil {
 		return fmt.Errorf("the runner's environment is unknown: %v%s", env.Err, env.AccessHint())
 	}

@@ -31,12 +31,12 @@ var Check = &checks.Check{
 			"Failed to load config stat *: no such file or directory",
 		},
 	},
-	Requires: []checks.Node{facts.Runner, facts.ServiceFact},
+	Requires: []checks.Node{facts.RunnerFact, facts.ServiceFact},
 	Run:      run,
 }
 
 func run(p *checks.Pass) error {
-	r, svc := facts.Runner.Get(p), facts.ServiceFact.Get(p)
+	r, svc := facts.RunnerFact.Get(p), facts.ServiceFact.Get(p)
 	if r.ScanErr != nil {
 		return fmt.Errorf("cannot look for runner processes: %w", r.ScanErr)
 	}
@@ -80,7 +80,7 @@ func run(p *checks.Pass) error {
 
 // several examines each runner process: two that serve one config.toml poll
 // GitLab with the same token and split its jobs between them.
-func several(p *checks.Pass, r *facts.Runners) {
+func several(p *checks.Pass, r *facts.Runner) {
 	cfgs := configs(p.Env, r)
 	ev := listed(r, cfgs)
 	// Group in pid order, so the finding is the same on every run.
@@ -118,7 +118,7 @@ func several(p *checks.Pass, r *facts.Runners) {
 
 // configs locates each process's config.toml once ("" when it cannot be),
 // in the order of r.All.
-func configs(env *hostio.Env, r *facts.Runners) []string {
+func configs(env *hostio.Env, r *facts.Runner) []string {
 	out := make([]string, len(r.All))
 	for i, proc := range r.All {
 		out[i] = facts.LocateConfigFor(env, proc)
@@ -126,7 +126,7 @@ func configs(env *hostio.Env, r *facts.Runners) []string {
 	return out
 }
 
-func listed(r *facts.Runners, cfgs []string) []checks.Evidence {
+func listed(r *facts.Runner, cfgs []string) []checks.Evidence {
 	var ev []checks.Evidence
 	for i, proc := range r.All {
 		cfg := cfgs[i]

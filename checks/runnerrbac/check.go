@@ -33,14 +33,14 @@ var Check = &checks.Check{
 			"cannot * resource \"*\" in API group \"",
 		},
 	},
-	Requires:  []checks.Node{apiauth.Check, facts.RunnerAccessReviewFact, facts.Whoami, facts.ThisRunner},
+	Requires:  []checks.Node{apiauth.Check, facts.RunnerAccessReviewFact, facts.IdentityFact, facts.RunnerEntryFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run:       run,
 }
 
 func run(p *checks.Pass) error {
-	id, r, rev := facts.Whoami.Get(p), facts.ThisRunner.Get(p), facts.RunnerAccessReviewFact.Get(p)
+	id, r, rev := facts.IdentityFact.Get(p), facts.RunnerEntryFact.Get(p), facts.RunnerAccessReviewFact.Get(p)
 	ns := r.Namespace()
 	want, allowed := rev.Want, rev.Allowed
 	if rev.Err != nil {

@@ -32,12 +32,12 @@ var Check = &checks.Check{
 			"getting Kubernetes config: invalid configuration: no configuration has been provided",
 		},
 	},
-	Requires: []checks.Node{facts.ServiceFact, facts.Runner, facts.RunnerEnviron},
+	Requires: []checks.Node{facts.ServiceFact, facts.RunnerFact, facts.EnvironFact},
 	Run:      run,
 }
 
 func run(p *checks.Pass) error {
-	svc, r := facts.ServiceFact.Get(p), facts.Runner.Get(p)
+	svc, r := facts.ServiceFact.Get(p), facts.RunnerFact.Get(p)
 	if svc.Err != nil {
 		return fmt.Errorf("reading %s: %w", svc.Name, svc.Err)
 	}
@@ -73,7 +73,7 @@ func run(p *checks.Pass) error {
 	if proc == nil {
 		return nil // runner-process says that nothing runs
 	}
-	staleEnvironment(p, svc, facts.RunnerEnviron.Get(p), restart)
+	staleEnvironment(p, svc, facts.EnvironFact.Get(p), restart)
 	if !proc.Started.IsZero() {
 		for _, f := range u.Files {
 			if f.ModTime.After(proc.Started) {

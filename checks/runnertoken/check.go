@@ -48,14 +48,14 @@ var Check = &checks.Check{
 		},
 	},
 	// A GitLab that does not answer cannot judge a token.
-	Requires: []checks.Node{gitlabreach.Check, configdecode.Check, facts.ThisRunner, facts.ServiceFact},
+	Requires: []checks.Node{gitlabreach.Check, configdecode.Check, facts.RunnerEntryFact, facts.ServiceFact},
 	Network:  true,
 	Timeout:  25 * time.Second,
 	Run:      run,
 }
 
 func run(p *checks.Pass) error {
-	e := facts.ThisRunner.Get(p)
+	e := facts.RunnerEntryFact.Get(p)
 	f, err := verify(p.Context, p.Env, e.File, e.Label(), e.Runner, gitlab.StageDeadlines(p.Env))
 	if f != nil {
 		unit := facts.ServiceFact.Get(p).Name

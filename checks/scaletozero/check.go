@@ -33,7 +33,7 @@ var Check = &checks.Check{
 			"Updated pause pod deployment replicas",
 		},
 	},
-	Requires:  []checks.Node{cluster.ListsFact, facts.ThisRunner},
+	Requires:  []checks.Node{cluster.ListsFact, facts.RunnerEntryFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run:       run,
@@ -44,7 +44,7 @@ func run(p *checks.Pass) error {
 	if err := l.Err("runner pods", "pending pods", "nodes"); err != nil {
 		return err
 	}
-	r := facts.ThisRunner.Get(p).Runner
+	r := facts.RunnerEntryFact.Get(p).Runner
 	idleNodes(p, l, r)
 	if r.Kubernetes != nil && r.Kubernetes.Autoscaler != nil {
 		if err := l.Err("priorityclasses"); err != nil {

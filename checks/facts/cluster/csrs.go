@@ -28,10 +28,10 @@ type CSRs struct {
 var CSRsFact = &checks.Fact[*CSRs]{
 	ID:       "cluster-csrs",
 	Doc:      "the CertificateSigningRequests for kubelet serving certificates (signer kubernetes.io/kubelet-serving), listed once per target",
-	Requires: []checks.Node{facts.AfterAPIAuth, facts.APIClient},
+	Requires: []checks.Node{facts.AfterAPIAuth, facts.APIClientFact},
 	Network:  true,
 	Compute: func(p *checks.Pass) (*CSRs, error) {
-		api := facts.APIClient.Get(p)
+		api := facts.APIClientFact.Get(p)
 		return checks.Shared(p, "csrs "+api.Key, func() (*CSRs, error) {
 			ctx, cancel := context.WithTimeout(p.Context, p.Env.APITimeout())
 			defer cancel()

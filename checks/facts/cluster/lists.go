@@ -56,10 +56,10 @@ type Lists struct {
 var ListsFact = &checks.Fact[*Lists]{
 	ID:       "cluster-lists",
 	Doc:      "runner-namespace pods, Pending pods, nodes, their events and priority classes, listed once per target and namespace",
-	Requires: []checks.Node{facts.AfterAPIAuth, facts.APIClient, facts.ThisRunner, facts.Config},
+	Requires: []checks.Node{facts.AfterAPIAuth, facts.APIClientFact, facts.RunnerEntryFact, facts.ConfigFact},
 	Network:  true,
 	Compute: func(p *checks.Pass) (*Lists, error) {
-		api, ns := facts.APIClient.Get(p), facts.ThisRunner.Get(p).Namespace()
+		api, ns := facts.APIClientFact.Get(p), facts.RunnerEntryFact.Get(p).Namespace()
 		// With runners in several namespaces the Warning events are listed
 		// once for the whole cluster, so each extra namespace costs one list
 		// (its pods), not two; one namespace keeps the smaller list.
@@ -136,7 +136,7 @@ type eventList struct {
 	Events []corev1.Event
 }
 
-func listCluster(ctx context.Context, api *facts.API) *clusterLists {
+func listCluster(ctx context.Context, api *facts.APIClient) *clusterLists {
 	l := &clusterLists{}
 	core := api.Client.CoreV1()
 	var wg sync.WaitGroup
@@ -174,7 +174,7 @@ func listCluster(ctx context.Context, api *facts.API) *clusterLists {
 	return l
 }
 
-func listPods(ctx context.Context, api *facts.API, ns string) *namespaceLists {
+func listPods(ctx context.Context, api *facts.APIClient, ns string) *namespaceLists {
 	l := &namespaceLists{}
 	l.pods = pages(ctx, func(o metav1.ListOptions) (string, error) {
 		r, err := api.Client.CoreV1().Pods(ns).List(ctx, o)
@@ -192,7 +192,7 @@ func listPods(ctx context.Context, api *facts.API, ns string) *namespaceLists {
 // errors). Cluster-wide Warning events can run to thousands on a real
 // cluster, so they are listed cluster-wide only when runners use several
 // namespaces.
-func listEvents(ctx context.Context, api *facts.API, ns string) *eventList {
+func listEvents(ctx context.Context, api *facts.APIClient, ns string) *eventList {
 	l := &eventList{}
 	l.err = pages(ctx, func(o metav1.ListOptions) (string, error) {
 		r, err := api.Client.CoreV1().Events(ns).List(ctx, o)
@@ -305,8 +305,8 @@ func listAccess(name, ns string) facts.Access {
 // ListsFact, whose api-auth requirement would diagnose a kubeconfig those
 // runners do not have (helper-image, for the Docker and Kubernetes
 // executors). The caller gates it on an authenticated identity
-// (facts.Whoami), as ListsFact is gated on api-auth.
-func Nodes(p *checks.Pass, api *facts.API) ([]corev1.Node, error) {
+// (facts.IdentityFact), as ListsFact is gated on api-auth.
+func Nodes(p *checks.Pass, api *facts.APIClient) ([]corev1.Node, error) {
 	ctx, cancel := context.WithTimeout(p.Context, 15*time.Second)
 	defer cancel()
 	wide, err := checks.Shared(p, "lists "+api.Key, func() (*clusterLists, error) { return listCluster(ctx, api), nil })

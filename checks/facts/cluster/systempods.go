@@ -20,7 +20,7 @@ const SystemNamespace = "kube-system"
 // rather than asking the server for its own, which at a thousand nodes
 // was a thousand pods encoded, sent and decoded twice.
 //
-// target is the API target's key (facts.API.Key): runners of one cluster
+// target is the API target's key (facts.APIClient.Key): runners of one cluster
 // share the list. Without one (a unit test's client) it is listed afresh.
 func SystemPods(p *checks.Pass, ctx context.Context, target string, c kube.Interface) ([]corev1.Pod, error) {
 	if target == "" {

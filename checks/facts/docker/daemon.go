@@ -29,13 +29,13 @@ type Daemon struct {
 var DaemonFact = &checks.Fact[*Daemon]{
 	ID:       "docker-daemon",
 	Doc:      "a Docker runner's daemon address (host, DOCKER_HOST or the default socket), its socket file, and the daemon's /_ping and /version",
-	Requires: []checks.Node{facts.ThisRunner, facts.RunnerEnviron, facts.Runner},
+	Requires: []checks.Node{facts.RunnerEntryFact, facts.EnvironFact, facts.RunnerFact},
 	Compute: func(p *checks.Pass) (*Daemon, error) {
-		e := facts.ThisRunner.Get(p)
+		e := facts.RunnerEntryFact.Get(p)
 		if checks.NormalizeExecutor(e.Runner.Executor) != checks.Docker {
 			return &Daemon{}, nil
 		}
-		env := facts.RunnerEnviron.Get(p)
+		env := facts.EnvironFact.Get(p)
 		d := &Daemon{Applies: true, Addr: resolveAddress(e, env)}
 		if env.Err != nil && d.Addr.FromEnv {
 			d.EnvErr = env.Err
@@ -45,7 +45,7 @@ var DaemonFact = &checks.Fact[*Daemon]{
 		}
 		switch d.Addr.Scheme {
 		case "unix":
-			d.Socket = statSocket(p.Env, facts.Runner.Get(p).Selected, d.Addr.Socket)
+			d.Socket = statSocket(p.Env, facts.RunnerFact.Get(p).Selected, d.Addr.Socket)
 		case "tcp", "http", "https":
 		default:
 			d.NotProbed = "doctor probes unix and tcp daemon addresses, not " + d.Addr.Scheme + "://"
@@ -64,7 +64,7 @@ func gather(p *checks.Pass, d *Daemon) {
 	}
 	var tlsConf *tls.Config
 	if d.Addr.TLSVerify && d.Addr.Scheme != "unix" {
-		c, err := tlsConfig(facts.ThisRunner.Get(p).File.Files, &d.Addr)
+		c, err := tlsConfig(facts.RunnerEntryFact.Get(p).File.Files, &d.Addr)
 		if err != nil {
 			d.TLSErr, d.NotProbed = err, "the TLS settings do not load"
 			return

@@ -24,7 +24,7 @@ import (
 var KubeSystemLogReadsFact = &checks.Fact[struct{}]{
 	ID:       "kube-system-log-reads",
 	Doc:      "one-byte log reads of a Running kube-system pod per node, sent when kube-system's pods are listed",
-	Requires: []checks.Node{facts.AfterAPIAuth, KubeSystemRunningPodsFact, facts.APIClient},
+	Requires: []checks.Node{facts.AfterAPIAuth, KubeSystemRunningPodsFact, facts.APIClientFact},
 	Network:  true,
 	Compute: func(p *checks.Pass) (struct{}, error) {
 		sys := KubeSystemRunningPodsFact.Get(p)
@@ -35,7 +35,7 @@ var KubeSystemLogReadsFact = &checks.Fact[struct{}]{
 		if len(nodes) == 0 {
 			return struct{}{}, nil
 		}
-		api := facts.APIClient.Get(p)
+		api := facts.APIClientFact.Get(p)
 		timeout := ReadTimeout(p)
 		var wg sync.WaitGroup
 		for _, n := range nodes {

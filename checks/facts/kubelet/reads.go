@@ -41,7 +41,7 @@ type KubeSystemRunningPods struct {
 
 // running are kube-system's Running pods, from the list of kube-system's
 // pods node-local-dns shares.
-func running(p *checks.Pass, api *facts.API, timeout time.Duration) *KubeSystemRunningPods {
+func running(p *checks.Pass, api *facts.APIClient, timeout time.Duration) *KubeSystemRunningPods {
 	ctx, cancel := context.WithTimeout(p.Context, timeout)
 	defer cancel()
 	pods, err := cluster.SystemPods(p, ctx, api.Key, api.Client)
@@ -203,10 +203,10 @@ func containerOf(p *corev1.Pod) string {
 var KubeSystemRunningPodsFact = &checks.Fact[*KubeSystemRunningPods]{
 	ID:       "kube-system-running-pods",
 	Doc:      "kube-system's Running pods, listed once per target: one per node is read from to reach its kubelet",
-	Requires: []checks.Node{facts.AfterAPIAuth, facts.APIClient},
+	Requires: []checks.Node{facts.AfterAPIAuth, facts.APIClientFact},
 	Network:  true,
 	Compute: func(p *checks.Pass) (*KubeSystemRunningPods, error) {
-		api := facts.APIClient.Get(p)
+		api := facts.APIClientFact.Get(p)
 		return running(p, api, p.Env.APITimeout()), nil
 	},
 }

@@ -47,7 +47,7 @@ const (
 
 type cacheFile struct {
 	Version int                     `json:"version"`
-	Targets map[string]cachedTarget `json:"targets"` // by facts.API.Key: the server and a hash of the credential
+	Targets map[string]cachedTarget `json:"targets"` // by facts.APIClient.Key: the server and a hash of the credential
 }
 
 type cachedTarget struct {
@@ -141,13 +141,13 @@ func rememberedFor(env *hostio.Env, key string) *RememberedReads {
 var RememberedReadsFact = &checks.Fact[*RememberedReads]{
 	ID:       "kubelet-reach-remembered-reads",
 	Doc:      "the log reads of the pods the last run read on this target (--cache-dir), sent with the first requests",
-	Requires: []checks.Node{facts.AfterAPIAuth, facts.APIClient},
+	Requires: []checks.Node{facts.AfterAPIAuth, facts.APIClientFact},
 	Network:  true,
 	Compute: func(p *checks.Pass) (*RememberedReads, error) {
 		if !caching(p.Env) {
 			return &RememberedReads{}, nil
 		}
-		api := facts.APIClient.Get(p)
+		api := facts.APIClientFact.Get(p)
 		return checks.Shared(p, "kubelet-reach remembered "+api.Key, func() (*RememberedReads, error) {
 			r := rememberedFor(p.Env, api.Key)
 			// The reads outlive this fact, whose context ends when it

@@ -40,8 +40,8 @@ const (
 	DaemonSetsSource = "GET /apis/apps/v1/namespaces/" + Namespace + "/daemonsets"
 )
 
-// Addon is the node-local DNS objects: its DaemonSets and their pods.
-type Addon struct {
+// AddonObjects are the node-local DNS objects: its DaemonSets and their pods.
+type AddonObjects struct {
 	DaemonSets []appsv1.DaemonSet // those whose pods carry the label
 	Others     []string           // the other DaemonSets in kube-system, for evidence
 	Pods       []corev1.Pod
@@ -50,10 +50,10 @@ type Addon struct {
 // fetch reads the add-on: kube-system's DaemonSets, listed here, and its
 // pods, those of kube-system's (one list, shared with kubelet-reach) that
 // carry the add-on's label. Both leave at once, under ctx and at most 10 s.
-func fetch(ctx context.Context, c kube.Interface, systemPods func(context.Context) ([]corev1.Pod, error)) (*Addon, error) {
+func fetch(ctx context.Context, c kube.Interface, systemPods func(context.Context) ([]corev1.Pod, error)) (*AddonObjects, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	v := &Addon{}
+	v := &AddonObjects{}
 	var dsErr, podsErr error
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -269,10 +269,10 @@ func ask(ctx context.Context, env *hostio.Env, server, name, netw string) dnsq.A
 var ProbeFact = &checks.Fact[*Probe]{
 	ID:       "node-dns-probe",
 	Doc:      "the DNS server a job resolves through (or --dns-server), asked for the runner's GitLab names over UDP and TCP",
-	Requires: []checks.Node{facts.ThisRunner},
+	Requires: []checks.Node{facts.RunnerEntryFact},
 	Network:  true,
 	Compute: func(p *checks.Pass) (*Probe, error) {
-		e := facts.ThisRunner.Get(p)
+		e := facts.RunnerEntryFact.Get(p)
 		// Only for a runner the check applies to: no query for a Docker
 		// runner's sake.
 		if e.Executor != checks.Kubernetes {
@@ -296,7 +296,7 @@ func ProbeRunner(ctx context.Context, env *hostio.Env, r *runnerconfig.Runner) *
 
 // AddonOnce lists the node-local DNS add-on once per target (a client
 // without a target, a test's, every time).
-func AddonOnce(p *checks.Pass, ctx context.Context, client kube.Interface, target string) (*Addon, error) {
+func AddonOnce(p *checks.Pass, ctx context.Context, client kube.Interface, target string) (*AddonObjects, error) {
 	systemPods := func(ctx context.Context) ([]corev1.Pod, error) {
 		return cluster.SystemPods(p, ctx, target, client)
 	}
@@ -304,7 +304,7 @@ func AddonOnce(p *checks.Pass, ctx context.Context, client kube.Interface, targe
 		return fetch(ctx, client, systemPods)
 	}
 	type got struct {
-		v   *Addon
+		v   *AddonObjects
 		err error
 	}
 	g, _ := checks.Shared(p, "node-dns "+target, func() (got, error) {
@@ -324,25 +324,25 @@ func Budget(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithDeadline(ctx, dl.Add(-time.Until(dl)/10))
 }
 
-// AddonResult is the add-on's view as listed, or why it could not be.
-type AddonResult struct {
-	Addon *Addon
-	Err   error
+// Addon is the add-on's objects as listed, or why it could not be.
+type Addon struct {
+	Objects *AddonObjects
+	Err     error
 }
 
 // AddonFact lists the node-local DNS add-on (its DaemonSet and pods) once
 // per target. Gated on api-auth instead of waiting behind it and the
 // cluster lists, its requests leave with the self-review.
-var AddonFact = &checks.Fact[*AddonResult]{
+var AddonFact = &checks.Fact[*Addon]{
 	ID:       "node-dns-addon",
 	Doc:      "the node-local DNS add-on's DaemonSet and pods in kube-system, listed once per target",
-	Requires: []checks.Node{facts.AfterAPIAuth, facts.APIClient},
+	Requires: []checks.Node{facts.AfterAPIAuth, facts.APIClientFact},
 	Network:  true,
-	Compute: func(p *checks.Pass) (*AddonResult, error) {
-		api := facts.APIClient.Get(p)
+	Compute: func(p *checks.Pass) (*Addon, error) {
+		api := facts.APIClientFact.Get(p)
 		ctx, cancel := Budget(p.Context)
 		defer cancel()
 		v, err := AddonOnce(p, ctx, api.Client, api.Key)
-		return &AddonResult{v, err}, nil
+		return &Addon{v, err}, nil
 	},
 }

@@ -215,8 +215,8 @@ var Kinds = []Kind{
 		"status.certificate",          // kubelet-serving: whether it was issued (a public certificate)
 	}},
 	{APIVersion: "authentication.k8s.io/v1", Kind: "SelfSubjectReview", Go: authnv1.SelfSubjectReview{}, Fields: []string{
-		"status.userInfo.username", // facts.Whoami: api-auth, owner-rbac
-		"status.userInfo.groups[]", // facts.Whoami: owner-rbac
+		"status.userInfo.username", // facts.IdentityFact: api-auth, owner-rbac
+		"status.userInfo.groups[]", // facts.IdentityFact: owner-rbac
 	}},
 	{APIVersion: "authorization.k8s.io/v1", Kind: "SelfSubjectAccessReview", Go: authzv1.SelfSubjectAccessReview{}, Fields: []string{
 		"status.allowed", // facts.Allowed: runner-rbac, owner-rbac, dvp-rbac
