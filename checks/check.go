@@ -32,6 +32,7 @@ const PrepareHint = ". Check https://docs.gitlab.com/runner/shells/#shell-profil
 type Node interface {
 	NodeID() string
 	requirements() []Node
+	declared() []*Setting
 }
 
 // Check probes one documented cause. It is a value: everything the engine,
@@ -58,6 +59,9 @@ type Check struct {
 	// fact runs once for each runner of these executors; a host-wide one
 	// runs once, and is skipped when no configured runner has them.
 	Executors []string
+	// Settings are the settings Run reads (Setting.Value), for the CLI to
+	// offer as flags.
+	Settings []*Setting
 	// Run reports findings through the Pass; a returned error means "could
 	// not check" and makes the status unknown, never a finding.
 	Run func(*Pass) error
@@ -65,6 +69,7 @@ type Check struct {
 
 func (c *Check) NodeID() string       { return c.ID }
 func (c *Check) requirements() []Node { return c.Requires }
+func (c *Check) declared() []*Setting { return c.Settings }
 func (c *Check) String() string       { return c.ID }
 
 // blocks says whether r stops a dependent that runs for runner (nil for a

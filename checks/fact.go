@@ -20,6 +20,9 @@ type Fact[T any] struct {
 	// the ForEach node lists (its value is a RunnerLister), and so is every
 	// node that requires it. Pass.Runner names the runner.
 	ForEach Node
+	// Settings are the settings Compute reads (Setting.Value), for the CLI
+	// to offer as flags.
+	Settings []*Setting
 	// Compute returns the value. An error means the value does not exist, and
 	// every dependent is skipped with "needs <ID>". Facts whose absence is
 	// itself a diagnosis return a value that records it instead.
@@ -33,8 +36,9 @@ func (f *Fact[T]) requirements() []Node {
 	}
 	return f.Requires
 }
-func (f *Fact[T]) expandsOver() Node { return f.ForEach }
-func (f *Fact[T]) String() string    { return f.ID }
+func (f *Fact[T]) declared() []*Setting { return f.Settings }
+func (f *Fact[T]) expandsOver() Node    { return f.ForEach }
+func (f *Fact[T]) String() string       { return f.ID }
 
 func (f *Fact[T]) compute(p *Pass) (any, error) {
 	if f.Network && p.Env.Offline {

@@ -17,6 +17,7 @@ type gate struct{ n Node }
 
 func (g gate) NodeID() string       { return g.n.NodeID() }
 func (g gate) requirements() []Node { return g.n.requirements() }
+func (g gate) declared() []*Setting { return g.n.declared() }
 
 // isGate says whether a requirement is a Gate.
 func isGate(n Node) bool {
@@ -35,6 +36,7 @@ type ref string
 
 func (r ref) NodeID() string       { return string(r) }
 func (r ref) requirements() []Node { return nil }
+func (r ref) declared() []*Setting { return nil }
 
 // catalog is the checks a Ref resolves to, by ID.
 type catalog map[string]*Check

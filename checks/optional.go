@@ -10,6 +10,7 @@ type optional struct{ n Node }
 
 func (o optional) NodeID() string       { return o.n.NodeID() }
 func (o optional) requirements() []Node { return o.n.requirements() }
+func (o optional) declared() []*Setting { return o.n.declared() }
 
 // unwrap returns the node behind an Optional or a Gate, with a Ref
 // resolved to the catalog's check, and whether it was an Optional. A Ref

@@ -56,8 +56,9 @@ func validateChecks(catalog []*Check, complete bool) error {
 
 // validateGraph proves the requirements make one DAG: every node reachable
 // through Requires is acyclic, a fact's ID is its own, a required check (or
-// a Ref) is in the catalog, Explains do not loop (and, complete, name known
-// checks), and per-runner nodes expand over one runner list.
+// a Ref) is in the catalog, no two settings share a name, Explains do not
+// loop (and, complete, name known checks), and per-runner nodes expand over
+// one runner list.
 func validateGraph(catalog []*Check, complete bool) error {
 	var errs []error
 	cat := catalogOf(catalog)
@@ -66,6 +67,7 @@ func validateGraph(catalog []*Check, complete bool) error {
 		checks[c.ID] = c
 	}
 	facts := map[string]Node{}
+	settings := map[string]*Setting{}
 	// Walk every node reachable through Requires: collect facts, and find
 	// cycles with the usual three colours.
 	const (
@@ -84,6 +86,15 @@ func validateGraph(catalog []*Check, complete bool) error {
 			return
 		}
 		colour[n] = grey
+		for _, s := range n.declared() {
+			switch prev := settings[s.Name]; {
+			case !idPattern.MatchString(s.Name):
+				errs = append(errs, fmt.Errorf("%s: setting %q: its name is not kebab-case", n.NodeID(), s.Name))
+			case prev != nil && prev != s:
+				errs = append(errs, fmt.Errorf("%s: setting %q: two settings share the name", n.NodeID(), s.Name))
+			}
+			settings[s.Name] = s
+		}
 		if _, isCheck := n.(*Check); !isCheck {
 			if prev, ok := facts[n.NodeID()]; ok && prev != n {
 				errs = append(errs, fmt.Errorf("fact %q: two facts share the ID", n.NodeID()))

@@ -74,6 +74,34 @@ func TestValidateRejectsARefOutsideCatalog(t *testing.T) {
 	wantInvalid(t, []*checks.Check{mk("a", ok, f)}, `requires check "api-auth" by its ID, which is not in the catalog`)
 }
 
+// A setting is declared by every node that reads it, as one value: two of
+// one name would be two flags of one name, or one flag with two defaults.
+func TestValidateRejectsTwoSettingsOfOneName(t *testing.T) {
+	dns := &checks.Setting{Name: "public-dns", Default: "1.1.1.1:53"}
+	a, b := mk("a", ok), mk("b", ok)
+	a.Settings, b.Settings = []*checks.Setting{dns}, []*checks.Setting{dns}
+	if err := checks.Validate([]*checks.Check{a, b}); err != nil {
+		t.Errorf("one setting on two checks: %v", err)
+	}
+	f := &checks.Fact[int]{ID: "f", Settings: []*checks.Setting{{Name: "public-dns", Default: "9.9.9.9:53"}}}
+	wantInvalid(t, []*checks.Check{a, mk("c", ok, f)}, `setting "public-dns": two settings share the name`)
+	b.Settings = []*checks.Setting{{Name: "Public DNS"}}
+	wantInvalid(t, []*checks.Check{b}, `setting "Public DNS": its name is not kebab-case`)
+}
+
+// Settings lists each setting of a catalog once, a fact's before the
+// check that requires it.
+func TestSettingsListsEachOnce(t *testing.T) {
+	res, img := &checks.Setting{Name: "resolver"}, &checks.Setting{Name: "probe-image"}
+	f := &checks.Fact[int]{ID: "f", Settings: []*checks.Setting{res}}
+	a, b := mk("a", ok, f), mk("b", ok, f)
+	a.Settings, b.Settings = []*checks.Setting{img}, []*checks.Setting{res, img}
+	got := checks.Settings([]*checks.Check{a, b})
+	if len(got) != 2 || got[0] != res || got[1] != img {
+		t.Errorf("Settings = %v, want [resolver probe-image]", got)
+	}
+}
+
 func TestValidateRejectsFactIDClashes(t *testing.T) {
 	f1 := &checks.Fact[int]{ID: "x"}
 	f2 := &checks.Fact[string]{ID: "x"}

@@ -1,11 +1,13 @@
 // Package all is the registry: one line per check, in the order the catalog
-// lists them (the engine orders by the DAG, the report by rank).
+// lists them (the engine orders by the DAG, the report by rank), and one
+// line per setting the checks declare, in the order their flags are shown.
 package all
 
 import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/certexpiry"
+	"github.com/socialwebcomputer/doctor/checks/client/gitlab"
 	"github.com/socialwebcomputer/doctor/checks/clockskew"
 	"github.com/socialwebcomputer/doctor/checks/clusteroverride"
 	"github.com/socialwebcomputer/doctor/checks/configdecode"
@@ -15,6 +17,8 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/dvppool"
 	"github.com/socialwebcomputer/doctor/checks/dvprbac"
 	"github.com/socialwebcomputer/doctor/checks/execupgrade"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/nodedns"
 	"github.com/socialwebcomputer/doctor/checks/fleetingconnector"
 	"github.com/socialwebcomputer/doctor/checks/fleetingplugin"
 	"github.com/socialwebcomputer/doctor/checks/fleetingstate"
@@ -79,5 +83,18 @@ func Checks() []*checks.Check {
 		fleetingplugin.Check,
 		fleetingconnector.Check,
 		fleetingstate.Check,
+	}
+}
+
+// Settings returns the settings the catalog's nodes declare (each on the
+// node that reads it), in the order doctor's --help shows their flags:
+// TestSettingsAreTheCatalogs proves the list is checks.Settings(Checks()).
+func Settings() []*checks.Setting {
+	return []*checks.Setting{
+		gitlab.ResolverSetting,
+		gitlab.PublicDNSSetting,
+		nodedns.ServerSetting,
+		facts.RepositoryURLSetting,
+		execupgrade.ProbeImageSetting,
 	}
 }

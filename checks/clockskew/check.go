@@ -68,7 +68,7 @@ var Check = &checks.Check{
 			}
 		}
 		if e.Runner.URL != "" {
-			if t, err := gitlab.RunnerTarget(p.Env, facts.ConfigFact.Get(p), e.Label(), e.Runner); err == nil {
+			if t, err := facts.GitLabTarget(p.Env, facts.ConfigFact.Get(p), e.Label(), e.Runner); err == nil {
 				if d, ok := p.Env.Clocks.Date(gitlab.ClockKind, t.Origin()); ok {
 					seen = append(seen, d)
 				}

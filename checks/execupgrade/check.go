@@ -46,6 +46,7 @@ var Check = &checks.Check{
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Timeout:   3 * time.Minute, // --deep waits for a pod; the default probe takes a second
+	Settings:  []*checks.Setting{ProbeImageSetting},
 	Run:       run,
 }
 

@@ -21,6 +21,10 @@ import (
 	"github.com/socialwebcomputer/doctor/internal/redact"
 )
 
+// ProbeImageSetting is the image of the --deep probe pod.
+var ProbeImageSetting = &checks.Setting{Name: "probe-image", Default: "busybox:1.36",
+	Usage: "run the --deep probe pod from `IMAGE` (default busybox:1.36)"}
+
 // DeepLabel marks the probe pods --deep creates, so an operator can find
 // and delete any that a killed doctor left (they also end themselves).
 const DeepLabel = "app.kubernetes.io/managed-by=gitlab-runner-doctor"
@@ -44,7 +48,7 @@ func deep(p *checks.Pass, api *facts.APIClient, ns string) error {
 	if err := p.Context.Err(); err != nil {
 		return err
 	}
-	if _, err := pods.Create(p.Context, probePod(name, p.Env.Setting("probe-image", "busybox:1.36")), metav1.CreateOptions{}); err != nil {
+	if _, err := pods.Create(p.Context, probePod(name, ProbeImageSetting.Value(p.Env)), metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("--deep: creating probe pod %s/%s: %w", ns, name, err)
 	}
 	if err := waitRunning(p.Context, api, ns, name); err != nil {

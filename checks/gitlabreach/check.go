@@ -67,6 +67,7 @@ var Check = &checks.Check{
 		},
 	},
 	Requires: []checks.Node{configdecode.Check, facts.ConfigFact},
+	Settings: []*checks.Setting{gitlab.ResolverSetting, gitlab.PublicDNSSetting, facts.RepositoryURLSetting},
 	Network:  true,
 	// Targets are probed concurrently; each stage has its own, shorter deadline.
 	Timeout: 25 * time.Second,
@@ -75,7 +76,7 @@ var Check = &checks.Check{
 
 func run(p *checks.Pass) error {
 	cfg := facts.ConfigFact.Get(p)
-	ts, bad := gitlab.Targets(p.Env, cfg, p.Env.Setting("repository-url", ""))
+	ts, bad := facts.GitLabTargets(p.Env, cfg, facts.RepositoryURLSetting.Value(p.Env))
 	for _, b := range bad {
 		src, line := "--repository-url", ""
 		if b.Runner != nil {

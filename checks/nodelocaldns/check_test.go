@@ -120,7 +120,7 @@ func runCheck(t *testing.T, cl apiState, env *hostio.Env, timeout time.Duration)
 }
 
 func withServer(addr string) *hostio.Env {
-	return &hostio.Env{Settings: map[string]string{nodedns.SettingServer: addr}}
+	return &hostio.Env{Settings: map[string]string{nodedns.ServerSetting.Name: addr}}
 }
 
 func causes(fs []checks.Finding) string {

@@ -51,7 +51,7 @@ func TestProbeServer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			env := &hostio.Env{Root: tc.root, Settings: map[string]string{}}
 			if tc.setting != "" {
-				env.Settings[nodedns.SettingServer] = tc.setting
+				env.Settings[nodedns.ServerSetting.Name] = tc.setting
 			}
 			server, why := nodedns.ProbeServer(env)
 			if server != tc.server || !strings.Contains(why, tc.why) {

@@ -49,6 +49,7 @@ var Check = &checks.Check{
 	},
 	// A GitLab that does not answer cannot judge a token.
 	Requires: []checks.Node{gitlabreach.Check, configdecode.Check, facts.RunnerEntryFact, facts.ServiceFact},
+	Settings: []*checks.Setting{gitlab.ResolverSetting},
 	Network:  true,
 	Timeout:  25 * time.Second,
 	Run:      run,
@@ -105,7 +106,7 @@ func verify(ctx context.Context, env *hostio.Env, cfg *facts.ConfigFile, label s
 			Evidence: []checks.Evidence{{Source: cfg.Path, Detail: label + " has no token key"}},
 		}}, nil
 	}
-	t, err := gitlab.RunnerTarget(env, cfg, label, r)
+	t, err := facts.GitLabTarget(env, cfg, label, r)
 	if err != nil {
 		return nil, err
 	}

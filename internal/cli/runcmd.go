@@ -201,8 +201,8 @@ func registerRunFlags(cmd *cobra.Command, f *runFlags) {
 	_ = cmd.RegisterFlagCompletionFunc("skip", completeCheckList)
 	_ = cmd.RegisterFlagCompletionFunc("ignore", completeIgnore)
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(report.Formats, cobra.ShellCompDirectiveNoFileComp))
-	for _, name := range []string{"runner", "context", "namespace", "request-timeout", "now", "timeout", "v", "runner-pid",
-		SettingResolver, SettingPublicDNS, SettingNodeDNS, SettingRepositoryURL, SettingProbeImage} {
+	for _, name := range append([]string{"runner", "context", "namespace", "request-timeout", "now", "timeout", "v", "runner-pid"},
+		settingNames()...) {
 		_ = cmd.RegisterFlagCompletionFunc(name, cobra.NoFileCompletions)
 	}
 }

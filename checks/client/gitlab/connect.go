@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
@@ -56,11 +55,16 @@ type connected struct {
 }
 
 // TLSFiles are the runner's tls-ca-file, tls-cert-file and tls-key-file,
-// and how the runner reads them (facts.RunnerReader; the zero one reads as
-// doctor).
+// and how the runner reads them (facts.RunnerReader; nil reads as doctor).
 type TLSFiles struct {
 	CA, Cert, Key string
-	Reader        facts.RunnerReader
+	Reader        FileReader
+}
+
+// FileReader reads a file as the runner would, or refuses what the runner
+// may not read (facts.RunnerReader).
+type FileReader interface {
+	Read(p string, kind hostio.FileKind) ([]byte, error)
 }
 
 // maxAddrs bounds the TCP stage: with a deadline per address, trying every
@@ -172,7 +176,7 @@ func tlsConfig(env *hostio.Env, host string, f TLSFiles) (*tls.Config, error) {
 		roots = x509.NewCertPool()
 	}
 	read := func(p string) ([]byte, error) {
-		if f.Reader.Env == nil {
+		if f.Reader == nil {
 			return env.ReadFileAs(p, hostio.KindPEM)
 		}
 		return f.Reader.Read(p, hostio.KindPEM)

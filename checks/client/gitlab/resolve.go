@@ -61,7 +61,7 @@ func ResolveSystem(ctx context.Context, env *hostio.Env, host string, dl Deadlin
 	if addrs := fromHosts(env, host); len(addrs) > 0 {
 		return &Resolution{Via: "/etc/hosts", Addrs: addrs}, nil
 	}
-	servers, err := dnsq.SystemServers(env, env.Setting("resolver", ""))
+	servers, err := dnsq.SystemServers(env, ResolverSetting.Value(env))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v; give --resolver", ErrNoResolver, err)
 	}
@@ -75,7 +75,7 @@ func ResolvePublic(ctx context.Context, env *hostio.Env, host string, dl Deadlin
 	if ip, err := netip.ParseAddr(host); err == nil {
 		return &Resolution{Via: "an IP literal", Addrs: []netip.Addr{ip.Unmap()}}
 	}
-	return resolveVia(ctx, env, []string{env.Setting("public-dns", "1.1.1.1:53")}, host, dl)
+	return resolveVia(ctx, env, []string{PublicDNSSetting.Value(env)}, host, dl)
 }
 
 // maxServers is the most resolv.conf nameservers the resolver uses (MAXNS).

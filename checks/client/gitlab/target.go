@@ -26,6 +26,16 @@ const (
 	StageHTTP Stage = "http"
 )
 
+// ResolverSetting and PublicDNSSetting are what the operator may give the
+// look-ups of a GitLab's name (ResolveSystem, ResolvePublic); a node that
+// resolves one declares them.
+var (
+	ResolverSetting = &checks.Setting{Name: "resolver",
+		Usage: "ask the DNS server at `HOST:PORT` for the system resolver (default: the nameservers of /etc/resolv.conf under --root)"}
+	PublicDNSSetting = &checks.Setting{Name: "public-dns", Default: "1.1.1.1:53",
+		Usage: "ask the public resolver at `HOST:PORT` whether a Funnel name resolves publicly (default 1.1.1.1:53)"}
+)
+
 // Settings read through Env.Setting. They have no CLI flag: tests shorten
 // the deadlines, and pin the tailnet answer so that no test ever depends on
 // (or dials through) the machine's own interfaces.

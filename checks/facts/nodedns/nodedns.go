@@ -135,12 +135,10 @@ func (k Kind) NoServer() bool { return k.Outcome == dnsq.Timeout || k.Nothing }
 // DefaultServer is where a job pod's resolv.conf points on these nodes.
 const DefaultServer = "169.254.20.10:53"
 
-// Setting names, as internal/cli defines them (cli imports the checks, so
-// the checks cannot import cli).
-const (
-	SettingServer        = "dns-server"
-	SettingRepositoryURL = "repository-url"
-)
+// ServerSetting is a node-local DNS server the operator gives doctor to
+// ask directly.
+var ServerSetting = &checks.Setting{Name: "dns-server",
+	Usage: "probe the node-local DNS at `HOST:PORT` directly (default " + DefaultServer + ", and only when doctor runs on a node or in a job pod)"}
 
 // ServiceName is the in-cluster name every pod resolves through the same server.
 const ServiceName = "kubernetes.default.svc.cluster.local"
@@ -152,7 +150,7 @@ var QueryTimeout = 2 * time.Second
 // given none and runs neither on a node nor in a pod: from anywhere else
 // 169.254.20.10 is some other host's link-local address, or nobody's.
 func ProbeServer(env *hostio.Env) (server, why string) {
-	if s := env.Setting(SettingServer, ""); s != "" {
+	if s := ServerSetting.Value(env); s != "" {
 		if _, _, err := net.SplitHostPort(s); err != nil {
 			s = net.JoinHostPort(strings.Trim(s, "[]"), "53")
 		}
@@ -271,6 +269,7 @@ var ProbeFact = &checks.Fact[*Probe]{
 	Doc:      "the DNS server a job resolves through (or --dns-server), asked for the runner's GitLab names over UDP and TCP",
 	Requires: []checks.Node{facts.RunnerEntryFact},
 	Network:  true,
+	Settings: []*checks.Setting{ServerSetting, facts.RepositoryURLSetting},
 	Compute: func(p *checks.Pass) (*Probe, error) {
 		e := facts.RunnerEntryFact.Get(p)
 		// Only for a runner the check applies to: no query for a Docker
@@ -291,7 +290,7 @@ func ProbeRunner(ctx context.Context, env *hostio.Env, r *runnerconfig.Runner) *
 	if server == "" {
 		return nil
 	}
-	return Ask(ctx, env, server, why, Targets(r, env.Setting(SettingRepositoryURL, "")))
+	return Ask(ctx, env, server, why, Targets(r, facts.RepositoryURLSetting.Value(env)))
 }
 
 // AddonOnce lists the node-local DNS add-on once per target (a client
