@@ -380,10 +380,14 @@ func mentionPieces(s string) []piece {
 }
 
 // mentionAt is the offset of the first @ of s that starts a name and has
-// no letter or digit right before it, or -1.
+// no letter or digit right before it, or -1. An @ that ends s counts: what
+// the report writes after the text (a full stop, a name) may start a name.
 func mentionAt(s string) int {
 	for i := 0; i < len(s); i++ {
-		if s[i] != '@' || i+1 == len(s) || !isNameByte(s[i+1]) || s[i+1] == '-' || s[i+1] == '/' {
+		if s[i] != '@' {
+			continue
+		}
+		if i+1 < len(s) && (!isNameByte(s[i+1]) || s[i+1] == '-' || s[i+1] == '/') {
 			continue
 		}
 		if i > 0 && isAlnum(s[i-1]) {

@@ -40,6 +40,7 @@ var hostileSeeds = [][3]string{
 	{"`@all`", "&#64;all &lt;b&gt; \\@all", "<details>"},
 	{"/close", "/close", "/close"},
 	{"@all", "@all hello", "@all"},
+	{"@", "why @", "@"},
 	{"    indented", "    indented\n```\nfence", "1. one\n- two"},
 }
 

@@ -57,7 +57,9 @@ for pkg in "${pkgs[@]}"; do
       echo "fuzz ok   $pkg $t ($((SECONDS - t0))s, $(grep -o 'execs: [0-9]*' "$log" | tail -1))"
     else
       echo "fuzz FAIL $pkg $t ($((SECONDS - t0))s):"
-      grep -v '^fuzz: elapsed' "$log" | head -60
+      # sed reads to the end: head would stop the pipe early and pipefail would
+      # end the script with SIGPIPE (141) before the other targets ran.
+      grep -v '^fuzz: elapsed' "$log" | sed -n '1,60p'
       failed+=("$pkg $t")
     fi
   done
