@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
@@ -68,11 +69,11 @@ func liveBundle(t *testing.T, name string) []byte {
 		return b.([]byte)
 	}
 	dir := filepath.Join(fixtures, name)
-	var sc Scenario
+	var sc fixture.Scenario
 	raw, err := os.ReadFile(filepath.Join(dir, "scenario.json"))
 	noErr(t, err)
 	noErr(t, json.Unmarshal(raw, &sc))
-	root := LayRoot(t, dir, &sc)
+	root := fixture.LayRoot(t, dir, &sc)
 	p := filepath.Join(t.TempDir(), "live.tar.gz")
 	args := []string{"run", "--root", root, "--now", sc.Now, "-o", "json", "--bundle", p}
 	for _, a := range sc.Args {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
@@ -30,11 +31,11 @@ func garbage() []byte {
 func healthyRoot(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(fixtures, "healthy")
-	var sc Scenario
+	var sc fixture.Scenario
 	raw, err := os.ReadFile(filepath.Join(dir, "scenario.json"))
 	noErr(t, err)
 	noErr(t, json.Unmarshal(raw, &sc))
-	return LayRoot(t, dir, &sc)
+	return fixture.LayRoot(t, dir, &sc)
 }
 
 func findingsText(rep *report.Report, check string) string {

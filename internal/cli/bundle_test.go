@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
@@ -107,7 +108,7 @@ func AssertBundleHasNoSecrets(t *testing.T, p, root string) {
 		})
 		plain := standInShape.ReplaceAllString(pemBlocks.ReplaceAllString(body, "<pem>"), "<stand-in>")
 		plain = strings.ReplaceAll(plain, "glrt-<stand-in>", "<stand-in>")
-		if m := secretShapes.FindString(plain); m != "" {
+		if m := fixture.SecretShapes.FindString(plain); m != "" {
 			t.Errorf("%s carries a secret-shaped string: %.40q", name, m)
 		}
 	}
@@ -181,11 +182,11 @@ func TestAnalyzeEqualsLiveOnEveryFixture(t *testing.T) {
 	for _, sj := range dirs {
 		dir := filepath.Dir(sj)
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			var sc Scenario
+			var sc fixture.Scenario
 			raw, err := os.ReadFile(sj)
 			noErr(t, err)
 			noErr(t, json.Unmarshal(raw, &sc))
-			root := LayRoot(t, dir, &sc)
+			root := fixture.LayRoot(t, dir, &sc)
 			b := filepath.Join(t.TempDir(), "b.tar.gz")
 			args := []string{"run", "--root", root, "--now", sc.Now, "-o", "json", "--bundle", b}
 			for _, a := range sc.Args {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks/client/gitlab/gitlabtest"
+	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
@@ -15,10 +16,10 @@ func TestClockSkewThroughTheCLI(t *testing.T) {
 	const token = "glrt-valid-clock-token-0123456789"
 	for name, c := range map[string]struct {
 		skew time.Duration
-		want Want
+		want fixture.Want
 	}{
-		"in-step": {0, Want{Exit: report.ExitOK, Status: map[string]string{"clock-skew": "pass", "runner-token": "pass"}}},
-		"gitlab-ahead": {2 * time.Minute, Want{Exit: report.ExitError, Top: "clock-skew",
+		"in-step": {0, fixture.Want{Exit: report.ExitOK, Status: map[string]string{"clock-skew": "pass", "runner-token": "pass"}}},
+		"gitlab-ahead": {2 * time.Minute, fixture.Want{Exit: report.ExitError, Top: "clock-skew",
 			Status: map[string]string{"runner-token": "pass", "gitlab-reachability": "pass"},
 			Says: map[string][]string{"clock-skew": {"This host's clock and the GitLab's at https://" + gitlabtest.Host,
 				"(the server is ahead)", "s ahead, round trip", "x509: certificate has expired or is not yet valid"}}}},
@@ -30,7 +31,7 @@ func TestClockSkewThroughTheCLI(t *testing.T) {
 				Token: token, CAFile: gitlabtest.CAPath}), gl.CA)
 			rep, _ := runReport(t, "run", "--root", root.Dir, "-o", "json", "--only", "clock-skew", "--timeout", "20s",
 				"--resolver", dns.Addr, "--public-dns", dns.Addr)
-			AssertWant(t, rep, c.want)
+			fixture.AssertWant(t, rep, c.want)
 		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
 	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
 	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
@@ -25,7 +26,7 @@ type clusterCase struct {
 	setup  func(t *testing.T, env *testenv.Env) []byte // returns the kubeconfig
 	config string
 	now    time.Duration // --now relative to the wall clock
-	want   Want
+	want   fixture.Want
 }
 
 func TestClusterScenarios(t *testing.T) {
@@ -43,36 +44,36 @@ func TestClusterScenarios(t *testing.T) {
 		{name: "healthy", setup: healthy,
 			// The one finding is kubeconfig-file's note that a loopback
 			// apiserver is not a kcp mount URL.
-			want: Want{Exit: 0, Findings: []string{"kubeconfig-file"}, Absent: []string{"api-auth", "owner-rbac", "runner-rbac", "namespace", "pending-no-node", "scale-to-zero", "cert-expiry"},
+			want: fixture.Want{Exit: 0, Findings: []string{"kubeconfig-file"}, Absent: []string{"api-auth", "owner-rbac", "runner-rbac", "namespace", "pending-no-node", "scale-to-zero", "cert-expiry"},
 				Status: map[string]string{"api-auth": "pass", "owner-rbac": "pass", "runner-rbac": "pass", "namespace": "pass"}}},
 		{name: "expired-certificate", setup: func(t *testing.T, env *testenv.Env) []byte {
 			healthy(t, env)
 			return owner(env, time.Now().Add(-10*time.Minute))
-		}, want: Want{Exit: 2, Top: "cert-expiry", Findings: []string{"api-auth"}, CausedBy: map[string]string{"api-auth": "cert-expiry"},
+		}, want: fixture.Want{Exit: 2, Top: "cert-expiry", Findings: []string{"api-auth"}, CausedBy: map[string]string{"api-auth": "cert-expiry"},
 			Status: map[string]string{"namespace": "skipped", "owner-rbac": "skipped"}}},
 		{name: "certificate-from-another-ca", setup: func(t *testing.T, env *testenv.Env) []byte {
 			healthy(t, env)
 			cert, key := env.MintForeignClient(ownerDID, []string{testenv.OwnersGroup})
 			return testpki.Kubeconfig("tenant-ci", env.URL, env.CAPEM, cert, key)
-		}, want: Want{Exit: 2, Top: "api-auth", CausedBy: map[string]string{"api-auth": ""}}},
+		}, want: fixture.Want{Exit: 2, Top: "api-auth", CausedBy: map[string]string{"api-auth": ""}}},
 		{name: "owner-binding-deleted", setup: func(t *testing.T, env *testenv.Env) []byte {
 			env.EnsureNamespace("gitlab-runner")
 			return owner(env, time.Now().Add(12*hour))
-		}, want: Want{Exit: 2, Top: "owner-rbac", Findings: []string{"runner-rbac"}, CausedBy: map[string]string{"runner-rbac": "owner-rbac"}}},
+		}, want: fixture.Want{Exit: 2, Top: "owner-rbac", Findings: []string{"runner-rbac"}, CausedBy: map[string]string{"runner-rbac": "owner-rbac"}}},
 		{name: "namespace-missing", setup: func(t *testing.T, env *testenv.Env) []byte {
 			env.BindOwnersToClusterAdmin()
 			return owner(env, time.Now().Add(12*hour))
-		}, want: Want{Exit: 2, Top: "namespace"}},
+		}, want: fixture.Want{Exit: 2, Top: "namespace"}},
 		{name: "pending-pod-no-node", now: 2 * hour, setup: func(t *testing.T, env *testenv.Env) []byte {
 			kc := healthy(t, env)
 			env.CreatePod("gitlab-runner", "runner-abc123-project-5-concurrent-0-x1y2z3", "")
 			return kc
-		}, want: Want{Exit: 2, Top: "pending-no-node"}},
+		}, want: fixture.Want{Exit: 2, Top: "pending-no-node"}},
 		{name: "pending-pod-young-is-normal", setup: func(t *testing.T, env *testenv.Env) []byte {
 			kc := healthy(t, env)
 			env.CreatePod("gitlab-runner", "runner-abc123-project-5-concurrent-0-x1y2z3", "")
 			return kc
-		}, want: Want{Exit: 0, Findings: []string{"pending-no-node"}}},
+		}, want: fixture.Want{Exit: 0, Findings: []string{"pending-no-node"}}},
 		{name: "requests-fit-no-node", now: 2 * hour, setup: func(t *testing.T, env *testenv.Env) []byte {
 			kc := healthy(t, env)
 			rentNode(t, env, "rented-1", "4", "16Gi", 0)
@@ -81,7 +82,7 @@ func TestClusterScenarios(t *testing.T) {
 			})
 			env.CreatePodEvent(pod, corev1.EventTypeWarning, "FailedScheduling", "0/1 nodes are available: 1 Insufficient cpu.")
 			return kc
-		}, want: Want{Exit: 2, Top: "pending-unschedulable", CausedBy: map[string]string{"pending-no-node": "pending-unschedulable"}}},
+		}, want: fixture.Want{Exit: 2, Top: "pending-unschedulable", CausedBy: map[string]string{"pending-no-node": "pending-unschedulable"}}},
 		{name: "image-pull-backoff", setup: func(t *testing.T, env *testenv.Env) []byte {
 			kc := healthy(t, env)
 			rentNode(t, env, "rented-1", "4", "16Gi", 0)
@@ -89,21 +90,21 @@ func TestClusterScenarios(t *testing.T) {
 			env.SetPodStatus("gitlab-runner", "runner-abc123-project-5-concurrent-0-img",
 				testenv.PodWaiting("ImagePullBackOff", `Back-off pulling image "registry.example.invalid/nope:1"`))
 			return kc
-		}, want: Want{Exit: 2, Top: "image-pull"}},
+		}, want: fixture.Want{Exit: 2, Top: "image-pull"}},
 		{name: "pause-pods-hold-a-node", config: pauseConfig, setup: func(t *testing.T, env *testenv.Env) []byte {
 			kc := healthy(t, env)
 			createPriorityClass(t, env, "gitlab-pause", -10)
 			rentNode(t, env, "rented-1", "4", "16Gi", 0)
 			env.CreatePod("gitlab-runner", "pause-pod-0", "")
 			return kc
-		}, want: Want{Exit: 1, Top: "scale-to-zero"}},
+		}, want: fixture.Want{Exit: 1, Top: "scale-to-zero"}},
 		{name: "pause-priority-class-missing", config: pauseConfig, setup: healthy,
-			want: Want{Exit: 2, Top: "scale-to-zero"}},
+			want: fixture.Want{Exit: 2, Top: "scale-to-zero"}},
 		{name: "node-with-no-pods", setup: func(t *testing.T, env *testenv.Env) []byte {
 			kc := healthy(t, env)
 			rentNode(t, env, "rented-1", "4", "16Gi", 0)
 			return kc
-		}, want: Want{Exit: 0, Findings: []string{"scale-to-zero"}}},
+		}, want: fixture.Want{Exit: 0, Findings: []string{"scale-to-zero"}}},
 	}
 	runClusterCases(t, cases)
 }
@@ -121,7 +122,7 @@ func runClusterCases(t *testing.T, cases []clusterCase) {
 				cfg = testroot.GuideConfig
 			}
 			rep := runAgainst(t, cfg, kc, tc.now)
-			AssertWant(t, rep, tc.want)
+			fixture.AssertWant(t, rep, tc.want)
 			if tc.want.Top != "" && len(rep.Findings) > 0 {
 				t.Logf("top: %s", rep.Findings[0].Cause)
 			}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
 	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 	"github.com/socialwebcomputer/doctor/report"
@@ -132,7 +133,7 @@ func TestDockerExecutorScenarios(t *testing.T) {
 		// The document's docker run without --group-add: the runner's
 		// only group is its own.
 		rep := run(t, deckhouseDockerConfig("v19.3.1"), "1001")
-		AssertWant(t, rep, Want{Exit: 2, Top: "docker-socket", Says: map[string][]string{"docker-socket": {
+		fixture.AssertWant(t, rep, fixture.Want{Exit: 2, Top: "docker-socket", Says: map[string][]string{"docker-socket": {
 			"may not write to /var/run/docker.sock",
 			"permission denied while trying to connect to the docker API at unix:///var/run/docker.sock",
 			fmt.Sprintf(`--group-add "$(stat -c %%g /var/run/docker.sock)" (here: --group-add %d)`, gid)}}})
@@ -140,7 +141,7 @@ func TestDockerExecutorScenarios(t *testing.T) {
 
 	t.Run("helper-version-mismatch", func(t *testing.T) {
 		rep := run(t, deckhouseDockerConfig("v19.2.0"), fmt.Sprintf("1001 %d", gid))
-		AssertWant(t, rep, Want{Exit: 1, Top: "helper-image", Says: map[string][]string{"helper-image": {
+		fixture.AssertWant(t, rep, fixture.Want{Exit: 1, Top: "helper-image", Says: map[string][]string{"helper-image": {
 			"runs gitlab-runner 19.3.1, but its helper_image", "is v19.2.0", "runner-helper:v19.3.1"}},
 			Status: map[string]string{"docker-socket": "pass"}})
 	})
@@ -151,7 +152,7 @@ func TestDockerExecutorScenarios(t *testing.T) {
 		cfg := strings.Replace(deckhouseDockerConfig("v19.3.1"), "registry.deckhouse.ru/deckhouse/ee/packages/code/images/runner-helper:v19.3.1",
 			"registry.gitlab.com/gitlab-org/gitlab-runner/gitlab-runner-helper:arm64-v19.3.1", 1)
 		rep := run(t, cfg, fmt.Sprintf("1001 %d", gid))
-		AssertWant(t, rep, Want{Exit: 2, Top: "helper-image", Says: map[string][]string{"helper-image": {
+		fixture.AssertWant(t, rep, fixture.Want{Exit: 2, Top: "helper-image", Says: map[string][]string{"helper-image": {
 			"is built for linux/arm64, but its Docker daemon runs amd64", "Docker Engine 20.10.24"}}})
 	})
 
@@ -174,7 +175,7 @@ func TestDockerExecutorScenarios(t *testing.T) {
 		dockerRunner(deadRoot, fmt.Sprintf("1001 %d", gid))
 		rep, _ := runReport(t, "run", "--root", deadRoot.Dir, "-o", "json", "--now", time.Now().UTC().Format(time.RFC3339),
 			"--timeout", "30s", "--skip", "gitlab-reachability,runner-token")
-		AssertWant(t, rep, Want{Exit: 2, Top: "docker-socket", Says: map[string][]string{"docker-socket": {
+		fixture.AssertWant(t, rep, fixture.Want{Exit: 2, Top: "docker-socket", Says: map[string][]string{"docker-socket": {
 			"does not answer", "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?"}}})
 	})
 }
@@ -205,7 +206,7 @@ func TestHelperImageNodeArch(t *testing.T) {
 			stampedRunner(t, root, "19.3.1")
 			rep, _ := runReport(t, "run", "--root", root.Dir, "-o", "json", "--now", time.Now().UTC().Format(time.RFC3339),
 				"--timeout", "60s", "--skip", "gitlab-reachability")
-			AssertWant(t, rep, Want{Exit: 2, Findings: []string{"helper-image"}, Says: map[string][]string{"helper-image": tc.says}})
+			fixture.AssertWant(t, rep, fixture.Want{Exit: 2, Findings: []string{"helper-image"}, Says: map[string][]string{"helper-image": tc.says}})
 		})
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/crypto/ssh"
 
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
 	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
@@ -49,7 +50,7 @@ type dvpCase struct {
 	// outside runs the runner with neither KUBERNETES_SERVICE_HOST nor a
 	// kubeconfig_path: the plugin has no identity.
 	outside bool
-	want    Want
+	want    fixture.Want
 }
 
 // TestDVPRunner is the guide's instance runner with fleeting-plugin-dvp,
@@ -65,27 +66,27 @@ func TestDVPRunner(t *testing.T) {
 		// The document's config.toml has no state_storage: fleeting-state's
 		// warning (a restart replaces every VM) is the one finding, and no
 		// error (exit 1).
-		{name: "healthy", want: Want{Exit: 1, Findings: []string{"fleeting-state"}, Absent: []string{"dvp-pool", "dvp-rbac", "fleeting-plugin", "fleeting-connector"}}},
+		{name: "healthy", want: fixture.Want{Exit: 1, Findings: []string{"fleeting-state"}, Absent: []string{"dvp-pool", "dvp-rbac", "fleeting-plugin", "fleeting-connector"}}},
 		{name: "pool-missing", noPool: true,
-			want: Want{Exit: 2, Top: "dvp-pool", Says: map[string][]string{"dvp-pool": {"does not exist", "no job gets a VM", "scaleDownPolicy: Explicit", "ssh-keygen -y -f /ssh/id_ed25519"}}}},
+			want: fixture.Want{Exit: 2, Top: "dvp-pool", Says: map[string][]string{"dvp-pool": {"does not exist", "no job gets a VM", "scaleDownPolicy: Explicit", "ssh-keygen -y -f /ssh/id_ed25519"}}}},
 		{name: "scale-down-newest-first", pool: func(s map[string]any) { s["scaleDownPolicy"] = "NewestFirst" },
-			want: Want{Exit: 2, Top: "dvp-pool", Says: map[string][]string{"dvp-pool": {"scaleDownPolicy NewestFirst, not Explicit", `"scaleDownPolicy":"Explicit"`}}}},
+			want: fixture.Want{Exit: 2, Top: "dvp-pool", Says: map[string][]string{"dvp-pool": {"scaleDownPolicy NewestFirst, not Explicit", `"scaleDownPolicy":"Explicit"`}}}},
 		{name: "replicas-over-max", pool: func(s map[string]any) { s["replicas"] = 7 },
-			want: Want{Exit: 1, Top: "dvp-pool", Says: map[string][]string{"dvp-pool": {"spec.replicas 7, more than max_instances 5"}}}},
+			want: fixture.Want{Exit: 1, Top: "dvp-pool", Says: map[string][]string{"dvp-pool": {"spec.replicas 7, more than max_instances 5"}}}},
 		{name: "key-mismatch", otherKey: true,
-			want: Want{Exit: 2, Top: "dvp-pool", Says: map[string][]string{"dvp-pool": {`does not authorize key_path's key for "gitlab-runner"`, "ssh-ed25519 SHA256:"}}}},
+			want: fixture.Want{Exit: 2, Top: "dvp-pool", Says: map[string][]string{"dvp-pool": {`does not authorize key_path's key for "gitlab-runner"`, "ssh-ed25519 SHA256:"}}}},
 		{name: "image-missing", noImage: true,
-			want: Want{Exit: 2, Top: "dvp-pool", Says: map[string][]string{"dvp-pool": {"VirtualImage ubuntu-2204, which does not exist in namespace"}}}},
+			want: fixture.Want{Exit: 2, Top: "dvp-pool", Says: map[string][]string{"dvp-pool": {"VirtualImage ubuntu-2204, which does not exist in namespace"}}}},
 		{name: "vm-stuck", stuckVM: true, pool: func(s map[string]any) { s["replicas"] = 1 },
-			want: Want{Exit: 2, Top: "dvp-pool", Says: map[string][]string{"dvp-pool": {"instance never becomes ready", "code-runner-x7k2q", "status.phase=Pending", "VirtualDiskReady=False"}}}},
+			want: fixture.Want{Exit: 2, Top: "dvp-pool", Says: map[string][]string{"dvp-pool": {"instance never becomes ready", "code-runner-x7k2q", "status.phase=Pending", "VirtualDiskReady=False"}}}},
 		{name: "role-without-patch", role: map[string][]string{"virtualmachinepools": {"get"}},
-			want: Want{Exit: 2, Top: "dvp-rbac", Absent: []string{"dvp-pool"},
+			want: fixture.Want{Exit: 2, Top: "dvp-rbac", Absent: []string{"dvp-pool"},
 				Says: map[string][]string{"dvp-rbac": {"patch virtualmachinepools.virtualization.deckhouse.io", "cannot patch resource \"virtualmachinepools\"", "kind: ServiceAccount, name: code-runner"}}}},
 		{name: "plugin-kubeconfig-without-rights", pluginKubeconfig: true,
-			want: Want{Exit: 2, Top: "dvp-rbac", Says: map[string][]string{"dvp-rbac": {"dvp-plugin", "get virtualmachinepools", "patch virtualmachinepools", "list virtualmachines", "delete virtualmachines"}},
+			want: fixture.Want{Exit: 2, Top: "dvp-rbac", Says: map[string][]string{"dvp-rbac": {"dvp-plugin", "get virtualmachinepools", "patch virtualmachinepools", "list virtualmachines", "delete virtualmachines"}},
 				Status: map[string]string{"dvp-pool": "unknown"}, Reason: map[string]string{"dvp-pool": "may not get virtualmachinepools"}}},
 		{name: "plugin-without-identity", outside: true,
-			want: Want{Exit: 2, Top: "dvp-pool", Says: map[string][]string{"dvp-pool": {"no identity", "unable to load in-cluster configuration"}},
+			want: fixture.Want{Exit: 2, Top: "dvp-pool", Says: map[string][]string{"dvp-pool": {"no identity", "unable to load in-cluster configuration"}},
 				Status: map[string]string{"dvp-rbac": "skipped"}}},
 	}
 	for i, tc := range cases {
@@ -174,7 +175,7 @@ func runDVPCase(t *testing.T, env *testenv.Env, ns string, tc dvpCase) {
 
 	rep, out := runReport(t, "run", "--root", root.Dir, "-o", "json", "--timeout", "60s", "--skip", "gitlab-reachability",
 		"--kubeconfig", "/root/.kube/operator.yaml")
-	AssertWant(t, rep, tc.want)
+	fixture.AssertWant(t, rep, tc.want)
 	if tc.want.Top != "" && len(rep.Findings) > 0 {
 		if r := rep.Findings[0].Runner; r == nil || r.Name != "dvp" {
 			t.Errorf("top finding is for runner %v, want dvp", r)

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
 	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 	"github.com/socialwebcomputer/doctor/report"
@@ -47,7 +48,7 @@ func execWorldKubelet(t *testing.T, front *testenv.FrontOptions) (env *testenv.E
 func TestExecUpgradeThroughGoodFront(t *testing.T) {
 	env, kc := execWorld(t, &testenv.FrontOptions{HTTP11: true, RequireClientCert: true})
 	rep := runAgainst(t, testroot.GuideConfig, kc, 0)
-	AssertWant(t, rep, Want{Exit: 0, Absent: []string{"exec-upgrade"}, Status: map[string]string{"exec-upgrade": "pass", "api-auth": "pass"}})
+	fixture.AssertWant(t, rep, fixture.Want{Exit: 0, Absent: []string{"exec-upgrade"}, Status: map[string]string{"exec-upgrade": "pass", "api-auth": "pass"}})
 	if len(env.AuditLogPath) == 0 {
 		t.Fatal("no audit log")
 	}
@@ -57,7 +58,7 @@ func TestExecUpgradeThroughFrontWithoutHTTP11(t *testing.T) {
 	_, kc := execWorld(t, &testenv.FrontOptions{HTTP11: false, RequireClientCert: true})
 	rep := runAgainst(t, testroot.GuideConfig, kc, 0)
 	// Plain GETs pass the broken front: every other API check is green.
-	AssertWant(t, rep, Want{Exit: 2, Top: "exec-upgrade",
+	fixture.AssertWant(t, rep, fixture.Want{Exit: 2, Top: "exec-upgrade",
 		Status: map[string]string{"api-auth": "pass", "owner-rbac": "pass", "runner-rbac": "pass", "namespace": "pass", "exec-upgrade": "fail"}})
 	f := rep.Findings[0]
 	if !strings.Contains(f.Cause, "502") || !strings.Contains(f.Cause, "versions 1.1") {
@@ -75,7 +76,7 @@ func TestExecUpgradeThroughFrontWithoutHTTP11(t *testing.T) {
 func TestExecUpgradeDirect(t *testing.T) {
 	_, kc := execWorld(t, nil)
 	rep := runAgainst(t, testroot.GuideConfig, kc, 0)
-	AssertWant(t, rep, Want{Exit: 0, Absent: []string{"exec-upgrade"}, Status: map[string]string{"exec-upgrade": "pass"}})
+	fixture.AssertWant(t, rep, fixture.Want{Exit: 0, Absent: []string{"exec-upgrade"}, Status: map[string]string{"exec-upgrade": "pass"}})
 }
 
 // TestExecUpgradeDeep runs --deep through the good front: the probe pod is
@@ -95,7 +96,7 @@ func TestExecUpgradeDeep(t *testing.T) {
 		t.Fatalf("exit %d: %v\n%s\n%s", code, err, out.String(), errb.String())
 	}
 	t.Logf("report:\n%s", summarize(&rep))
-	AssertWant(t, &rep, Want{Exit: 0, Absent: []string{"exec-upgrade"}, Status: map[string]string{"exec-upgrade": "pass"}})
+	fixture.AssertWant(t, &rep, fixture.Want{Exit: 0, Absent: []string{"exec-upgrade"}, Status: map[string]string{"exec-upgrade": "pass"}})
 	if !strings.Contains(errb.String(), "--deep creates a probe pod") {
 		t.Errorf("--deep did not say it mutates: %q", errb.String())
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
@@ -21,11 +22,11 @@ func runDoctor(args ...string) (int, string, string) {
 func fixtureRoot(t *testing.T, name string) string {
 	t.Helper()
 	dir := filepath.Join(fixtures, name)
-	var sc Scenario
+	var sc fixture.Scenario
 	raw, err := os.ReadFile(filepath.Join(dir, "scenario.json"))
 	noErr(t, err)
 	noErr(t, json.Unmarshal(raw, &sc))
-	return LayRoot(t, dir, &sc)
+	return fixture.LayRoot(t, dir, &sc)
 }
 
 // The exit code is the worst finding's, and the same in every format

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/socialwebcomputer/doctor/checks/client/gitlab/gitlabtest"
+	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
@@ -20,10 +21,10 @@ func TestGitLabChecksThroughTheCLI(t *testing.T) {
 	for name, c := range map[string]struct {
 		token string
 		exit  int
-		want  Want
+		want  fixture.Want
 	}{
-		"valid": {valid, report.ExitOK, Want{Status: map[string]string{"gitlab-reachability": "pass", "runner-token": "pass"}}},
-		"removed": {removed, report.ExitError, Want{Top: "runner-token", Findings: []string{"runner-token"},
+		"valid": {valid, report.ExitOK, fixture.Want{Status: map[string]string{"gitlab-reachability": "pass", "runner-token": "pass"}}},
+		"removed": {removed, report.ExitError, fixture.Want{Top: "runner-token", Findings: []string{"runner-token"},
 			Status: map[string]string{"gitlab-reachability": "pass", "runner-token": "fail"},
 			Says:   map[string][]string{"runner-token": {"the runner was removed in GitLab: re-register", "a glrt- runner authentication token"}}}},
 	} {
@@ -52,8 +53,8 @@ func TestGitLabChecksThroughTheCLI(t *testing.T) {
 			}
 			want := c.want
 			want.Exit = c.exit
-			AssertWant(t, &rep, want)
-			AssertNoSecrets(t, outputs)
+			fixture.AssertWant(t, &rep, want)
+			fixture.AssertNoSecrets(t, outputs)
 			// The GitLab answers, replayed from the bundle, give the same findings.
 			assertAnalyzeEqualsLive(t, &rep, bundle, root.Dir)
 			for f, out := range outputs {

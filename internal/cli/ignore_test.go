@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
@@ -36,7 +37,7 @@ func TestIgnoreFormsThroughTheCLI(t *testing.T) {
 	base := []string{"run", "--root", root, "--offline", "--now", "2026-11-29T12:00:00Z"}
 	plain, code := jsonRun(t, base...)
 	if code != report.ExitError || findingOf(plain, "cert-expiry") == nil || findingOf(plain, "kubeconfig-file") == nil {
-		t.Fatalf("the fixture changed: exit %d, %s", code, checksOf(plain))
+		t.Fatalf("the fixture changed: exit %d, %s", code, fixture.ChecksOf(plain))
 	}
 	certFP, fileFP := findingOf(plain, "cert-expiry").Fingerprint, findingOf(plain, "kubeconfig-file").Fingerprint
 	for _, f := range plain.Findings {
@@ -101,11 +102,11 @@ func TestIgnoreFormsThroughTheCLI(t *testing.T) {
 // in the table, and the working directory's .doctor.yaml read by default.
 func TestDoctorYAML(t *testing.T) {
 	dir := filepath.Join(fixtures, "doctor-yaml-expired-ignore")
-	var sc Scenario
+	var sc fixture.Scenario
 	raw, err := os.ReadFile(filepath.Join(dir, "scenario.json"))
 	noErr(t, err)
 	noErr(t, json.Unmarshal(raw, &sc))
-	root := LayRoot(t, dir, &sc)
+	root := fixture.LayRoot(t, dir, &sc)
 	cfg, err := filepath.Abs(filepath.Join(dir, "doctor.yaml"))
 	noErr(t, err)
 	args := []string{"run", "--root", root, "--offline", "--now", sc.Now}

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
 	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
@@ -41,21 +42,21 @@ func TestInClusterRunner(t *testing.T) {
 	cases := []struct {
 		name      string
 		resources []string
-		want      Want
+		want      fixture.Want
 	}{
 		{"guide-role", []string{"pods", "pods/exec", "pods/attach", "pods/log", "secrets", "configmaps", "services", "events"},
 			// The guide's config.toml leaves output_limit at 4096 KB: the one
 			// warning. What the Role does not grant (the namespace object,
 			// cluster-scoped lists) makes those checks unknown, naming the
 			// RBAC they lack: not failed, and not skipped either.
-			Want{Exit: 1, Findings: []string{"config-lint"}, Absent: []string{"runner-rbac", "api-auth", "owner-rbac", "node-local-dns"},
+			fixture.Want{Exit: 1, Findings: []string{"config-lint"}, Absent: []string{"runner-rbac", "api-auth", "owner-rbac", "node-local-dns"},
 				Says: map[string][]string{"config-lint": {"output_limit"}},
 				Status: map[string]string{"api-auth": "pass", "runner-rbac": "pass", "owner-rbac": "skipped", "namespace": "unknown",
 					"kubeconfig-file": "skipped", "pending-no-node": "unknown", "exec-upgrade": "pass"},
 				Reason: map[string]string{"namespace": `its RBAC lacks verb "get" on resource "namespaces" in API group ""`,
 					"pending-no-node": `its RBAC lacks verb "list" on resource "nodes" in API group ""`}}},
 		{"role-without-exec", []string{"pods", "pods/attach", "pods/log", "secrets", "configmaps", "services", "events"},
-			Want{Exit: 2, Top: "runner-rbac", Says: map[string][]string{"runner-rbac": {"create pods/exec", "system:serviceaccount:code-runner:code-runner"}}}},
+			fixture.Want{Exit: 2, Top: "runner-rbac", Says: map[string][]string{"runner-rbac": {"create pods/exec", "system:serviceaccount:code-runner:code-runner"}}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -73,7 +74,7 @@ func TestInClusterRunner(t *testing.T) {
 			root.Chown(facts.ServiceAccountDir+"/token", 1001, 1001) // the pod's user reads it (a Secret mounted for it)
 			root.Write(facts.ServiceAccountDir+"/ca.crt", string(env.CAPEM), 0o644)
 			rep, out := runReport(t, "run", "--root", root.Dir, "-o", "json", "--timeout", "60s", "--skip", "gitlab-reachability")
-			AssertWant(t, rep, tc.want)
+			fixture.AssertWant(t, rep, tc.want)
 			if len(token) > 20 && strings.Contains(out, token[len(token)-20:]) {
 				t.Errorf("the service-account token appears in the output")
 			}
@@ -126,14 +127,14 @@ func TestInClusterDeployment(t *testing.T) {
 		// jobsNamespace replaces [runners.kubernetes] namespace, for one
 		// that does not exist.
 		jobsNamespace string
-		want          Want
+		want          fixture.Want
 	}{
-		{name: "guide", want: Want{Exit: 1, Findings: []string{"config-lint"}, Absent: []string{"runner-rbac", "api-auth", "namespace", "config-decode"},
+		{name: "guide", want: fixture.Want{Exit: 1, Findings: []string{"config-lint"}, Absent: []string{"runner-rbac", "api-auth", "namespace", "config-decode"},
 			Status: map[string]string{"config-decode": "pass", "runner-rbac": "pass", "api-auth": "pass"}}},
 		{name: "role-without-create", verbs: []string{"get", "list", "watch", "update", "patch", "delete"},
-			want: Want{Exit: 2, Top: "runner-rbac", Says: map[string][]string{"runner-rbac": {"create pods", "create secrets", "system:serviceaccount:code-runner-1:code-runner"}}}},
+			want: fixture.Want{Exit: 2, Top: "runner-rbac", Says: map[string][]string{"runner-rbac": {"create pods", "create secrets", "system:serviceaccount:code-runner-1:code-runner"}}}},
 		{name: "jobs-namespace-missing", jobsNamespace: "code-runner-jobs",
-			want: Want{Exit: 2, Top: "runner-rbac", Status: map[string]string{"namespace": "unknown"}, Reason: map[string]string{"namespace": `may not get namespaces in the namespace "code-runner-jobs"; its RBAC lacks verb "get" on resource "namespaces"`},
+			want: fixture.Want{Exit: 2, Top: "runner-rbac", Status: map[string]string{"namespace": "unknown"}, Reason: map[string]string{"namespace": `may not get namespaces in the namespace "code-runner-jobs"; its RBAC lacks verb "get" on resource "namespaces"`},
 				Says: map[string][]string{"runner-rbac": {`in namespace "code-runner-jobs"`, `belongs to namespace "code-runner-2"`, "missing or misspelt"}}}},
 	}
 	for i, tc := range cases {
@@ -183,7 +184,7 @@ func TestInClusterDeployment(t *testing.T) {
 			root.Write("/proc/77/mountinfo", "3012 2990 0:312 / / rw,relatime - overlay overlay rw\n"+
 				"3021 3012 253:1 /var/lib/kubelet/pods/5e3c/volumes/kubernetes.io~empty-dir/config /etc/gitlab-runner rw,relatime - ext4 /dev/vda1 rw\n", 0o444)
 			rep, out := runReport(t, "run", "--root", root.Dir, "-o", "json", "--timeout", "60s", "--skip", "gitlab-reachability")
-			AssertWant(t, rep, tc.want)
+			fixture.AssertWant(t, rep, tc.want)
 			if len(token) > 20 && strings.Contains(out, token[len(token)-20:]) {
 				t.Errorf("the service-account token appears in the output")
 			}

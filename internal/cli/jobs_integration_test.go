@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
 	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
 	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
@@ -111,7 +112,7 @@ func TestJobScenarios(t *testing.T) {
 			}
 			labelNamespace(t, env, "gitlab-runner", map[string]string{"pod-security.kubernetes.io/enforce": "baseline"})
 			return kc
-		}, want: Want{Exit: 0, Findings: []string{"kubeconfig-file"}, Absent: []string{"namespace-quota", "job-identity", "job-terminations"},
+		}, want: fixture.Want{Exit: 0, Findings: []string{"kubeconfig-file"}, Absent: []string{"namespace-quota", "job-identity", "job-terminations"},
 			Status: map[string]string{"namespace-quota": "pass", "job-identity": "pass", "job-terminations": "pass"}}},
 		{name: "job-oomkilled", setup: func(t *testing.T, env *testenv.Env) []byte {
 			kc := healthy(t, env)
@@ -125,36 +126,36 @@ func TestJobScenarios(t *testing.T) {
 				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled",
 					StartedAt: metav1.Now(), FinishedAt: metav1.Now()}}}}})
 			return kc
-		}, want: Want{Exit: 2, Top: "job-terminations"}},
+		}, want: fixture.Want{Exit: 2, Top: "job-terminations"}},
 		{name: "job-evicted-pod-gone", setup: func(t *testing.T, env *testenv.Env) []byte {
 			kc := healthy(t, env)
 			gone := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "gitlab-runner", Name: jobPodName}}
 			env.CreatePodEvent(gone, corev1.EventTypeWarning, "Evicted", "The node was low on resource: ephemeral-storage. Threshold quantity: 1Gi, available: 100Mi. ")
 			return kc
-		}, want: Want{Exit: 2, Top: "job-terminations"}},
+		}, want: fixture.Want{Exit: 2, Top: "job-terminations"}},
 		// testroot.GuideConfig sets no limits: a quota on limits.cpu refuses every container.
 		{name: "quota-needs-limits-the-config-lacks", setup: func(t *testing.T, env *testenv.Env) []byte {
 			kc := healthy(t, env)
 			createQuota(t, env, "gitlab-runner", "compute", rlist("limits.cpu", "32"), rlist("limits.cpu", "0"))
 			return kc
-		}, want: Want{Exit: 2, Top: "namespace-quota"}},
+		}, want: fixture.Want{Exit: 2, Top: "namespace-quota"}},
 		{name: "quota-smaller-than-a-job-pod", config: withKube(limits), setup: func(t *testing.T, env *testenv.Env) []byte {
 			kc := healthy(t, env)
 			createQuota(t, env, "gitlab-runner", "compute", rlist("limits.memory", "16Gi"), rlist("limits.memory", "0"))
 			return kc
-		}, want: Want{Exit: 2, Top: "namespace-quota"}},
+		}, want: fixture.Want{Exit: 2, Top: "namespace-quota"}},
 		{name: "limitrange-max-below-memory-limit", config: withKube(limits), setup: func(t *testing.T, env *testenv.Env) []byte {
 			kc := healthy(t, env)
 			createLimitRange(t, env, "gitlab-runner", corev1.LimitRangeItem{Type: corev1.LimitTypeContainer, Max: rlist("memory", "8Gi")})
 			return kc
-		}, want: Want{Exit: 2, Top: "namespace-quota"}},
+		}, want: fixture.Want{Exit: 2, Top: "namespace-quota"}},
 		{name: "service-account-missing", config: withKube("    service_account = \"ci\"\n"), setup: healthy,
-			want: Want{Exit: 2, Top: "job-identity"}},
+			want: fixture.Want{Exit: 2, Top: "job-identity"}},
 		{name: "restricted-namespace", setup: func(t *testing.T, env *testenv.Env) []byte {
 			kc := healthy(t, env)
 			labelNamespace(t, env, "gitlab-runner", map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
 			return kc
-		}, want: Want{Exit: 2, Top: "job-identity"}},
+		}, want: fixture.Want{Exit: 2, Top: "job-identity"}},
 	}
 	runClusterCases(t, cases)
 }
@@ -199,7 +200,7 @@ func TestTwoRunnersOneRestrictedNamespace(t *testing.T) {
 	labelNamespace(t, env, "ns-alpha", map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
 	rep, _ := runTwo(t, alphaBeta, kc)
 	if len(rep.Findings) == 0 || rep.Findings[0].Check != "job-identity" || rep.Findings[0].Runner == nil || rep.Findings[0].Runner.Index != 1 {
-		t.Fatalf("top finding %s, want job-identity for runner 1", topOf(rep))
+		t.Fatalf("top finding %s, want job-identity for runner 1", fixture.TopOf(rep))
 	}
 	if !strings.Contains(rep.Findings[0].Cause, `violates PodSecurity "restricted:latest"`) {
 		t.Errorf("cause does not quote the apiserver: %s", rep.Findings[0].Cause)

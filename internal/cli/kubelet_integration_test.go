@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
 	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 	"github.com/socialwebcomputer/doctor/report"
@@ -35,7 +36,7 @@ const nodeChecks = "kubelet-serving,kubelet-reach,node-arch,clock-skew"
 type nodeCase struct {
 	name    string
 	setup   func(t *testing.T, env *testenv.Env) (kubeletRequests func() []string)
-	want    Want
+	want    fixture.Want
 	args    []string
 	elapsed time.Duration
 }
@@ -51,7 +52,7 @@ func TestNodeScenarios(t *testing.T) {
 			rentArchNode(t, env, "rented-1", "amd64", k.Port)
 			createServingCSR(t, env, "csr-rented-1", "rented-1", true)
 			return k.Requests
-		}, want: Want{Exit: 0, Status: allPass}},
+		}, want: fixture.Want{Exit: 0, Status: allPass}},
 		// A serving CSR nobody approved: the kubelet answers TLS with
 		// internal_error, kubelet-serving names the CSR and ranks first,
 		// kubelet-reach's failed read folds under it.
@@ -59,7 +60,7 @@ func TestNodeScenarios(t *testing.T) {
 			rentArchNode(t, env, "rented-1", "amd64", testenv.StartUncertifiedKubelet(t))
 			createServingCSR(t, env, "csr-rented-1", "rented-1", false)
 			return nil
-		}, want: Want{Exit: 2, Top: ks, Findings: []string{kr}, CausedBy: map[string]string{kr: ks},
+		}, want: fixture.Want{Exit: 2, Top: ks, Findings: []string{kr}, CausedBy: map[string]string{kr: ks},
 			Says: map[string][]string{
 				ks: {"node rented-1 is Ready, but its kubelet serving certificate request csr-rented-1 is Pending (not approved)", "kubectl certificate approve csr-rented-1",
 					"does not set FF_WAIT_FOR_POD_TO_BE_REACHABLE"},
@@ -68,7 +69,7 @@ func TestNodeScenarios(t *testing.T) {
 		{name: "kubelet-port-refused", setup: func(t *testing.T, env *testenv.Env) func() []string {
 			rentArchNode(t, env, "rented-1", "amd64", testenv.ClosedKubeletPort(t))
 			return nil
-		}, want: Want{Exit: 2, Top: kr, Says: map[string][]string{kr: {"cannot reach the kubelet of node rented-1", "connection refused", "1 of 1 nodes sampled"}},
+		}, want: fixture.Want{Exit: 2, Top: kr, Says: map[string][]string{kr: {"cannot reach the kubelet of node rented-1", "connection refused", "1 of 1 nodes sampled"}},
 			Status: map[string]string{ks: "pass", na: "pass", cs: "pass"}}},
 		// A kubelet that accepts and never answers: the read is bounded by
 		// --request-timeout, and the finding says it went unanswered.
@@ -76,14 +77,14 @@ func TestNodeScenarios(t *testing.T) {
 			setup: func(t *testing.T, env *testenv.Env) func() []string {
 				rentArchNode(t, env, "rented-1", "amd64", testenv.StartSilentKubelet(t))
 				return nil
-			}, want: Want{Exit: 2, Top: kr, Says: map[string][]string{kr: {"cannot reach the kubelet of node rented-1", "i/o timeout"}},
+			}, want: fixture.Want{Exit: 2, Top: kr, Says: map[string][]string{kr: {"cannot reach the kubelet of node rented-1", "i/o timeout"}},
 				Status: map[string]string{ks: "pass", na: "pass"}}},
 		// The cluster rents arm64 nodes; the runner keeps the amd64 helper.
 		{name: "arm64-nodes-amd64-helper", setup: func(t *testing.T, env *testenv.Env) func() []string {
 			k := env.StartFakeKubelet(t)
 			rentArchNode(t, env, "rented-1", "arm64", k.Port)
 			return nil
-		}, want: Want{Exit: 2, Top: na, Says: map[string][]string{na: {"the helper image is linux/amd64", "rented-1 (arm64)", `"kubernetes.io/arch" = "arm64"`}},
+		}, want: fixture.Want{Exit: 2, Top: na, Says: map[string][]string{na: {"the helper image is linux/amd64", "rented-1 (arm64)", `"kubernetes.io/arch" = "arm64"`}},
 			Status: map[string]string{ks: "pass", kr: "pass", cs: "pass"}}},
 	}
 	for _, tc := range cases {
@@ -103,7 +104,7 @@ func TestNodeScenarios(t *testing.T) {
 			if tc.elapsed > 0 && time.Since(start) > tc.elapsed {
 				t.Errorf("run took %s, want under %s", time.Since(start), tc.elapsed)
 			}
-			AssertWant(t, rep, tc.want)
+			fixture.AssertWant(t, rep, tc.want)
 			assertSays(t, rep, tc.want.Says)
 			if requests != nil {
 				// The read went through the apiserver to the kubelet, for
@@ -119,8 +120,8 @@ func TestNodeScenarios(t *testing.T) {
 	}
 }
 
-// assertSays checks Want.Says against every finding of each check (its
-// cause, fix and evidence), where AssertWant looks at the first only.
+// assertSays checks fixture.Want.Says against every finding of each check (its
+// cause, fix and evidence), where fixture.AssertWant looks at the first only.
 func assertSays(t *testing.T, rep *report.Report, says map[string][]string) {
 	t.Helper()
 	for check, words := range says {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks/client/dnsq/dnsqtest"
 	"github.com/socialwebcomputer/doctor/checks/facts/nodedns"
+	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
 	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 	"github.com/socialwebcomputer/doctor/report"
@@ -31,7 +32,7 @@ type nodeDNSCase struct {
 	name   string
 	setup  func(t *testing.T, env *testenv.Env) []byte // returns the kubeconfig
 	server func(t *testing.T) (addr string, queries func() int64)
-	want   Want
+	want   fixture.Want
 	// folded maps text of a node-local-dns finding to the check it must
 	// fold under ("" for a root).
 	folded  map[string]string
@@ -63,15 +64,15 @@ func TestNodeDNSScenarios(t *testing.T) {
 
 	cases := []nodeDNSCase{
 		{name: "healthy", setup: withDNS, server: healthy, probed: true, absent: true,
-			want: Want{Exit: 0, Status: map[string]string{ndns: "pass"}}},
+			want: fixture.Want{Exit: 0, Status: map[string]string{ndns: "pass"}}},
 		{name: "no-daemonset-at-rest", setup: base, server: none,
-			want: Want{Exit: 1, Top: ndns, Says: map[string][]string{ndns: {"the provider's add-on pass never applied the node network add-ons", "zero nodes"}}}},
+			want: fixture.Want{Exit: 1, Top: ndns, Says: map[string][]string{ndns: {"the provider's add-on pass never applied the node network add-ons", "zero nodes"}}}},
 		{name: "no-daemonset-with-a-node-probe-refused", setup: func(t *testing.T, env *testenv.Env) []byte {
 			kc := base(t, env)
 			createNode(t, env, "rented-1", true)
 			return kc
 		}, server: func(t *testing.T) (string, func() int64) { return dnsqtest.Closed(t), nil },
-			want:   Want{Exit: 2, Top: ndns, Says: map[string][]string{ndns: {"None of the 1 node runs a DNS server", "refuses DNS over UDP and TCP"}}},
+			want:   fixture.Want{Exit: 2, Top: ndns, Says: map[string][]string{ndns: {"None of the 1 node runs a DNS server", "refuses DNS over UDP and TCP"}}},
 			folded: map[string]string{"add-on pass": "", "refuses DNS": ndns}},
 		{name: "node-without-label", setup: func(t *testing.T, env *testenv.Env) []byte {
 			kc := base(t, env)
@@ -79,7 +80,7 @@ func TestNodeDNSScenarios(t *testing.T) {
 			createNode(t, env, "rented-1", false)
 			return kc
 		}, server: healthy, probed: true,
-			want: Want{Exit: 2, Top: ndns, Says: map[string][]string{ndns: {"Node rented-1 is not labelled socialweb.computer/node-local-dns=true", "older user_data"}}}},
+			want: fixture.Want{Exit: 2, Top: ndns, Says: map[string][]string{ndns: {"Node rented-1 is not labelled socialweb.computer/node-local-dns=true", "older user_data"}}}},
 		{name: "dns-pod-not-ready-probe-times-out", setup: func(t *testing.T, env *testenv.Env) []byte {
 			kc := base(t, env)
 			createNodeDNSDaemonSet(t, env)
@@ -87,14 +88,14 @@ func TestNodeDNSScenarios(t *testing.T) {
 			createDNSPod(t, env, "node-dns-rented-1", "rented-1", testenv.PodWaiting("CrashLoopBackOff", "back-off 5m0s restarting failed container"))
 			return kc
 		}, server: func(t *testing.T) (string, func() int64) { return dnsqtest.Silent(t).Addr, nil },
-			want:    Want{Exit: 2, Top: ndns, Says: map[string][]string{ndns: {"pod on node rented-1 is not Ready", "CrashLoopBackOff", "Nothing answers DNS at"}}},
+			want:    fixture.Want{Exit: 2, Top: ndns, Says: map[string][]string{ndns: {"pod on node rented-1 is not Ready", "CrashLoopBackOff", "Nothing answers DNS at"}}},
 			folded:  map[string]string{"is not Ready": "", "Nothing answers": ndns},
 			elapsed: 8 * time.Second},
 		{name: "dns-pod-ready-server-fails", setup: withDNS, server: func(t *testing.T) (string, func() int64) {
 			s := dnsqtest.Rcode(t, dns.RcodeServerFailure)
 			return s.Addr, s.Queries
 		}, probed: true,
-			want:   Want{Exit: 2, Top: ndns, Says: map[string][]string{ndns: {"answers SERVFAIL for git.example.invalid", "Could not resolve host: git.example.invalid"}}},
+			want:   fixture.Want{Exit: 2, Top: ndns, Says: map[string][]string{ndns: {"answers SERVFAIL for git.example.invalid", "Could not resolve host: git.example.invalid"}}},
 			folded: map[string]string{"SERVFAIL": ""}},
 		// The API refuses the credential: the cluster side cannot run, and
 		// the direct probe, which needs no API, still does.
@@ -102,7 +103,7 @@ func TestNodeDNSScenarios(t *testing.T) {
 			withDNS(t, env)
 			return owner(env, time.Now().Add(-10*time.Minute))
 		}, server: healthy, probed: true, absent: true,
-			want: Want{Exit: 2, Top: "api-auth", Status: map[string]string{ndns: "pass"}}},
+			want: fixture.Want{Exit: 2, Top: "api-auth", Status: map[string]string{ndns: "pass"}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -114,11 +115,11 @@ func TestNodeDNSScenarios(t *testing.T) {
 			if tc.elapsed > 0 && time.Since(start) > tc.elapsed {
 				t.Errorf("run took %s, want under %s", time.Since(start), tc.elapsed)
 			}
-			// AssertWant leaves the exit code to its caller.
+			// fixture.AssertWant leaves the exit code to its caller.
 			if rep.Summary.ExitCode != tc.want.Exit {
 				t.Errorf("exit %d, want %d", rep.Summary.ExitCode, tc.want.Exit)
 			}
-			AssertWant(t, rep, tc.want)
+			fixture.AssertWant(t, rep, tc.want)
 			assertFolded(t, rep, ndns, tc.folded)
 			if tc.absent {
 				for _, f := range rep.Findings {
@@ -155,7 +156,7 @@ func runNodeDNS(t *testing.T, kubeconfig []byte, dnsServer string) (*report.Repo
 }
 
 // assertFolded finds each check finding by its text and checks what it
-// folds under. AssertWant's CausedBy cannot: it looks at a check's first
+// folds under. fixture.AssertWant's CausedBy cannot: it looks at a check's first
 // finding, and here one check reports both the cause and its consequence.
 func assertFolded(t *testing.T, rep *report.Report, check string, want map[string]string) {
 	t.Helper()
@@ -171,7 +172,7 @@ func assertFolded(t *testing.T, rep *report.Report, check string, want map[strin
 			t.Errorf("no %s finding says %q", check, text)
 			continue
 		}
-		if got := deref(f.CausedBy); got != by {
+		if got := fixture.Deref(f.CausedBy); got != by {
 			t.Errorf("%s finding %q folds under %q, want %q", check, text, got, by)
 		}
 	}

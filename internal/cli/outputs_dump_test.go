@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
 )
 
 // TestDumpOutputs writes every output a doctor binary gives for the
@@ -25,7 +27,7 @@ import (
 // The binary runs as a process of its own, with an environment of only
 // DOCTOR_LOOPBACK_ONLY=1 (and COLUMNS, LANG where a variant asks for them)
 // in an empty working directory, so nothing of the caller's reaches it.
-// Each fixture's root is laid out by LayRoot, as TestScenarios lays it.
+// Each fixture's root is laid out by fixture.LayRoot, as TestScenarios lays it.
 //
 // It dumps, for every fixture: run in every format (table at the default,
 // 80 and 200 columns, wide, json, yaml, markdown), each with and without
@@ -79,22 +81,15 @@ var outputVariants = []struct {
 	{"markdown", []string{"-o", "markdown"}, nil},
 }
 
-func (d *dumper) fixture(t *testing.T, fixture string, logs []string) {
-	var sc Scenario
-	raw, err := os.ReadFile(filepath.Join(fixture, "scenario.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(raw, &sc); err != nil {
-		t.Fatalf("scenario.json: %v", err)
-	}
-	root := LayRoot(t, fixture, &sc)
-	name := filepath.Base(fixture)
+func (d *dumper) fixture(t *testing.T, dir string, logs []string) {
+	sc := fixture.Load(t, dir)
+	root := fixture.LayRoot(t, dir, sc)
+	name := filepath.Base(dir)
 	common := []string{"--root", root, "--now", sc.Now}
 	for _, a := range sc.Args {
-		common = append(common, strings.ReplaceAll(a, "$FIXTURE", fixture))
+		common = append(common, strings.ReplaceAll(a, "$FIXTURE", dir))
 	}
-	paths := map[string]string{root: "$ROOT", fixture: "$FIXTURE"}
+	paths := map[string]string{root: "$ROOT", dir: "$FIXTURE"}
 	for _, v := range outputVariants {
 		for _, verbose := range []bool{false, true} {
 			args := append(append([]string{"run"}, common...), v.args...)
@@ -119,7 +114,7 @@ func (d *dumper) fixture(t *testing.T, fixture string, logs []string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := map[string]string{root: "$ROOT", fixture: "$FIXTURE", abs: "$LOG"}
+		p := map[string]string{root: "$ROOT", dir: "$FIXTURE", abs: "$LOG"}
 		base := strings.TrimSuffix(filepath.Base(l), ".log")
 		d.dump(filepath.Join("fixtures", name, "why-"+base), p, nil, append([]string{"why", abs}, common...)...)
 		d.dump(filepath.Join("fixtures", name, "why-"+base+"-json"), p, nil, append(append([]string{"why", abs}, common...), "-o", "json")...)
@@ -250,7 +245,7 @@ func (d *dumper) write(file, text string) {
 }
 
 // bundleNoise is what differs between two bundles of the same fixture: the
-// modification times of the files LayRoot wrote now, the bytes of the keys
+// modification times of the files fixture.LayRoot wrote now, the bytes of the keys
 // and certificates minted at random for each root (base64 runs; PEM lines
 // are 64 wide) and the sizes that vary with them (an ECDSA signature's DER
 // is 70 to 72 bytes).
@@ -281,7 +276,7 @@ func unwrapTimed(s string) string {
 
 // normalizePaths replaces the temporary paths of one invocation by their
 // names (longest first, so a path inside another keeps its own name) and
-// zeroes durations as Normalize does.
+// zeroes durations as fixture.Normalize does.
 func normalizePaths(s string, paths map[string]string) string {
 	keys := make([]string, 0, len(paths))
 	for k := range paths {
@@ -291,8 +286,8 @@ func normalizePaths(s string, paths map[string]string) string {
 	for _, k := range keys {
 		s = strings.ReplaceAll(s, k, paths[k])
 	}
-	return yamlDuration.ReplaceAllString(Normalize(s), "${1}0")
+	return yamlDuration.ReplaceAllString(fixture.Normalize(s), "${1}0")
 }
 
-// yamlDuration is Normalize's durationMs in -o yaml.
+// yamlDuration is fixture.Normalize's durationMs in -o yaml.
 var yamlDuration = regexp.MustCompile(`(?m)^(\s*(?:- )?durationMs: )\d+$`)

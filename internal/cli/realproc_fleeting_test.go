@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
 	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
 	"github.com/socialwebcomputer/doctor/report"
 )
@@ -148,7 +149,7 @@ func TestRealRunnerFleeting(t *testing.T) {
 	write(persistent)
 	pid := startRunnerAs(t, dir, []string{"run", "--config", cfg}, env)
 	rep := doctor(pid)
-	AssertWant(t, rep, Want{Status: map[string]string{"fleeting-plugin": "pass", "fleeting-connector": "pass", "fleeting-state": "pass"}})
+	fixture.AssertWant(t, rep, fixture.Want{Status: map[string]string{"fleeting-plugin": "pass", "fleeting-connector": "pass", "fleeting-state": "pass"}})
 	if fstype == "tmpfs" || fstype == "overlay" {
 		t.Logf("%s is on %s %s here: fleeting-state rightly warns", persistent, fstype, target)
 	}
@@ -157,7 +158,7 @@ func TestRealRunnerFleeting(t *testing.T) {
 	noErr(t, os.Chmod(keyFile, 0o400))
 	noErr(t, os.Chown(keyFile, 0, 0))
 	rep = doctor(pid)
-	AssertWant(t, rep, Want{Exit: 2, Top: "fleeting-connector", TopRunner: 1, Says: map[string][]string{
+	fixture.AssertWant(t, rep, fixture.Want{Exit: 2, Top: "fleeting-connector", TopRunner: 1, Says: map[string][]string{
 		"fleeting-connector": {fmt.Sprintf("pid %d (uid 1001", pid), "groups 1001) cannot read the connector key " + keyFile, "mode 0400 owner 0:0"},
 	}})
 
@@ -172,7 +173,7 @@ func TestRealRunnerFleeting(t *testing.T) {
 	write(shm)
 	pid = startRunnerAs(t, openDir(t), []string{"run", "--config", cfg}, env)
 	rep = doctor(pid)
-	AssertWant(t, rep, Want{Exit: 1, Top: "fleeting-state", Says: map[string][]string{
+	fixture.AssertWant(t, rep, fixture.Want{Exit: 1, Top: "fleeting-state", Says: map[string][]string{
 		"fleeting-state": {"state_storage.dir " + shm + " is on tmpfs", fmt.Sprintf("/proc/%d/mountinfo:", pid), " on " + target + " type tmpfs"},
 	}})
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
 	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
 	"github.com/socialwebcomputer/doctor/report"
 )
@@ -97,19 +98,19 @@ func TestRealRunnerProcess(t *testing.T) {
 
 	pid := startRunner(t, []string{"run", "--config", cfg}, []string{"KUBECONFIG=" + kube, "PATH=/usr/bin:/bin"})
 	rep := doctor(pid)
-	AssertWant(t, rep, Want{Status: map[string]string{
+	fixture.AssertWant(t, rep, fixture.Want{Status: map[string]string{
 		"runner-process": "pass", "config-decode": "pass", "runner-kubeconfig-env": "pass",
 		"kubeconfig-file": "pass", "cert-expiry": "pass",
 	}})
 	if len(rep.Findings) != 0 {
-		t.Errorf("findings against a healthy real process: %s", checksOf(rep))
+		t.Errorf("findings against a healthy real process: %s", fixture.ChecksOf(rep))
 	}
 
 	// The same runner without KUBECONFIG: the finding quotes the child's
 	// own /proc entry, which has exactly the two variables it was given.
 	pid = startRunner(t, []string{"run", "--config", cfg}, []string{"PATH=/usr/bin:/bin"})
 	rep = doctor(pid)
-	AssertWant(t, rep, Want{Exit: 2, Top: "runner-kubeconfig-env", Says: map[string][]string{
+	fixture.AssertWant(t, rep, fixture.Want{Exit: 2, Top: "runner-kubeconfig-env", Says: map[string][]string{
 		"runner-kubeconfig-env": {fmt.Sprintf("/proc/%d/environ: KUBECONFIG is not set in the environment of pid %d", pid, pid)},
 	}})
 }

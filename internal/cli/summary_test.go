@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
@@ -69,7 +70,7 @@ func runReport(t *testing.T, args ...string) (*report.Report, string) {
 	if code != rep.Summary.ExitCode {
 		t.Errorf("exit %d but summary says %d", code, rep.Summary.ExitCode)
 	}
-	AssertNoSecrets(t, map[string]string{"json": out.String()})
+	fixture.AssertNoSecrets(t, map[string]string{"json": out.String()})
 	if t.Failed() || testing.Verbose() {
 		t.Logf("report:\n%s", summarize(&rep))
 	}
