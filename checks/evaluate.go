@@ -45,7 +45,7 @@ func Evaluate[T any](ctx context.Context, env *hostio.Env, f *Fact[T], opt Optio
 			return nil
 		}}
 	catalog := []*Check{read}
-	if err := validateGraph(catalog, false); err != nil {
+	if err := validateGraph(catalog, false, opt.Given); err != nil {
 		return nil, err
 	}
 	res, err := runValid(ctx, env, catalog, opt)

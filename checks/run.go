@@ -30,7 +30,23 @@ type Options struct {
 	// Progress, when set, hears each check scheduled, started and ended,
 	// from the goroutines that run them (doctor run's live progress).
 	Progress func(ProgressEvent)
+	// Given are facts' values supplied instead of computed (Give): what a
+	// check's own test seeds (checktest.Fact), so it judges a value it
+	// chose without the facts below it.
+	Given []Given
 }
+
+// Given is a value supplied for a fact: the fact does not run, nor does
+// anything it requires but the runner list it expands over, and every node
+// that requires it reads the value (in every runner's scope, for a
+// per-runner fact).
+type Given struct {
+	node  Node
+	value any
+}
+
+// Give supplies v as f's value (Options.Given).
+func Give[T any](f *Fact[T], v T) Given { return Given{node: f, value: v} }
 
 // ProgressEvent is one step of one check: scheduled (pending), started
 // (its requirements are done and Run runs), or ended with its status.
@@ -152,6 +168,7 @@ func (r *nodeResult) worstFor(runner *Subject) Severity {
 // scope looks host-wide nodes up in its parent.
 type scope struct {
 	cat     catalog
+	given   map[Node]any
 	runner  *Subject
 	results map[Node]*nodeResult
 	order   []Node
@@ -176,6 +193,10 @@ func (s *scope) add(n Node) {
 		return
 	}
 	s.results[n] = &nodeResult{done: make(chan struct{})}
+	if _, ok := s.given[n]; ok {
+		s.order = append(s.order, n)
+		return
+	}
 	for _, r := range n.requirements() {
 		r, _ = s.cat.unwrap(r)
 		s.add(r)
@@ -200,6 +221,8 @@ type run struct {
 	perRun map[Node]bool
 	// progress is Options.Progress; nil hears nothing.
 	progress func(ProgressEvent)
+	// given are Options.Given by fact.
+	given map[Node]any
 }
 
 // tell reports a check's step to the progress listener.
@@ -239,7 +262,7 @@ func (x *run) start(s *scope) {
 // done. Per-runner nodes wait for the runner list, then run once for each
 // runner their check applies to.
 func Run(ctx context.Context, env *hostio.Env, catalog []*Check, opt Options) (*Result, error) {
-	if err := validate(catalog, false); err != nil {
+	if err := validate(catalog, false, opt.Given); err != nil {
 		return nil, err
 	}
 	return runValid(ctx, env, catalog, opt)
@@ -281,13 +304,16 @@ func runValid(ctx context.Context, env *hostio.Env, catalog []*Check, opt Option
 // newRun is what every node of one run shares: the skipped IDs, which
 // nodes run per runner and over which runner list, and the host scope.
 func newRun(ctx context.Context, env *hostio.Env, catalog []*Check, opt Options) *run {
-	x := &run{ctx: ctx, env: env, skip: map[string]bool{}, undo: &cleanups{}, shared: &memo{}, progress: opt.Progress}
+	x := &run{ctx: ctx, env: env, skip: map[string]bool{}, undo: &cleanups{}, shared: &memo{}, progress: opt.Progress, given: map[Node]any{}}
 	for _, id := range opt.Skip {
 		x.skip[id] = true
 	}
+	for _, g := range opt.Given {
+		x.given[g.node] = g.value
+	}
 	cat := catalogOf(catalog)
 	x.perRun, x.lister = perRunnerNodes(cat, catalog)
-	x.host = &scope{cat: cat, results: map[Node]*nodeResult{}, perRun: x.perRun}
+	x.host = &scope{cat: cat, given: x.given, results: map[Node]*nodeResult{}, perRun: x.perRun}
 	return x
 }
 
@@ -304,6 +330,11 @@ func (x *run) scheduleHost(selected []*Check) []*Check {
 		if !x.perRun[c] && len(c.Executors) > 0 && x.lister != nil {
 			x.host.add(x.lister)
 		}
+	}
+	// Per-runner checks wait for the runner list; their requirements bring
+	// it in, unless a fact between was given (Options.Given).
+	if len(perRunner) > 0 && x.lister != nil {
+		x.host.add(x.lister)
 	}
 	x.start(x.host)
 	return perRunner
@@ -330,7 +361,7 @@ func (x *run) scheduleRunners(perRunner []*Check, sel string) runnerScopes {
 		rs.err = fmt.Errorf("--runner %s matches no [[runners]] of config.toml", sel)
 	}
 	for i := range subjects {
-		s := &scope{cat: x.host.cat, runner: &subjects[i], results: map[Node]*nodeResult{}, parent: x.host, perRun: x.perRun}
+		s := &scope{cat: x.host.cat, given: x.given, runner: &subjects[i], results: map[Node]*nodeResult{}, parent: x.host, perRun: x.perRun}
 		for _, c := range perRunner {
 			if c.AppliesTo(subjects[i].Executor) {
 				s.add(c)
@@ -422,6 +453,9 @@ func hostRequirements(host *scope, n Node, perRun map[Node]bool) {
 		host.add(n)
 		return
 	}
+	if _, ok := host.given[n]; ok {
+		return // nothing below a given node runs; scheduleHost adds the runner list
+	}
 	for _, r := range n.requirements() {
 		r, _ = host.cat.unwrap(r)
 		hostRequirements(host, r, perRun)
@@ -509,6 +543,11 @@ func perRunnerNodes(cat catalog, cs []*Check) (map[Node]bool, Node) {
 // honours --skip and the executors a host-wide check declares, runs n under
 // its deadline, and settles its status once its gates have passed.
 func execute(x *run, s *scope, n Node, r *nodeResult) {
+	if v, ok := x.given[n]; ok {
+		r.value = v
+		r.settle(nil)
+		return
+	}
 	values, gates, ok := awaitRequirements(s, n, r)
 	if !ok || x.skipped(s, n, r) {
 		return

@@ -1,16 +1,45 @@
-// Package checktest holds what check tests share: a check result as the
-// text an operator reads, and assertions on it.
+// Package checktest is to a check what analysistest is to an analyzer:
+// run one check, and only what it requires, against a world the test
+// states, and assert what the check concludes. A world comes three ways,
+// from the cheapest.
+//
+// Facts given in their own types: the check judges the value, and nothing
+// below the fact runs (no host, no cluster):
+//
+//	r := checktest.One(t, nodearch.Check,
+//		checktest.Fact(facts.RunnerEntryFact, entry),
+//		checktest.Fact(cluster.NodesFact, nodes))
+//	checktest.WantFinding(t, r, checks.Error, "exec format error")
+//
+// A host laid out from testdata/<case>/ (root/ and case.json, in the
+// fixtures' format of internal/testing/fixture, or a shared fixture of
+// testdata/fixtures that case.json names), every case at once. case.json's
+// want is every result, in order: the runner (its index in config.toml, 0
+// for host-wide), status, reason, and each finding's severity and words:
+//
+//	func TestCases(t *testing.T) { checktest.Cases(t, certexpiry.Check) }
+//
+// A real cluster (integration tag): a kube-apiserver with etcd on loopback,
+// shaped by the test, and a host whose runner holds an owner's kubeconfig
+// for it:
+//
+//	live := checktest.Cluster(t, "")
+//	live.EnsureNamespace("gitlab-runner")
+//	r := checktest.ForRunner(t, live.Check(t, namespace.Check), 1)
+//	checktest.WantStatus(t, r, checks.StatusPass, "")
+//
+// So `go test ./checks/<id>/` alone proves a check: its judging on given
+// facts, its reading of hosts, and, with -tags integration, its reading of
+// a real cluster. internal/cli's tests keep what is the CLI's: exit codes,
+// flags, rendering and ranking across checks.
 package checktest
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // Text is everything an operator reads of a check's result: status, and each
@@ -42,14 +71,11 @@ func WantSays(t testing.TB, r checks.CheckResult, status checks.Status, says ...
 	}
 }
 
-// Run runs one check, and what it requires, against the root at dir.
+// Run runs one check, and what it requires, against the root at dir: One
+// with Root(dir).
 func Run(t testing.TB, dir string, c *checks.Check) checks.CheckResult {
 	t.Helper()
-	res, err := checks.Run(context.Background(), &hostio.Env{Root: dir, Clock: time.Now()}, []*checks.Check{c}, checks.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Checks[0]
+	return One(t, c, Root(dir))
 }
 
 // WantPatterns fails unless each line, as the runner prints it, matches

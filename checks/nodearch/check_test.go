@@ -1,7 +1,6 @@
 package nodearch
 
 import (
-	"context"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,7 +9,8 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/facts"
-	"github.com/socialwebcomputer/doctor/internal/hostio"
+	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
+	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
@@ -31,17 +31,15 @@ func entry(t *testing.T, k runnerconfig.Kubernetes) *facts.RunnerEntry {
 	return &facts.RunnerEntry{Runner: r, File: &facts.ConfigFile{Path: "/etc/gitlab-runner/config.toml", Data: []byte(configTOML), Config: cfg}}
 }
 
+// runJudge runs the check on a host whose one runner's [runners.kubernetes]
+// is k, in a cluster whose lists are nodes and pods (given facts).
 func runJudge(t *testing.T, k runnerconfig.Kubernetes, nodes []corev1.Node, pods []corev1.Pod) checks.CheckResult {
 	t.Helper()
-	c := *Check
-	c.Requires = nil
-	e := entry(t, k)
-	c.Run = func(p *checks.Pass) error { return judge(p, e, HelperArch(e.Kube(), true), nodes, pods) }
-	res, err := checks.Run(context.Background(), &hostio.Env{Root: t.TempDir()}, []*checks.Check{&c}, checks.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Checks[0]
+	root := testroot.New(t)
+	root.Write("/etc/gitlab-runner/config.toml", configTOML, 0o600)
+	return checktest.One(t, Check, checktest.Root(root.Dir),
+		checktest.Fact(facts.RunnerEntryFact, entry(t, k)),
+		checktest.Fact(cluster.ListsFact, &cluster.Lists{Namespace: "gitlab-runner", Nodes: nodes, RunnerPods: pods}))
 }
 
 func TestHelperArch(t *testing.T) {

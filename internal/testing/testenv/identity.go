@@ -5,6 +5,7 @@ package testenv
 import (
 	"time"
 
+	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
@@ -20,6 +21,13 @@ func (e *Env) OwnerCert(did string, notAfter time.Time) (certPEM, keyPEM []byte)
 		notBefore = notAfter.Add(-time.Hour)
 	}
 	return e.MintClient(did, []string{OwnersGroup}, notBefore, notAfter)
+}
+
+// OwnerKubeconfigBytes is a kubeconfig for the owner identity (see
+// OwnerCert), as getKubeconfig hands it out, for the apiserver itself.
+func (e *Env) OwnerKubeconfigBytes(did string, notAfter time.Time) []byte {
+	certPEM, keyPEM := e.OwnerCert(did, notAfter)
+	return testpki.Kubeconfig("tenant-ci", e.URL, e.CAPEM, certPEM, keyPEM)
 }
 
 // OwnerKubeconfig writes a kubeconfig file for the owner identity (see

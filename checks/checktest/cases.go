@@ -1,0 +1,162 @@
+package checktest
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
+	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
+)
+
+// Case is testdata/<name>/case.json beside a check's test: a host (the
+// root/ beside it, or a shared fixture's), the flags of the run, and what
+// the check must conclude for each runner. Cases runs every one.
+type Case struct {
+	Description string `json:"description"`
+	// Fixture, when set, is a fixture of the repository whose root/ and
+	// setup the case uses ("testdata/fixtures/cert-expired"), so a host
+	// the CLI's scenarios lay out serves the check's own case too.
+	Fixture string        `json:"fixture"`
+	Now     string        `json:"now"`
+	Setup   fixture.Setup `json:"setup"`
+	// Env sets fields of hostio.Env by name, as doctor's flags would:
+	// {"Offline": true, "KubeconfigPath": "/x", "Settings": {"public-dns": "127.0.0.1:1"}}.
+	Env  json.RawMessage `json:"env"`
+	Want []ResultWant    `json:"want"`
+}
+
+// ResultWant is what one result of the check must be: the runner it is
+// for (its index in config.toml; 0 for a host-wide result), its status,
+// and every finding, in order.
+type ResultWant struct {
+	Runner   int           `json:"runner"`
+	Status   checks.Status `json:"status"`
+	Reason   string        `json:"reason"` // contained in the unknown or skipped reason
+	Findings []FindingWant `json:"findings"`
+}
+
+// FindingWant is one finding: its severity and text it must contain.
+type FindingWant struct {
+	Severity checks.Severity `json:"severity"`
+	Says     []string        `json:"says"`
+}
+
+// Cases runs c on each testdata/*/case.json of the calling package, one
+// subtest per case, and fails unless the results are exactly the case's
+// want: as many results, for the same runners, with the same statuses,
+// and the same findings in the same order.
+func Cases(t *testing.T, c *checks.Check) {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", "*", "case.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("%s: no testdata/*/case.json: %v", c.ID, err)
+	}
+	for _, f := range files {
+		dir := filepath.Dir(f)
+		t.Run(filepath.Base(dir), func(t *testing.T) { RunCase(t, c, dir) })
+	}
+}
+
+// RunCase runs c on the case in dir and asserts its want.
+func RunCase(t *testing.T, c *checks.Check, dir string) {
+	t.Helper()
+	cs := loadCase(t, dir)
+	rootOf, sc := dir, &fixture.Scenario{Now: cs.Now, Setup: cs.Setup}
+	if cs.Fixture != "" {
+		rootOf = filepath.Join(moduleRoot(t), cs.Fixture)
+		shared := fixture.Load(t, rootOf)
+		sc.Setup = shared.Setup
+		if sc.Now == "" {
+			sc.Now = shared.Now
+		}
+	}
+	if sc.Now == "" {
+		t.Fatalf("%s: no now (an RFC3339 time the case is judged at)", dir)
+	}
+	root := fixture.LayRoot(t, rootOf, sc)
+	now, _ := time.Parse(time.RFC3339, sc.Now) // LayRoot parsed it
+	opts := []Option{Root(root), Now(now)}
+	if len(cs.Env) > 0 {
+		opts = append(opts, Env(func(e *hostio.Env) {
+			if err := json.Unmarshal(cs.Env, e); err != nil {
+				t.Fatalf("%s/case.json env: %v", dir, err)
+			}
+			e.Root, e.Clock = root, now
+		}))
+	}
+	assertResults(t, Check(t, c, opts...), cs.Want)
+}
+
+func loadCase(t *testing.T, dir string) *Case {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, "case.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cs Case
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cs); err != nil {
+		t.Fatalf("%s/case.json: %v", dir, err)
+	}
+	if len(cs.Want) == 0 {
+		t.Fatalf("%s/case.json: want lists no result", dir)
+	}
+	return &cs
+}
+
+// assertResults fails unless rs are exactly want, in order.
+func assertResults(t *testing.T, rs []checks.CheckResult, want []ResultWant) {
+	t.Helper()
+	if len(rs) != len(want) {
+		t.Fatalf("%d results, want %d:\n%s", len(rs), len(want), texts(rs))
+	}
+	for i, w := range want {
+		r := rs[i]
+		if got := runnerIndex(r); got != w.Runner {
+			t.Errorf("result %d is for runner %d, want %d", i, got, w.Runner)
+		}
+		WantStatus(t, r, w.Status, w.Reason)
+		if len(r.Findings) != len(w.Findings) {
+			t.Errorf("%s%s: %d findings, want %d:\n%s", r.Check.ID, runnerSuffix(r), len(r.Findings), len(w.Findings), Text(r))
+			continue
+		}
+		for j, wf := range w.Findings {
+			f := r.Findings[j]
+			if f.Severity != wf.Severity || !containsAll(findingText(f), wf.Says) {
+				t.Errorf("%s%s finding %d: want %s saying %q, got %s:\n%s", r.Check.ID, runnerSuffix(r), j+1, wf.Severity, wf.Says, f.Severity, findingText(f))
+			}
+		}
+	}
+}
+
+func runnerIndex(r checks.CheckResult) int {
+	if r.Runner == nil {
+		return 0
+	}
+	return r.Runner.Index
+}
+
+// moduleRoot is the directory of go.mod above the test's package.
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+}

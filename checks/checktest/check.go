@@ -1,0 +1,87 @@
+package checktest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
+)
+
+// An Option shapes one run of a check under test: where its root is, what
+// facts are given, what doctor's flags would have set.
+type Option func(*setup)
+
+type setup struct {
+	env   hostio.Env
+	given []checks.Given
+	opt   checks.Options
+}
+
+// Root runs the check against the host laid out under dir.
+func Root(dir string) Option { return func(s *setup) { s.env.Root = dir } }
+
+// Now fixes the clock (--now).
+func Now(t time.Time) Option { return func(s *setup) { s.env.Clock = t } }
+
+// Offline skips the network facts and checks (--offline).
+func Offline() Option { return func(s *setup) { s.env.Offline = true } }
+
+// Setting gives a setting's value (its flag): Setting("public-dns", "127.0.0.1:53").
+func Setting(name, value string) Option {
+	return func(s *setup) {
+		if s.env.Settings == nil {
+			s.env.Settings = map[string]string{}
+		}
+		s.env.Settings[name] = value
+	}
+}
+
+// Env changes anything else of the run's hostio.Env (--kubeconfig,
+// --context, a tape to replay...).
+func Env(change func(*hostio.Env)) Option { return func(s *setup) { change(&s.env) } }
+
+// Fact gives f the value v: f does not compute, nor anything below it, and
+// the check judges v. So a check's test states the world the check sees in
+// the facts' own types, and needs neither a host nor a cluster for it.
+func Fact[T any](f *checks.Fact[T], v T) Option {
+	return func(s *setup) { s.given = append(s.given, checks.Give(f, v)) }
+}
+
+// RunnerNamed restricts the run to one runner (--runner).
+func RunnerNamed(name string) Option { return func(s *setup) { s.opt.Runner = name } }
+
+// Check runs c, and what it requires but the facts given, and returns its
+// results: one for a host-wide check, one per runner it applied to for a
+// per-runner check. Without Root, the root is an empty directory.
+func Check(t testing.TB, c *checks.Check, opts ...Option) []checks.CheckResult {
+	t.Helper()
+	s := &setup{}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.env.Root == "" {
+		s.env.Root = t.TempDir()
+	}
+	s.opt.Given = s.given
+	if s.opt.Timeout == 0 {
+		s.opt.Timeout = time.Minute
+	}
+	res, err := checks.Run(context.Background(), &s.env, []*checks.Check{c}, s.opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Checks
+}
+
+// One is Check of a check that must have exactly one result (a host-wide
+// check, or a config of one runner).
+func One(t testing.TB, c *checks.Check, opts ...Option) checks.CheckResult {
+	t.Helper()
+	rs := Check(t, c, opts...)
+	if len(rs) != 1 {
+		t.Fatalf("%s: %d results, want 1:\n%s", c.ID, len(rs), texts(rs))
+	}
+	return rs[0]
+}
