@@ -8,7 +8,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/all"
 )
 
-// catalog is the catalog doctor run runs: the registry's, unless IO names
+// catalog is the catalog doctor run and analyze run: the registry's, unless IO names
 // another.
 func (a *app) catalog() []*checks.Check {
 	if a.io.Checks != nil {

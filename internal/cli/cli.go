@@ -35,7 +35,7 @@ type IO struct {
 	// report.DefaultWidth (the width of output that goes to no terminal).
 	Width  int
 	Getenv func(string) string
-	// Checks are the checks doctor run runs; nil is the registry
+	// Checks are the checks doctor run and analyze run; nil is the registry
 	// (all.Checks). The scenario tests give a golden the catalog it was
 	// written with, and prove a check added to it changes no scenario.
 	Checks []*checks.Check
