@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/all"
 	"github.com/socialwebcomputer/doctor/internal/app/bundle"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/redact"
@@ -171,7 +170,7 @@ func (a *app) analyze(p string, f *analyzeFlags) (int, error) {
 	env := &hostio.Env{Root: root, Clock: m.Clock, Offline: in.Offline, RunnerPID: in.RunnerPID, ConfigPath: in.ConfigPath,
 		KubeconfigPath: in.KubeconfigPath, ContextOverride: in.Context, NamespaceOverride: in.Namespace,
 		RequestTimeout: in.RequestTimeout, Settings: in.Settings, Tape: tape}
-	res, err := checks.Run(context.Background(), env, all.Checks(), checks.Options{Only: f.only, Skip: f.skip, Runner: f.runner, Timeout: f.timeout})
+	res, err := checks.Run(context.Background(), env, a.catalog(), checks.Options{Only: f.only, Skip: f.skip, Runner: f.runner, Timeout: f.timeout})
 	if err != nil {
 		return 0, usageError("%v", err)
 	}

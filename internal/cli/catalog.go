@@ -5,7 +5,17 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/all"
 )
+
+// catalog is the catalog doctor run and analyze run: the registry's, unless IO names
+// another.
+func (a *app) catalog() []*checks.Check {
+	if a.io.Checks != nil {
+		return a.io.Checks
+	}
+	return all.Checks()
+}
 
 // CatalogMarkdown is the README's check catalog: one section per check,
 // anchored at its ID, made from the check values themselves so the docs and

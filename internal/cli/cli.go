@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/internal/text/safetext"
 	"github.com/socialwebcomputer/doctor/report"
 )
@@ -34,6 +35,10 @@ type IO struct {
 	// report.DefaultWidth (the width of output that goes to no terminal).
 	Width  int
 	Getenv func(string) string
+	// Checks are the checks doctor run and analyze run; nil is the registry
+	// (all.Checks). The scenario tests give a golden the catalog it was
+	// written with, and prove a check added to it changes no scenario.
+	Checks []*checks.Check
 }
 
 // Main runs one doctor command and returns its exit code: help is 0 on

@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/all"
 	"github.com/socialwebcomputer/doctor/checks/client/kube"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/internal/app/metrics"
@@ -300,7 +299,7 @@ func (a *app) run(cmd *cobra.Command, f *runFlags) (int, error) {
 	if !env.Offline {
 		kube.Prepare()
 	}
-	res, err := checks.Run(ctx, env, all.Checks(), opt)
+	res, err := checks.Run(ctx, env, a.catalog(), opt)
 	if lp != nil {
 		lp.finish()
 	}
