@@ -1,0 +1,42 @@
+//go:build integration
+
+package scaletozero
+
+import (
+	"testing"
+
+	schedv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/checktest"
+	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
+)
+
+// On a real apiserver, the runner with pause pods: its PriorityClass
+// missing, then present with a node that runs no job, then a pause pod
+// Pending that keeps the node rented.
+func TestLive(t *testing.T) {
+	live := checktest.Cluster(t, pauseConfig)
+	live.EnsureNamespace("gitlab-runner")
+	t.Run("pause-priority-class-missing", func(t *testing.T) {
+		checktest.WantResults(t, live.Check(t, Check, withAPIAuth), result(checks.StatusFail, checktest.FindingWant{Severity: checks.Error,
+			Says: []string{`no PriorityClass "gitlab-pause" exists`, "none named gitlab-pause"}}))
+	})
+
+	if _, err := live.Clientset().SchedulingV1().PriorityClasses().Create(t.Context(), &schedv1.PriorityClass{
+		ObjectMeta: metav1.ObjectMeta{Name: "gitlab-pause"}, Value: -10}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	live.CreateNode("rented-1", testenv.ReadyNodeStatus("4", "16Gi", 0))
+	t.Run("node-with-no-pods", func(t *testing.T) {
+		checktest.WantResults(t, live.Check(t, Check, withAPIAuth), result(checks.StatusPass, checktest.FindingWant{Severity: checks.Info,
+			Says: []string{"1 nodes run no job pod and nothing non-job is Pending", "1 of 1 nodes run no job pod: rented-1"}}))
+	})
+
+	live.CreatePod("gitlab-runner", "pause-pod-0", "")
+	t.Run("pause-pods-hold-a-node", func(t *testing.T) {
+		checktest.WantResults(t, live.Check(t, Check, withAPIAuth), result(checks.StatusFail, checktest.FindingWant{Severity: checks.Warning,
+			Says: []string{"1 nodes run no job pod while 1 Pending non-job pods (pause pods or others) count as intent", "gitlab-runner/pause-pod-0"}}))
+	})
+}
