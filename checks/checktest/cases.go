@@ -110,8 +110,18 @@ func loadCase(t *testing.T, dir string) *Case {
 	return &cs
 }
 
+// WantResults fails unless rs are exactly want, in order: as many
+// results, for the same runners, with the same statuses, and the same
+// findings (severity and words) in the same order. It is what Cases
+// asserts, for a world a test states in code (given facts, a live
+// cluster).
+func WantResults(t testing.TB, rs []checks.CheckResult, want ...ResultWant) {
+	t.Helper()
+	assertResults(t, rs, want)
+}
+
 // assertResults fails unless rs are exactly want, in order.
-func assertResults(t *testing.T, rs []checks.CheckResult, want []ResultWant) {
+func assertResults(t testing.TB, rs []checks.CheckResult, want []ResultWant) {
 	t.Helper()
 	if len(rs) != len(want) {
 		t.Fatalf("%d results, want %d:\n%s", len(rs), len(want), texts(rs))
