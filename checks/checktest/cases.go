@@ -49,8 +49,9 @@ type FindingWant struct {
 // Cases runs c on each testdata/*/case.json of the calling package, one
 // subtest per case, and fails unless the results are exactly the case's
 // want: as many results, for the same runners, with the same statuses,
-// and the same findings in the same order.
-func Cases(t *testing.T, c *checks.Check) {
+// and the same findings in the same order. opts apply to every case (With
+// the checks c requires).
+func Cases(t *testing.T, c *checks.Check, opts ...Option) {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join("testdata", "*", "case.json"))
 	if err != nil || len(files) == 0 {
@@ -58,12 +59,12 @@ func Cases(t *testing.T, c *checks.Check) {
 	}
 	for _, f := range files {
 		dir := filepath.Dir(f)
-		t.Run(filepath.Base(dir), func(t *testing.T) { RunCase(t, c, dir) })
+		t.Run(filepath.Base(dir), func(t *testing.T) { RunCase(t, c, dir, opts...) })
 	}
 }
 
 // RunCase runs c on the case in dir and asserts its want.
-func RunCase(t *testing.T, c *checks.Check, dir string) {
+func RunCase(t *testing.T, c *checks.Check, dir string, opts ...Option) {
 	t.Helper()
 	cs := loadCase(t, dir)
 	rootOf, sc := dir, &fixture.Scenario{Now: cs.Now, Setup: cs.Setup}
@@ -80,7 +81,7 @@ func RunCase(t *testing.T, c *checks.Check, dir string) {
 	}
 	root := fixture.LayRoot(t, rootOf, sc)
 	now, _ := time.Parse(time.RFC3339, sc.Now) // LayRoot parsed it
-	opts := []Option{Root(root), Now(now)}
+	opts = append([]Option{Root(root), Now(now)}, opts...)
 	if len(cs.Env) > 0 {
 		opts = append(opts, Env(func(e *hostio.Env) {
 			if err := json.Unmarshal(cs.Env, e); err != nil {

@@ -16,6 +16,7 @@ type Option func(*setup)
 type setup struct {
 	env   hostio.Env
 	given []checks.Given
+	with  []*checks.Check
 	opt   checks.Options
 }
 
@@ -49,6 +50,12 @@ func Fact[T any](f *checks.Fact[T], v T) Option {
 	return func(s *setup) { s.given = append(s.given, checks.Give(f, v)) }
 }
 
+// With puts checks the check under test requires (one it gates on, by its
+// pointer or by checks.Ref, as facts.AfterAPIAuth names api-auth) into the
+// run's catalog, where the engine resolves them. They run as the check
+// requires them; Check returns the check's own results only.
+func With(cs ...*checks.Check) Option { return func(s *setup) { s.with = append(s.with, cs...) } }
+
 // RunnerNamed restricts the run to one runner (--runner).
 func RunnerNamed(name string) Option { return func(s *setup) { s.opt.Runner = name } }
 
@@ -68,11 +75,24 @@ func Check(t testing.TB, c *checks.Check, opts ...Option) []checks.CheckResult {
 	if s.opt.Timeout == 0 {
 		s.opt.Timeout = time.Minute
 	}
-	res, err := checks.Run(context.Background(), &s.env, []*checks.Check{c}, s.opt)
+	catalog := append([]*checks.Check{c}, s.with...)
+	if len(s.with) > 0 {
+		s.opt.Only = []string{c.ID}
+	}
+	res, err := checks.Run(context.Background(), &s.env, catalog, s.opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res.Checks
+	if len(s.with) == 0 {
+		return res.Checks
+	}
+	var own []checks.CheckResult
+	for _, r := range res.Checks {
+		if r.Check.ID == c.ID {
+			own = append(own, r)
+		}
+	}
+	return own
 }
 
 // One is Check of a check that must have exactly one result (a host-wide
