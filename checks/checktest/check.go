@@ -50,10 +50,11 @@ func Fact[T any](f *checks.Fact[T], v T) Option {
 	return func(s *setup) { s.given = append(s.given, checks.Give(f, v)) }
 }
 
-// With puts checks the check under test requires (one it gates on, by its
-// pointer or by checks.Ref, as facts.AfterAPIAuth names api-auth) into the
-// run's catalog, where the engine resolves them. They run as the check
-// requires them; Check returns the check's own results only.
+// With puts a check the check under test requires by checks.Ref (as
+// facts.AfterAPIAuth names api-auth) into the run's catalog, where the
+// engine resolves the Ref. Checks required by pointer, and those they
+// require, are in the catalog without it. They run as the check requires
+// them; Check returns the check's own results only.
 func With(cs ...*checks.Check) Option { return func(s *setup) { s.with = append(s.with, cs...) } }
 
 // RunnerNamed restricts the run to one runner (--runner).
@@ -61,7 +62,9 @@ func RunnerNamed(name string) Option { return func(s *setup) { s.opt.Runner = na
 
 // Check runs c, and what it requires but the facts given, and returns its
 // results: one for a host-wide check, one per runner it applied to for a
-// per-runner check. Without Root, the root is an empty directory.
+// per-runner check. Without Root, the root is an empty directory. The
+// checks c requires run too (the catalog holds them): their results are
+// not returned.
 func Check(t testing.TB, c *checks.Check, opts ...Option) []checks.CheckResult {
 	t.Helper()
 	s := &setup{}
@@ -75,15 +78,15 @@ func Check(t testing.TB, c *checks.Check, opts ...Option) []checks.CheckResult {
 	if s.opt.Timeout == 0 {
 		s.opt.Timeout = time.Minute
 	}
-	catalog := append([]*checks.Check{c}, s.with...)
-	if len(s.with) > 0 {
+	catalog := withRequired(append([]*checks.Check{c}, s.with...))
+	if len(catalog) > 1 {
 		s.opt.Only = []string{c.ID}
 	}
 	res, err := checks.Run(context.Background(), &s.env, catalog, s.opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.with) == 0 {
+	if len(catalog) == 1 {
 		return res.Checks
 	}
 	var own []checks.CheckResult
@@ -93,6 +96,23 @@ func Check(t testing.TB, c *checks.Check, opts ...Option) []checks.CheckResult {
 		}
 	}
 	return own
+}
+
+// withRequired is cs and every check they require, directly or through
+// the checks they require: the catalog the engine resolves them in. A
+// checks.Ref resolves only to a check of cs (With).
+func withRequired(cs []*checks.Check) []*checks.Check {
+	seen := map[*checks.Check]bool{}
+	var out []*checks.Check
+	for i := 0; i < len(cs); i++ {
+		if seen[cs[i]] {
+			continue
+		}
+		seen[cs[i]] = true
+		out = append(out, cs[i])
+		cs = append(cs, checks.RequiredChecks(cs, cs[i])...)
+	}
+	return out
 }
 
 // One is Check of a check that must have exactly one result (a host-wide
