@@ -57,6 +57,10 @@ func Fact[T any](f *checks.Fact[T], v T) Option {
 // them; Check returns the check's own results only.
 func With(cs ...*checks.Check) Option { return func(s *setup) { s.with = append(s.with, cs...) } }
 
+// Timeout bounds the whole run (--timeout): every node's deadline is the
+// sooner of its own and the run's. Without it, a minute.
+func Timeout(d time.Duration) Option { return func(s *setup) { s.opt.Timeout = d } }
+
 // RunnerNamed restricts the run to one runner (--runner).
 func RunnerNamed(name string) Option { return func(s *setup) { s.opt.Runner = name } }
 

@@ -1,7 +1,6 @@
 package nodelocaldns
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -16,10 +15,14 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/client/dnsq/dnsqtest"
 	"github.com/socialwebcomputer/doctor/checks/client/kube/kubefake"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
 	"github.com/socialwebcomputer/doctor/checks/facts/nodedns"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
+	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 	"github.com/socialwebcomputer/doctor/report"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
@@ -81,42 +84,48 @@ func healthyCluster() apiState {
 	return apiState{nodes: []corev1.Node{node("rented-1", true, true)}, objects: []runtime.Object{daemonSet(), dnsPod("node-dns-a", "rented-1", true)}}
 }
 
+// configTOML is a Kubernetes runner whose GitLab is gitlabHost.
+const configTOML = "[[runners]]\n  name = \"k\"\n  url = \"https://" + gitlabHost + ":8443/\"\n  executor = \"kubernetes\"\n"
+
 func config(t *testing.T) *runnerconfig.Runner {
-	cfg, _, err := runnerconfig.Decode([]byte("[[runners]]\n  name = \"k\"\n  url = \"https://" + gitlabHost + ":8443/\"\n  executor = \"kubernetes\"\n"))
+	cfg, _, err := runnerconfig.Decode([]byte(configTOML))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return cfg.Runners[0]
 }
 
-// runCheck runs the check through the engine: the real Run core under the
-// catalog's ID, docs, timeout and Network flag, with its inputs given
-// instead of computed from an apiserver.
+// runCheck runs the check through the engine on a host whose one runner is
+// configTOML, its real Run and its probe (nodedns.ProbeFact asking the
+// --dns-server env names, a real DNS server on loopback). The cluster is
+// given: its lists (cluster.ListsFact), an API client on a fake clientset
+// holding cl's objects (facts.APIClientFact), whose add-on list
+// (nodedns.AddonFact) computes against it, and an identity api-auth passes.
+// With cl.noAPI nothing is given and the host has no kubeconfig. A
+// timeout bounds the whole run, as --timeout does.
 func runCheck(t *testing.T, cl apiState, env *hostio.Env, timeout time.Duration) (checks.CheckResult, *report.Report) {
 	t.Helper()
-	cs := fake.NewClientset(cl.objects...)
-	if cl.listErr != nil {
-		cs.PrependReactor("list", "daemonsets", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, cl.listErr })
-	}
-	c := *Check
-	c.Requires = nil
-	c.Run = func(p *checks.Pass) error {
-		// The probe as ProbeFact makes it, under the check's own budget.
-		ctx, cancel := nodedns.Budget(p.Context)
-		defer cancel()
-		return run(p, inputs{api: !cl.noAPI, nodes: cl.nodes, client: kubefake.Wrap(cs), probe: nodedns.ProbeRunner(ctx, p.Env, config(t))})
+	root := testroot.New(t)
+	root.Write("/etc/gitlab-runner/config.toml", configTOML, 0o600)
+	opts := []checktest.Option{checktest.Root(root.Dir), checktest.Env(func(e *hostio.Env) {
+		e.Settings, e.Offline = env.Settings, env.Offline
+	})}
+	if !cl.noAPI {
+		cs := fake.NewClientset(cl.objects...)
+		if cl.listErr != nil {
+			cs.PrependReactor("list", "daemonsets", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, cl.listErr })
+		}
+		opts = append(opts,
+			checktest.Fact(facts.APIClientFact, &facts.APIClient{Client: kubefake.Wrap(cs), Server: "https://127.0.0.1:6443"}),
+			checktest.Fact(facts.IdentityFact, &facts.Identity{User: "owner", Server: "https://127.0.0.1:6443"}),
+			checktest.Fact(facts.ClientCertFact, &facts.ClientCert{}),
+			checktest.Fact(cluster.ListsFact, &cluster.Lists{Namespace: "gitlab-runner", Nodes: cl.nodes}))
 	}
 	if timeout > 0 {
-		c.Timeout = timeout
+		opts = append(opts, checktest.Timeout(timeout))
 	}
-	if env.Root == "" {
-		env.Root = t.TempDir()
-	}
-	res, err := checks.Run(context.Background(), env, []*checks.Check{&c}, checks.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Checks[0], report.Build(res, nil, "test", time.Now())
+	cr := checktest.One(t, Check, opts...)
+	return cr, report.Build(&checks.Result{Checks: []checks.CheckResult{cr}}, nil, "test", time.Now())
 }
 
 func withServer(addr string) *hostio.Env {
@@ -351,3 +360,5 @@ func TestProbeWithoutAPI(t *testing.T) {
 		t.Fatalf("no API, no server: status %s (%s), want skipped naming --dns-server", cr.Status, cr.Reason)
 	}
 }
+
+func TestCases(t *testing.T) { checktest.Cases(t, Check) }
