@@ -54,7 +54,8 @@ func RunnerNamed(name string) Option { return func(s *setup) { s.opt.Runner = na
 
 // Check runs c, and what it requires but the facts given, and returns its
 // results: one for a host-wide check, one per runner it applied to for a
-// per-runner check. Without Root, the root is an empty directory.
+// per-runner check. The checks c requires run too, to gate it, but their
+// results are not returned. Without Root, the root is an empty directory.
 func Check(t testing.TB, c *checks.Check, opts ...Option) []checks.CheckResult {
 	t.Helper()
 	s := &setup{}
@@ -68,11 +69,39 @@ func Check(t testing.TB, c *checks.Check, opts ...Option) []checks.CheckResult {
 	if s.opt.Timeout == 0 {
 		s.opt.Timeout = time.Minute
 	}
-	res, err := checks.Run(context.Background(), &s.env, []*checks.Check{c}, s.opt)
+	catalog := withRequired(c)
+	if len(catalog) > 1 {
+		s.opt.Only = []string{c.ID}
+	}
+	res, err := checks.Run(context.Background(), &s.env, catalog, s.opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return res.Checks
+	var own []checks.CheckResult
+	for _, r := range res.Checks {
+		if r.Check == c {
+			own = append(own, r)
+		}
+	}
+	return own
+}
+
+// withRequired is c and every check it requires, directly or through the
+// checks it requires (config-lint runs only once config-decode passed): the
+// catalog the engine needs to gate c as doctor run --only does. A check
+// required through a fact's Ref is not found here; give that fact instead.
+func withRequired(c *checks.Check) []*checks.Check {
+	out := []*checks.Check{c}
+	seen := map[*checks.Check]bool{c: true}
+	for i := 0; i < len(out); i++ {
+		for _, n := range out[i].Requires {
+			if rc, ok := n.(*checks.Check); ok && !seen[rc] {
+				seen[rc] = true
+				out = append(out, rc)
+			}
+		}
+	}
+	return out
 }
 
 // One is Check of a check that must have exactly one result (a host-wide
