@@ -3,8 +3,8 @@ package certexpiry_test
 import (
 	"testing"
 
-	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/certexpiry"
+	"github.com/socialwebcomputer/doctor/checks/checktest"
 )
 
 // TestCases runs the check on every testdata/*/case.json: the repository's
