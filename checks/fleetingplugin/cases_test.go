@@ -1,0 +1,12 @@
+package fleetingplugin_test
+
+import (
+	"testing"
+
+	"github.com/socialwebcomputer/doctor/checks/checktest"
+	"github.com/socialwebcomputer/doctor/checks/fleetingplugin"
+)
+
+// TestCases runs the check on every testdata/*/case.json: the repository's
+// fixtures that concern it, and the hosts of its own cases.
+func TestCases(t *testing.T) { checktest.Cases(t, fleetingplugin.Check) }
