@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -166,30 +168,50 @@ type listed struct {
 	Imports    []string
 }
 
-// TestImportsRunDownTheLayers proves every import of doctor's non-test
-// files runs down the layers of the table above.
-func TestImportsRunDownTheLayers(t *testing.T) {
-	out, err := exec.Command("go", "list", "-json=ImportPath,Imports", module+"/...").Output()
+// goList lists doctor's packages with their non-test imports.
+func goList(t *testing.T, flags ...string) []listed {
+	t.Helper()
+	args := append(append([]string{"list"}, flags...), "-json=ImportPath,Imports", module+"/...")
+	out, err := exec.Command("go", args...).Output()
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
-			t.Fatalf("go list: %v\n%s", err, ee.Stderr)
+			t.Fatalf("go %v: %v\n%s", args, err, ee.Stderr)
 		}
-		t.Fatalf("go list: %v", err)
+		t.Fatalf("go %v: %v", args, err)
 	}
-	r := reach(t)
-	used := map[string]bool{}
-	dec := json.NewDecoder(strings.NewReader(string(out)))
-	n := 0
+	var ps []listed
+	dec := json.NewDecoder(bytes.NewReader(out))
 	for {
 		var p listed
 		if err := dec.Decode(&p); err == io.EOF {
 			break
 		} else if err != nil {
-			t.Fatalf("go list's output: %v", err)
+			t.Fatalf("go %v: its output: %v", args, err)
 		}
-		n++
-		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		ps = append(ps, p)
+	}
+	if len(ps) < 50 {
+		t.Fatalf("go %v named %d packages; the module has more", args, len(ps))
+	}
+	return ps
+}
+
+// relPath is an import path of doctor's inside the module ("" for its root).
+func relPath(importPath string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(importPath, module), "/")
+}
+
+// TestImportsRunDownTheLayers proves every import of doctor's non-test
+// files runs down the layers of the table above.
+func TestImportsRunDownTheLayers(t *testing.T) {
+	r := reach(t)
+	used := map[string]bool{}
+	// The integration tag adds files to some packages (testenv's), and
+	// with them imports.
+	ps := append(goList(t), goList(t, "-tags", "integration")...)
+	for _, p := range ps {
+		rel := relPath(p.ImportPath)
 		from := layerOf(rel)
 		if from == "" {
 			t.Errorf("%s is in no layer: give it a row of layers_test.go and a line of README's Layout", rel)
@@ -200,15 +222,12 @@ func TestImportsRunDownTheLayers(t *testing.T) {
 			if imp != module && !strings.HasPrefix(imp, module+"/") {
 				continue
 			}
-			irel := strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")
+			irel := relPath(imp)
 			to := layerOf(irel)
 			if to != "" && !may(r, from, to) {
 				t.Errorf("%s (%s) imports %s (%s), against the layers", rel, from, irel, to)
 			}
 		}
-	}
-	if n < 50 {
-		t.Fatalf("go list named %d packages; the module has more", n)
 	}
 	for _, l := range layers {
 		if !used[l.name] {
@@ -264,4 +283,58 @@ func TestLayerOf(t *testing.T) {
 			t.Errorf("may(%s, %s) = %v, want %v", c.from, c.to, got, c.want)
 		}
 	}
+}
+
+// TestReadmeLayoutNamesEveryFolder keeps README's Layout section true: every
+// folder of packages (to the depth the section goes, checks/<id>/ for the
+// checks, a nested internal/ as one) has its line, and every line names a
+// folder that exists.
+func TestReadmeLayoutNamesEveryFolder(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n## Layout\n")
+	if !ok {
+		t.Fatal("README.md has no ## Layout section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	_, block, _ := strings.Cut(section, "```\n")
+	block, _, _ = strings.Cut(block, "```")
+	lines := map[string]bool{}
+	for _, l := range strings.Split(block, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && strings.HasSuffix(f[0], "/") && !strings.HasPrefix(l, " ") {
+			lines[strings.TrimSuffix(f[0], "/")] = true
+		}
+	}
+	for _, p := range goList(t) {
+		if f := layoutFolder(relPath(p.ImportPath)); !lines[f] {
+			t.Errorf("README's Layout has no line for %s/ (package %s)", f, p.ImportPath)
+		}
+	}
+	for f := range lines {
+		if f == "checks/<id>" {
+			continue
+		}
+		if fi, err := os.Stat("../../" + f); err != nil || !fi.IsDir() {
+			t.Errorf("README's Layout names %s/, which is no folder", f)
+		}
+	}
+}
+
+// layoutFolder is the line of README's Layout a package belongs to.
+func layoutFolder(rel string) string {
+	if layerOf(rel) == "check" {
+		return "checks/<id>"
+	}
+	parts := strings.Split(rel, "/")
+	for i, p := range parts {
+		if i > 0 && p == "internal" {
+			return strings.Join(parts[:i+1], "/")
+		}
+	}
+	if len(parts) > 3 {
+		parts = parts[:3]
+	}
+	return strings.Join(parts, "/")
 }
