@@ -25,9 +25,9 @@ func isGate(n Node) bool {
 	return ok
 }
 
-// Ref is the check of ID id as a requirement of a fact, which never imports
-// a check: the cluster's reads gate on api-auth by its ID,
-// Gate(Ref("api-auth")). Run resolves it in the catalog it is given, where
+// Ref is the check of ID id as a requirement of a fact or of another
+// check, neither of which imports a check (the layers test in checks/all):
+// the cluster's reads gate on api-auth by its ID, Gate(Ref("api-auth")). Run resolves it in the catalog it is given, where
 // it is that check in every respect (it is scheduled, it blocks, it is
 // among RequiredChecks), and Validate rejects an ID the catalog lacks.
 func Ref(id string) Node { return ref(id) }

@@ -129,60 +129,86 @@ func plural(n int, noun string) string {
 // explain, then by how fundamental their check is, then by ID; each root is
 // followed by its consequences, ranked the same way. A runner's finding
 // folds under a cause of the same runner or a host-wide one, never under
-// another runner's.
+// another runner's. Its steps: each finding's cause (causes), loops broken
+// (breakLoops), then the tree of causes walked root by root (causeTree).
 func rank(all []checks.Finding, explains map[string][]string, depth map[string]int) []Finding {
-	// The finding that stands for a check as a cause, per runner: its most
-	// severe one, and only when it is a warning or worse (a note explains
-	// nothing).
-	type causeKey struct {
-		check  string
-		runner int // 0 for host-wide
+	parent := causes(all, newLeads(all), explainedBy(explains))
+	breakLoops(parent)
+	return newCauseTree(all, parent, depth).ranked()
+}
+
+// causeKey is a check as a cause for one runner (0 for host-wide).
+type causeKey struct {
+	check  string
+	runner int
+}
+
+// runnerOf is the index of a finding's runner, 0 for a host-wide one.
+func runnerOf(f checks.Finding) int {
+	if f.Runner == nil {
+		return 0
 	}
-	runnerOf := func(f checks.Finding) int {
-		if f.Runner == nil {
-			return 0
-		}
-		return f.Runner.Index
-	}
-	leads := map[causeKey]int{}
+	return f.Runner.Index
+}
+
+// leads is the finding that stands for a check as a cause, per runner: its
+// most severe one, and only when it is a warning or worse (a note explains
+// nothing).
+type leads map[causeKey]int
+
+func newLeads(all []checks.Finding) leads {
+	l := leads{}
 	for i, f := range all {
 		if f.Severity < checks.Warning {
 			continue
 		}
 		k := causeKey{f.Check, runnerOf(f)}
-		if j, ok := leads[k]; !ok || f.Severity > all[j].Severity {
-			leads[k] = i
+		if j, ok := l[k]; !ok || f.Severity > all[j].Severity {
+			l[k] = i
 		}
 	}
-	// lead finds the cause check c offers finding f: its own runner's first,
-	// else the host-wide one.
-	lead := func(c string, f checks.Finding) (int, bool) {
-		if r := runnerOf(f); r != 0 {
-			if j, ok := leads[causeKey{c, r}]; ok {
-				return j, true
-			}
+	return l
+}
+
+// lead finds the cause check c offers finding f: its own runner's first,
+// else the host-wide one.
+func (l leads) lead(c string, f checks.Finding) (int, bool) {
+	if r := runnerOf(f); r != 0 {
+		if j, ok := l[causeKey{c, r}]; ok {
+			return j, true
 		}
-		j, ok := leads[causeKey{c, 0}]
-		return j, ok
 	}
-	explainedBy := map[string][]string{} // check -> checks that explain it
+	j, ok := l[causeKey{c, 0}]
+	return j, ok
+}
+
+// explainedBy inverts Explains: check -> checks that explain it.
+func explainedBy(explains map[string][]string) map[string][]string {
+	by := map[string][]string{}
 	for c, es := range explains {
 		for _, e := range es {
-			explainedBy[e] = append(explainedBy[e], c)
+			by[e] = append(by[e], c)
 		}
 	}
+	return by
+}
+
+// causes is each finding's parent, -1 for a root: the lead of the check
+// its CausedBy names, else the most severe lead (then the first by ID)
+// among the checks that explain its own.
+func causes(all []checks.Finding, l leads, explainedBy map[string][]string) []int {
 	parent := make([]int, len(all))
 	for i, f := range all {
 		parent[i] = -1
 		if f.CausedBy != "" {
-			if j, ok := lead(f.CausedBy, f); ok && j != i {
+			if j, ok := l.lead(f.CausedBy, f); ok && j != i {
 				parent[i] = j
 				continue
 			}
 		}
 		best := -1
 		for _, c := range explainedBy[f.Check] {
-			j, ok := lead(c, f)
+			j, ok := l.lead(c, f)
 			if !ok || j == i {
 				continue
 			}
@@ -193,9 +219,13 @@ func rank(all []checks.Finding, explains map[string][]string, depth map[string]i
 		}
 		parent[i] = best
 	}
-	// An explicit CausedBy can close a loop that Validate cannot see: break
-	// it by making the finding where the loop is found a root.
-	for i := range all {
+	return parent
+}
+
+// breakLoops makes a root of the finding where a loop of parents is found:
+// an explicit CausedBy can close a loop that Validate cannot see.
+func breakLoops(parent []int) {
+	for i := range parent {
 		seen := map[int]bool{}
 		for j := i; parent[j] >= 0; j = parent[j] {
 			if seen[j] {
@@ -205,75 +235,98 @@ func rank(all []checks.Finding, explains map[string][]string, depth map[string]i
 			seen[j] = true
 		}
 	}
-	children := make([][]int, len(all))
-	var roots []int
+}
+
+// causeTree is the findings as a forest of causes and their consequences.
+type causeTree struct {
+	all      []checks.Finding
+	parent   []int
+	children [][]int
+	roots    []int
+	depth    map[string]int // a check's depth in the DAG (checkDepth)
+	out      []Finding
+}
+
+func newCauseTree(all []checks.Finding, parent []int, depth map[string]int) *causeTree {
+	t := &causeTree{all: all, parent: parent, children: make([][]int, len(all)), depth: depth, out: []Finding{}}
 	for i, p := range parent {
 		if p < 0 {
-			roots = append(roots, i)
+			t.roots = append(t.roots, i)
 		} else {
-			children[p] = append(children[p], i)
+			t.children[p] = append(t.children[p], i)
 		}
 	}
-	var size func(i int) int
-	size = func(i int) int {
-		n := 0
-		for _, c := range children[i] {
-			n += 1 + size(c)
-		}
-		return n
+	return t
+}
+
+// size is how many findings i explains, directly or not.
+func (t *causeTree) size(i int) int {
+	n := 0
+	for _, c := range t.children[i] {
+		n += 1 + t.size(c)
 	}
-	order := func(ids []int) {
-		sort.SliceStable(ids, func(a, b int) bool {
-			fa, fb := all[ids[a]], all[ids[b]]
-			if fa.Severity != fb.Severity {
-				return fa.Severity > fb.Severity
-			}
-			if sa, sb := size(ids[a]), size(ids[b]); sa != sb {
-				return sa > sb
-			}
-			if depth[fa.Check] != depth[fb.Check] {
-				return depth[fa.Check] < depth[fb.Check]
-			}
-			if fa.Check != fb.Check {
-				return fa.Check < fb.Check
-			}
-			if ra, rb := runnerOf(fa), runnerOf(fb); ra != rb {
-				return ra < rb
-			}
-			return ids[a] < ids[b]
-		})
+	return n
+}
+
+// order sorts siblings: by severity, then how many findings each explains,
+// how fundamental its check is, its check's ID, its runner, and where it
+// was found.
+func (t *causeTree) order(ids []int) {
+	all, depth := t.all, t.depth
+	sort.SliceStable(ids, func(a, b int) bool {
+		fa, fb := all[ids[a]], all[ids[b]]
+		if fa.Severity != fb.Severity {
+			return fa.Severity > fb.Severity
+		}
+		if sa, sb := t.size(ids[a]), t.size(ids[b]); sa != sb {
+			return sa > sb
+		}
+		if depth[fa.Check] != depth[fb.Check] {
+			return depth[fa.Check] < depth[fb.Check]
+		}
+		if fa.Check != fb.Check {
+			return fa.Check < fb.Check
+		}
+		if ra, rb := runnerOf(fa), runnerOf(fb); ra != rb {
+			return ra < rb
+		}
+		return ids[a] < ids[b]
+	})
+}
+
+// ranked is the roots in order, each followed by its consequences.
+func (t *causeTree) ranked() []Finding {
+	t.order(t.roots)
+	for _, r := range t.roots {
+		t.emit(r, 0)
 	}
-	out := []Finding{}
-	var emit func(i, d int)
-	emit = func(i, d int) {
-		f := all[i]
-		rf := Finding{
-			Rank: len(out) + 1, Check: f.Check, Runner: f.Runner, Severity: f.Severity, Title: f.Title,
-			Cause: f.Cause, Evidence: f.Evidence, Fix: f.Fix, Docs: f.Docs,
-			Explains: []string{}, Fingerprint: Fingerprint(f), depth: d,
-		}
-		if parent[i] >= 0 {
-			c := all[parent[i]].Check
-			rf.CausedBy = &c
-		}
-		seen := map[string]bool{}
-		for _, c := range children[i] {
-			if !seen[all[c].Check] {
-				seen[all[c].Check] = true
-				rf.Explains = append(rf.Explains, all[c].Check)
-			}
-		}
-		out = append(out, rf)
-		order(children[i])
-		for _, c := range children[i] {
-			emit(c, d+1)
+	return t.out
+}
+
+// emit appends finding i at depth d, then its consequences in order.
+func (t *causeTree) emit(i, d int) {
+	f := t.all[i]
+	rf := Finding{
+		Rank: len(t.out) + 1, Check: f.Check, Runner: f.Runner, Severity: f.Severity, Title: f.Title,
+		Cause: f.Cause, Evidence: f.Evidence, Fix: f.Fix, Docs: f.Docs,
+		Explains: []string{}, Fingerprint: Fingerprint(f), depth: d,
+	}
+	if t.parent[i] >= 0 {
+		c := t.all[t.parent[i]].Check
+		rf.CausedBy = &c
+	}
+	seen := map[string]bool{}
+	for _, c := range t.children[i] {
+		if !seen[t.all[c].Check] {
+			seen[t.all[c].Check] = true
+			rf.Explains = append(rf.Explains, t.all[c].Check)
 		}
 	}
-	order(roots)
-	for _, r := range roots {
-		emit(r, 0)
+	t.out = append(t.out, rf)
+	t.order(t.children[i])
+	for _, c := range t.children[i] {
+		t.emit(c, d+1)
 	}
-	return out
 }
 
 // checkDepth is the length of the longest chain of checks a check requires:

@@ -6,10 +6,7 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/certexpiry"
-	"github.com/socialwebcomputer/doctor/checks/clusteroverride"
 	"github.com/socialwebcomputer/doctor/checks/facts"
-	"github.com/socialwebcomputer/doctor/checks/kubeconfigfile"
 )
 
 var Check = &checks.Check{
@@ -41,7 +38,7 @@ var Check = &checks.Check{
 	},
 	// kubeconfig-file is optional: a runner in a pod authenticates with its
 	// service account and has no kubeconfig to examine.
-	Requires:  []checks.Node{checks.Optional(kubeconfigfile.Check), clusteroverride.Check, facts.IdentityFact, facts.ClientCertFact},
+	Requires:  []checks.Node{checks.Optional(checks.Ref("kubeconfig-file")), checks.Ref("cluster-override"), facts.IdentityFact, facts.ClientCertFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run:       run,
@@ -66,7 +63,7 @@ func run(p *checks.Pass) error {
 		now := p.Env.Now()
 		if now.After(cc.Cert.NotAfter) || now.Before(cc.Cert.NotBefore) {
 			f.Cause = fmt.Sprintf("%s answers 401 Unauthorized: the client certificate is outside its validity dates.", id.Server)
-			f.CausedBy = certexpiry.Check.ID
+			f.CausedBy = "cert-expiry"
 		} else {
 			f.Cause = fmt.Sprintf("%s answers 401 Unauthorized to a certificate within its dates: it was revoked, or this account no longer owns the cluster. Download a new kubeconfig.", id.Server)
 		}

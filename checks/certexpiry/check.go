@@ -9,9 +9,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/clusteroverride"
 	"github.com/socialwebcomputer/doctor/checks/facts"
-	"github.com/socialwebcomputer/doctor/checks/kubeconfigfile"
 )
 
 // Thresholds from the guide: getKubeconfig issues at most 24 hours, or no
@@ -39,7 +37,7 @@ var Check = &checks.Check{
 			"the server has asked for the client to provide credentials",
 		},
 	},
-	Requires:  []checks.Node{kubeconfigfile.Check, clusteroverride.Check, facts.ClientCertFact, facts.KubeContextFact, facts.RunAsFact},
+	Requires:  []checks.Node{checks.Ref("kubeconfig-file"), checks.Ref("cluster-override"), facts.ClientCertFact, facts.KubeContextFact, facts.RunAsFact},
 	Executors: []string{checks.Kubernetes},
 	Explains:  []string{"api-auth"},
 	Run:       run,

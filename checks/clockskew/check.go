@@ -9,10 +9,8 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/client/gitlab"
 	"github.com/socialwebcomputer/doctor/checks/facts"
-	"github.com/socialwebcomputer/doctor/checks/runnertoken"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
@@ -56,8 +54,8 @@ var Check = &checks.Check{
 	// The apiserver's Date arrives with api-auth's request, GitLab's with
 	// runner-token's (and gitlab-reachability's before it): wait for them,
 	// and compare whatever came.
-	Requires: []checks.Node{facts.RunnerEntryFact, facts.ConfigFact, checks.Optional(apiauth.Check), checks.Optional(facts.APIClientFact),
-		checks.Optional(runnertoken.Check)},
+	Requires: []checks.Node{facts.RunnerEntryFact, facts.ConfigFact, checks.Optional(checks.Ref("api-auth")), checks.Optional(facts.APIClientFact),
+		checks.Optional(checks.Ref("runner-token"))},
 	Network: true,
 	Run: func(p *checks.Pass) error {
 		e := facts.RunnerEntryFact.Get(p)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/configdecode"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
@@ -40,7 +39,7 @@ var Check = &checks.Check{
 			"Job's log exceeded limit of * bytes.",
 		},
 	},
-	Requires: []checks.Node{configdecode.Check, facts.ConfigFact, facts.EnvironFact},
+	Requires: []checks.Node{checks.Ref("config-decode"), facts.ConfigFact, facts.EnvironFact},
 	Run:      run,
 }
 

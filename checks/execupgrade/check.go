@@ -11,9 +11,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/facts"
-	"github.com/socialwebcomputer/doctor/checks/runnerrbac"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
@@ -42,7 +40,7 @@ var Check = &checks.Check{
 			"unable to upgrade connection: ",
 		},
 	},
-	Requires:  []checks.Node{checks.Gate(apiauth.Check), facts.APIClientFact, facts.RunnerEntryFact},
+	Requires:  []checks.Node{facts.AfterAPIAuth, facts.APIClientFact, facts.RunnerEntryFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Timeout:   3 * time.Minute, // --deep waits for a pod; the default probe takes a second
@@ -140,10 +138,10 @@ func diagnose(spdy, ws Probe, ev []checks.Evidence) checks.Finding {
 		f.Cause = fmt.Sprintf("The SPDY exec upgrade to %s failed: %v.", hostOf(spdy.URL), spdy.Err) + wsNote
 		f.Fix = "Fix the connection the error names; every job's attach fails the same way."
 	case spdy.Status == http.StatusUnauthorized:
-		f.Severity, f.CausedBy = checks.Error, apiauth.Check.ID
+		f.Severity, f.CausedBy = checks.Error, "api-auth"
 		f.Cause = "The exec upgrade is refused with 401: the credential is not accepted (see api-auth)."
 	case spdy.Status == http.StatusForbidden:
-		f.Severity, f.CausedBy = checks.Error, runnerrbac.Check.ID
+		f.Severity, f.CausedBy = checks.Error, "runner-rbac"
 		f.Cause = "The exec upgrade is refused with 403: the identity may not create pods/exec (see runner-rbac)."
 	case spdy.Status == http.StatusBadGateway || spdy.Status == http.StatusServiceUnavailable || spdy.Status == http.StatusGatewayTimeout:
 		f.Cause = fmt.Sprintf("The proxy drops the exec upgrade: %d %s from %s. Caddy must speak HTTP/1.1 upstream "+

@@ -12,7 +12,6 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/client/gitlab"
-	"github.com/socialwebcomputer/doctor/checks/configdecode"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
@@ -66,7 +65,7 @@ var Check = &checks.Check{
 			"fatal: unable to access '*': Failed to connect to * port ",
 		},
 	},
-	Requires: []checks.Node{configdecode.Check, facts.ConfigFact},
+	Requires: []checks.Node{checks.Ref("config-decode"), facts.ConfigFact},
 	Settings: []*checks.Setting{gitlab.ResolverSetting, gitlab.PublicDNSSetting, facts.RepositoryURLSetting},
 	Network:  true,
 	// Targets are probed concurrently; each stage has its own, shorter deadline.

@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
 	"github.com/socialwebcomputer/doctor/runnerconfig/jobpod"
@@ -57,7 +56,7 @@ var Check = &checks.Check{
 			"Unable to retrieve some image pull secrets (*); attempting to pull the image may not succeed.",
 		},
 	},
-	Requires:  []checks.Node{checks.Gate(apiauth.Check), facts.APIClientFact, facts.RunnerEntryFact, facts.ConfigFact},
+	Requires:  []checks.Node{facts.AfterAPIAuth, facts.APIClientFact, facts.RunnerEntryFact, facts.ConfigFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run:       run,

@@ -19,7 +19,6 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
 	"github.com/socialwebcomputer/doctor/checks/facts/kubelet"
-	"github.com/socialwebcomputer/doctor/checks/kubeletserving"
 	"github.com/socialwebcomputer/doctor/internal/redact"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
@@ -169,7 +168,7 @@ func report(p *checks.Pass, in inputs, pr *kubelet.Probe, v kubelet.Verdict, of 
 	}
 	if v.Kind == kubelet.NoCertificate {
 		// kubelet-serving names the CSR; this is its consequence.
-		f.CausedBy = kubeletserving.ID
+		f.CausedBy = "kubelet-serving"
 		f.Fix = "The kubelet of " + pr.Node.Name + " has no serving certificate: approve its kubelet-serving CSR " +
 			"(kubectl get csr --field-selector spec.signerName=kubernetes.io/kubelet-serving), and run an approver for them."
 	} else {

@@ -9,7 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
 )
@@ -32,7 +31,7 @@ var Check = &checks.Check{
 			"namespaces \"*\" not found",
 		},
 	},
-	Requires:  []checks.Node{checks.Gate(apiauth.Check), facts.APIClientFact, facts.RunnerEntryFact, facts.ConfigFact},
+	Requires:  []checks.Node{facts.AfterAPIAuth, facts.APIClientFact, facts.RunnerEntryFact, facts.ConfigFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run:       run,

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/client/kube"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
@@ -51,7 +50,7 @@ var Check = &checks.Check{
 	},
 	// The cluster side needs the API; the direct probe does not, and in a job
 	// pod with no kubeconfig it is the whole check. So the API is optional.
-	Requires:  []checks.Node{checks.Optional(apiauth.Check), checks.Optional(cluster.ListsFact), checks.Optional(nodedns.AddonFact), checks.Optional(facts.APIClientFact), facts.RunnerEntryFact, nodedns.ProbeFact},
+	Requires:  []checks.Node{checks.Optional(checks.Ref("api-auth")), checks.Optional(cluster.ListsFact), checks.Optional(nodedns.AddonFact), checks.Optional(facts.APIClientFact), facts.RunnerEntryFact, nodedns.ProbeFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	// Two UDP+TCP timeouts of the probe and the two lists fit well inside.

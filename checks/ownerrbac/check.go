@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 )
 
@@ -30,7 +29,7 @@ var Check = &checks.Check{
 			"is forbidden: User \"",
 		},
 	},
-	Requires:  []checks.Node{apiauth.Check, facts.OwnerAccessReviewFact, facts.APIClientFact, facts.IdentityFact},
+	Requires:  []checks.Node{checks.Ref("api-auth"), facts.OwnerAccessReviewFact, facts.APIClientFact, facts.IdentityFact},
 	Executors: []string{checks.Kubernetes},
 	Explains:  []string{"runner-rbac"},
 	Network:   true,

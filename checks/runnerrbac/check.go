@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 )
 
@@ -33,7 +32,7 @@ var Check = &checks.Check{
 			"cannot * resource \"*\" in API group \"",
 		},
 	},
-	Requires:  []checks.Node{apiauth.Check, facts.RunnerAccessReviewFact, facts.IdentityFact, facts.RunnerEntryFact},
+	Requires:  []checks.Node{checks.Ref("api-auth"), facts.RunnerAccessReviewFact, facts.IdentityFact, facts.RunnerEntryFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run:       run,

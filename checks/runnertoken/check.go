@@ -12,9 +12,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/client/gitlab"
-	"github.com/socialwebcomputer/doctor/checks/configdecode"
 	"github.com/socialwebcomputer/doctor/checks/facts"
-	"github.com/socialwebcomputer/doctor/checks/gitlabreach"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
@@ -48,7 +46,7 @@ var Check = &checks.Check{
 		},
 	},
 	// A GitLab that does not answer cannot judge a token.
-	Requires: []checks.Node{gitlabreach.Check, configdecode.Check, facts.RunnerEntryFact, facts.ServiceFact},
+	Requires: []checks.Node{checks.Ref("gitlab-reachability"), checks.Ref("config-decode"), facts.RunnerEntryFact, facts.ServiceFact},
 	Settings: []*checks.Setting{gitlab.ResolverSetting},
 	Network:  true,
 	Timeout:  25 * time.Second,

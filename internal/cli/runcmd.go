@@ -207,64 +207,15 @@ func registerRunFlags(cmd *cobra.Command, f *runFlags) {
 }
 
 // run is doctor run: it returns the report's exit code, or an error for a
-// run that could not start.
+// run that could not start. Its steps, in order: prepareRun (the flags
+// checked, the inputs read), the logs scanned, runChecks, buildReport,
+// saveOutputs (the cron's files and the bundle), the report rendered.
 func (a *app) run(cmd *cobra.Command, f *runFlags) (int, error) {
-	if !report.ValidFormat(f.output) {
-		return 0, usageError("unknown output format %q (want %s)%s", f.output, strings.Join(report.Formats, ", "), didYouMean(suggest(f.output, report.Formats)))
-	}
-	absRoot, err := filepath.Abs(f.root)
-	if err != nil {
-		return 0, usageError("--root %s: %v", f.root, err)
-	}
-	if st, err := os.Stat(absRoot); err != nil || !st.IsDir() {
-		return 0, usageError("--root %s: not a readable directory", f.root)
-	}
-	if _, err := os.ReadDir(absRoot); err != nil {
-		return 0, usageError("--root %s: %v", f.root, err)
-	}
-	if f.deep && f.offline {
-		return 0, usageError("--deep needs the cluster; it cannot be combined with --offline")
-	}
-	if err := validCheckIDs("--only", f.only); err != nil {
-		return 0, err
-	}
-	if err := validCheckIDs("--skip", f.skip); err != nil {
-		return 0, err
-	}
-	env, err := a.buildEnv(f, absRoot)
+	in, err := a.prepareRun(f)
 	if err != nil {
 		return 0, err
 	}
-	ignores, err := parseIgnores(f.ignores)
-	if err != nil {
-		return 0, err
-	}
-	fileIgnores, refused, err := loadDoctorFile(f.dotCfg)
-	if err != nil {
-		return 0, err
-	}
-	if refused != nil {
-		fmt.Fprintf(a.io.Err, "doctor: %s\n", refused.Note)
-	}
-	ignores = append(ignores, fileIgnores...)
-	if f.changesOnly && f.state == "" {
-		return 0, usageError("--changes-only needs --state FILE")
-	}
-	// A file doctor may not write, or a cache directory it may not trust,
-	// is exit 3 before the run, not after it.
-	if err := a.checkOutputs(f, env); err != nil {
-		return 0, err
-	}
-	// A state file that cannot be read is exit 3 before the run, not after.
-	var prev *state.State
-	if f.state != "" {
-		if prev, err = state.Load(f.state); err != nil {
-			return 0, &exitError{code: report.ExitCantRun, msg: err.Error()}
-		}
-	}
-	if f.deep {
-		fmt.Fprintln(a.io.Err, "doctor: --deep creates a probe pod in the runner namespace and deletes it when done")
-	}
+	env := in.env
 
 	// Ctrl-C, or a service manager's SIGTERM: the run ends, and the --deep
 	// probe pod is still deleted.
@@ -289,8 +240,115 @@ func (a *app) run(cmd *cobra.Command, f *runFlags) (int, error) {
 		}
 		opt.Only = named
 	}
-	// Live progress only where someone watches stderr, and not under -v,
-	// whose log lines would tear the progress line.
+	res, err := a.runChecks(ctx, f, env, opt)
+	if err != nil {
+		return 0, usageError("%v", err)
+	}
+	rep := buildReport(cmd, f, in, res, scans, named, started)
+	writeErr := saveOutputs(cmd, f, in, res, rep)
+	ropt := report.Options{Colour: a.io.TTY && a.io.Getenv("NO_COLOR") == "", UTF8: a.utf8(), Width: a.width()}
+	a.printMatches(f, scans, named)
+	if err := report.RenderWith(a.io.Out, rep, f.output, ropt); err != nil {
+		return 0, usageError("%v", err)
+	}
+	if writeErr != nil {
+		return 0, &exitError{code: report.ExitCantRun, msg: writeErr.Error()}
+	}
+	return rep.Summary.ExitCode, nil
+}
+
+// runInputs is what doctor run reads before any check runs.
+type runInputs struct {
+	env     *hostio.Env
+	ignores []report.Ignore // --ignore's, then .doctor.yaml's
+	refused *report.Ignore  // a .doctor.yaml doctor would not trust, as the report notes it
+	prev    *state.State    // --state's last run, nil without --state
+}
+
+// prepareRun checks the flags and reads what the run starts from: every
+// usage error, and every file doctor may not read or write, is an exit
+// code before the first check, not after the run.
+func (a *app) prepareRun(f *runFlags) (*runInputs, error) {
+	absRoot, err := validateRunFlags(f)
+	if err != nil {
+		return nil, err
+	}
+	in := &runInputs{}
+	if in.env, err = a.buildEnv(f, absRoot); err != nil {
+		return nil, err
+	}
+	if in.ignores, in.refused, err = a.loadIgnores(f); err != nil {
+		return nil, err
+	}
+	if f.changesOnly && f.state == "" {
+		return nil, usageError("--changes-only needs --state FILE")
+	}
+	// A file doctor may not write, or a cache directory it may not trust,
+	// is exit 3 before the run, not after it.
+	if err := a.checkOutputs(f, in.env); err != nil {
+		return nil, err
+	}
+	// A state file that cannot be read is exit 3 before the run, not after.
+	if f.state != "" {
+		if in.prev, err = state.Load(f.state); err != nil {
+			return nil, &exitError{code: report.ExitCantRun, msg: err.Error()}
+		}
+	}
+	if f.deep {
+		fmt.Fprintln(a.io.Err, "doctor: --deep creates a probe pod in the runner namespace and deletes it when done")
+	}
+	return in, nil
+}
+
+// validateRunFlags checks the flags that need nothing read but the root's
+// directory, and returns the root as an absolute path.
+func validateRunFlags(f *runFlags) (string, error) {
+	if !report.ValidFormat(f.output) {
+		return "", usageError("unknown output format %q (want %s)%s", f.output, strings.Join(report.Formats, ", "), didYouMean(suggest(f.output, report.Formats)))
+	}
+	absRoot, err := filepath.Abs(f.root)
+	if err != nil {
+		return "", usageError("--root %s: %v", f.root, err)
+	}
+	if st, err := os.Stat(absRoot); err != nil || !st.IsDir() {
+		return "", usageError("--root %s: not a readable directory", f.root)
+	}
+	if _, err := os.ReadDir(absRoot); err != nil {
+		return "", usageError("--root %s: %v", f.root, err)
+	}
+	if f.deep && f.offline {
+		return "", usageError("--deep needs the cluster; it cannot be combined with --offline")
+	}
+	if err := validCheckIDs("--only", f.only); err != nil {
+		return "", err
+	}
+	if err := validCheckIDs("--skip", f.skip); err != nil {
+		return "", err
+	}
+	return absRoot, nil
+}
+
+// loadIgnores is --ignore's ignores, then .doctor.yaml's, and the
+// .doctor.yaml doctor refused to trust, which it says on stderr.
+func (a *app) loadIgnores(f *runFlags) ([]report.Ignore, *report.Ignore, error) {
+	ignores, err := parseIgnores(f.ignores)
+	if err != nil {
+		return nil, nil, err
+	}
+	fileIgnores, refused, err := loadDoctorFile(f.dotCfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if refused != nil {
+		fmt.Fprintf(a.io.Err, "doctor: %s\n", refused.Note)
+	}
+	return append(ignores, fileIgnores...), refused, nil
+}
+
+// runChecks runs the registry's catalog, with live progress only where
+// someone watches stderr, and not under -v, whose log lines would tear the
+// progress line.
+func (a *app) runChecks(ctx context.Context, f *runFlags, env *hostio.Env, opt checks.Options) (*checks.Result, error) {
 	var lp *liveProgress
 	if a.io.ErrTTY && f.verbosity == 0 && !f.debug {
 		lp = startProgress(a.io.Err, a.width())
@@ -303,17 +361,20 @@ func (a *app) run(cmd *cobra.Command, f *runFlags) (int, error) {
 	if lp != nil {
 		lp.finish()
 	}
-	if err != nil {
-		return 0, usageError("%v", err)
-	}
-	rep := report.Build(res, ignores, resolvedVersion(), started)
-	if refused != nil {
-		rep.Ignores = append(rep.Ignores, *refused)
+	return res, err
+}
+
+// buildReport is the run's report: ranked, with what the operator asked
+// and, for doctor why, the checks the log names first.
+func buildReport(cmd *cobra.Command, f *runFlags, in *runInputs, res *checks.Result, scans []*symptom.Scan, named []string, started time.Time) *report.Report {
+	rep := report.Build(res, in.ignores, resolvedVersion(), started)
+	if in.refused != nil {
+		rep.Ignores = append(rep.Ignores, *in.refused)
 	}
 	rep.Verbose = f.verbose
 	rep.Overrides = overrides(f)
 	rep.Rerun = rerun(cmd, f)
-	rep.Host, rep.Args = hostName(env), changedFlags(cmd)
+	rep.Host, rep.Args = hostName(in.env), changedFlags(cmd)
 	logReport(rep, scans)
 	rep.RankFirst(named)
 	if f.why {
@@ -324,19 +385,25 @@ func (a *app) run(cmd *cobra.Command, f *runFlags) (int, error) {
 			}
 		}
 	}
-	// The cron's outputs are written for every report, one where nothing
-	// ran included: the metrics then say -1.
+	return rep
+}
+
+// saveOutputs writes the cron's outputs and the bundle, for every report,
+// one where nothing ran included (the metrics then say -1), and returns
+// the first write that failed. Under --changes-only the report keeps only
+// the findings that changed since the state's last run.
+func saveOutputs(cmd *cobra.Command, f *runFlags, in *runInputs, res *checks.Result, rep *report.Report) error {
 	var writeErr error
 	if f.textfile != "" {
 		writeErr = metrics.WriteTextfile(f.textfile, rep, metrics.Observations(res))
 	}
 	if f.bundle != "" {
-		if err := writeBundle(f.bundle, cmd, f, env, rep, ignores); err != nil && writeErr == nil {
+		if err := writeBundle(f.bundle, cmd, f, in.env, rep, in.ignores); err != nil && writeErr == nil {
 			writeErr = err
 		}
 	}
 	if f.state != "" {
-		next, changes := state.Diff(prev, rep, rep.StartedAt)
+		next, changes := state.Diff(in.prev, rep, rep.StartedAt)
 		if err := state.Save(f.state, next); err != nil && writeErr == nil {
 			writeErr = err
 		}
@@ -344,15 +411,7 @@ func (a *app) run(cmd *cobra.Command, f *runFlags) (int, error) {
 			rep.Findings = changeFindings(changes)
 		}
 	}
-	ropt := report.Options{Colour: a.io.TTY && a.io.Getenv("NO_COLOR") == "", UTF8: a.utf8(), Width: a.width()}
-	a.printMatches(f, scans, named)
-	if err := report.RenderWith(a.io.Out, rep, f.output, ropt); err != nil {
-		return 0, usageError("%v", err)
-	}
-	if writeErr != nil {
-		return 0, &exitError{code: report.ExitCantRun, msg: writeErr.Error()}
-	}
-	return rep.Summary.ExitCode, nil
+	return writeErr
 }
 
 // changeFindings are the transitions as findings: a new one as it is, marked
