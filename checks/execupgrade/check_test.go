@@ -3,8 +3,16 @@ package execupgrade_test
 import (
 	"testing"
 
+	"github.com/socialwebcomputer/doctor/checks/apiauth"
+	"github.com/socialwebcomputer/doctor/checks/clusteroverride"
+	"github.com/socialwebcomputer/doctor/checks/kubeconfigfile"
+
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/execupgrade"
 )
 
-func TestCases(t *testing.T) { checktest.Cases(t, execupgrade.Check) }
+// exec-upgrade gates on api-auth (facts.AfterAPIAuth), which runs after
+// kubeconfig-file and cluster-override: all by ID.
+func TestCases(t *testing.T) {
+	checktest.Cases(t, execupgrade.Check, checktest.With(apiauth.Check, kubeconfigfile.Check, clusteroverride.Check))
+}

@@ -6,6 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialwebcomputer/doctor/checks/apiauth"
+	"github.com/socialwebcomputer/doctor/checks/clusteroverride"
+	"github.com/socialwebcomputer/doctor/checks/kubeconfigfile"
+
 	"github.com/miekg/dns"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -109,7 +113,7 @@ func runCheck(t *testing.T, cl apiState, env *hostio.Env, timeout time.Duration)
 	root.Write("/etc/gitlab-runner/config.toml", configTOML, 0o600)
 	opts := []checktest.Option{checktest.Root(root.Dir), checktest.Env(func(e *hostio.Env) {
 		e.Settings, e.Offline = env.Settings, env.Offline
-	})}
+	}), apiGate}
 	if !cl.noAPI {
 		cs := fake.NewClientset(cl.objects...)
 		if cl.listErr != nil {
@@ -361,4 +365,8 @@ func TestProbeWithoutAPI(t *testing.T) {
 	}
 }
 
-func TestCases(t *testing.T) { checktest.Cases(t, Check) }
+func TestCases(t *testing.T) { checktest.Cases(t, Check, apiGate) }
+
+// apiGate puts api-auth, which the check and the add-on's list name by ID,
+// in the run's catalog, with the two checks api-auth runs after.
+var apiGate = checktest.With(apiauth.Check, kubeconfigfile.Check, clusteroverride.Check)
