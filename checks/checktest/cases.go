@@ -21,6 +21,8 @@ type Case struct {
 	// Fixture, when set, is a fixture of the repository whose root/ and
 	// setup the case uses ("testdata/fixtures/cert-expired"), so a host
 	// the CLI's scenarios lay out serves the check's own case too.
+	// The case's setup is laid over the fixture's: a mode or owner of its
+	// own on the same host.
 	Fixture string        `json:"fixture"`
 	Now     string        `json:"now"`
 	Setup   fixture.Setup `json:"setup"`
@@ -71,7 +73,7 @@ func RunCase(t *testing.T, c *checks.Check, dir string, opts ...Option) {
 	if cs.Fixture != "" {
 		rootOf = filepath.Join(moduleRoot(t), cs.Fixture)
 		shared := fixture.Load(t, rootOf)
-		sc.Setup = shared.Setup
+		sc.Setup = shared.Setup.With(cs.Setup)
 		if sc.Now == "" {
 			sc.Now = shared.Now
 		}
