@@ -23,6 +23,9 @@ const OwnerDID = "did:plc:ewvi7nxzyoun6zhxrhs64oiz"
 type Live struct {
 	*testenv.Env
 	Root *testroot.Root
+	// Opts are given to every Check of the cluster (Cluster's opts): the
+	// gate of a check that reads it (apigatetest.With).
+	Opts []Option
 }
 
 // Cluster starts a Live cluster for t (stopped when t ends) and lays out a
@@ -31,7 +34,7 @@ type Live struct {
 // helpers (EnsureNamespace, CreatePod, Apply...) before Check reads it.
 // A missing binary or a failed start fails the test: build the binaries
 // with `bash scripts/build-tools.sh`.
-func Cluster(t *testing.T, config string) *Live {
+func Cluster(t *testing.T, config string, opts ...Option) *Live {
 	t.Helper()
 	env := testenv.Start(t)
 	env.BindOwnersToClusterAdmin()
@@ -40,13 +43,15 @@ func Cluster(t *testing.T, config string) *Live {
 	}
 	root := testroot.New(t)
 	root.GuideRunner(config, env.OwnerKubeconfigBytes(OwnerDID, time.Now().Add(12*time.Hour)))
-	return &Live{Env: env, Root: root}
+	return &Live{Env: env, Root: root, Opts: opts}
 }
 
-// Check runs c against the live host and cluster: Check with Root(l.Root.Dir).
+// Check runs c against the live host and cluster: Check with Root(l.Root.Dir)
+// and the cluster's Opts.
 func (l *Live) Check(t testing.TB, c *checks.Check, opts ...Option) []checks.CheckResult {
 	t.Helper()
-	return Check(t, c, append([]Option{Root(l.Root.Dir)}, opts...)...)
+	all := append(append([]Option{Root(l.Root.Dir)}, l.Opts...), opts...)
+	return Check(t, c, all...)
 }
 
 // Kubeconfig is a kubeconfig for cert and key at the cluster, for a case

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialwebcomputer/doctor/checks/checktest/apigatetest"
+
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/execupgrade"
@@ -20,7 +22,7 @@ import (
 // client certificate as the kcp front does; the runner's kubeconfig names
 // the front.
 func live(t *testing.T, front *testenv.FrontOptions) *checktest.Live {
-	l := checktest.Cluster(t, "")
+	l := checktest.Cluster(t, "", apigatetest.With())
 	l.EnsureNamespace("gitlab-runner")
 	l.CreateNode("rented-1", testenv.ReadyNodeStatus("4", "16Gi", l.StartFakeKubelet(t).Port))
 	if front == nil {
@@ -34,7 +36,7 @@ func live(t *testing.T, front *testenv.FrontOptions) *checktest.Live {
 	cert, key := l.OwnerCert(checktest.OwnerDID, time.Now().Add(12*time.Hour))
 	root := testroot.New(t)
 	root.GuideRunner(testroot.GuideConfig, testpki.Kubeconfig("tenant-ci", server, l.CAPEM, cert, key))
-	return &checktest.Live{Env: l.Env, Root: root}
+	return &checktest.Live{Env: l.Env, Root: root, Opts: l.Opts}
 }
 
 func TestLive(t *testing.T) {

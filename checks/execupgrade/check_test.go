@@ -3,9 +3,7 @@ package execupgrade_test
 import (
 	"testing"
 
-	"github.com/socialwebcomputer/doctor/checks/apiauth"
-	"github.com/socialwebcomputer/doctor/checks/clusteroverride"
-	"github.com/socialwebcomputer/doctor/checks/kubeconfigfile"
+	"github.com/socialwebcomputer/doctor/checks/checktest/apigatetest"
 
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/execupgrade"
@@ -14,5 +12,5 @@ import (
 // exec-upgrade gates on api-auth (facts.AfterAPIAuth), which runs after
 // kubeconfig-file and cluster-override: all by ID.
 func TestCases(t *testing.T) {
-	checktest.Cases(t, execupgrade.Check, checktest.With(apiauth.Check, kubeconfigfile.Check, clusteroverride.Check))
+	checktest.Cases(t, execupgrade.Check, apigatetest.With())
 }

@@ -5,6 +5,8 @@ package imagepull
 import (
 	"testing"
 
+	"github.com/socialwebcomputer/doctor/checks/checktest/apigatetest"
+
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
@@ -13,7 +15,7 @@ import (
 // On a real apiserver, a job pod on a node whose kubelet (its status set
 // as a kubelet would) backs off pulling its image.
 func TestLive(t *testing.T) {
-	live := checktest.Cluster(t, "")
+	live := checktest.Cluster(t, "", apigatetest.With())
 	live.EnsureNamespace("gitlab-runner")
 	live.CreateNode("rented-1", testenv.ReadyNodeStatus("4", "16Gi", 0))
 	const job = "runner-abc123-project-5-concurrent-0-img"

@@ -4,21 +4,20 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/socialwebcomputer/doctor/checks/checktest/apigatetest"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
-	"github.com/socialwebcomputer/doctor/checks/clusteroverride"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
-	"github.com/socialwebcomputer/doctor/checks/kubeconfigfile"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
 
 // withAPIAuth puts api-auth in the catalog of a run that lists the cluster:
 // the lists gate on it by its ID (facts.AfterAPIAuth).
-var withAPIAuth = checktest.With(apiauth.Check, kubeconfigfile.Check, clusteroverride.Check)
+var withAPIAuth = apigatetest.With()
 
 func waiting(name, image, reason, message string) corev1.ContainerStatus {
 	return corev1.ContainerStatus{Name: name, Image: image, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: message}}}

@@ -7,8 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialwebcomputer/doctor/checks/checktest/apigatetest"
+
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/kubeletreach"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
@@ -46,13 +47,13 @@ func TestLive(t *testing.T) {
 				Says: []string{"cannot reach the kubelet of node rented-1", "i/o timeout"}}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l := checktest.Cluster(t, "")
+			l := checktest.Cluster(t, "", apigatetest.With())
 			l.EnsureNamespace("gitlab-runner")
 			port, requests := tc.kubelet(t, l)
 			nodednsworld.Node(t, l.Env, "rented-1", "4", "16Gi", port, true)
 			nodednsworld.DNSPod(t, l.Env, "node-dns-rented-1", "rented-1", testenv.PodRunning())
 			start := time.Now()
-			rs := l.Check(t, kubeletreach.Check, checktest.With(apiauth.Check), checktest.Env(func(e *hostio.Env) { e.RequestTimeout = tc.timeout }))
+			rs := l.Check(t, kubeletreach.Check, apigatetest.With(), checktest.Env(func(e *hostio.Env) { e.RequestTimeout = tc.timeout }))
 			if tc.elapsed > 0 && time.Since(start) > tc.elapsed {
 				t.Errorf("run took %s, want under %s", time.Since(start), tc.elapsed)
 			}

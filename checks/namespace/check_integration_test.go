@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialwebcomputer/doctor/checks/checktest/apigatetest"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
@@ -30,7 +32,7 @@ func secondRunner(ns string) string {
 }
 
 func TestLive(t *testing.T) {
-	live := checktest.Cluster(t, "")
+	live := checktest.Cluster(t, "", apigatetest.With())
 	t.Run("namespace-missing", func(t *testing.T) {
 		checktest.WantResults(t, live.Check(t, Check), result(1, checks.StatusFail,
 			`the namespace "gitlab-runner" does not exist: every job fails with `+"`namespaces \"gitlab-runner\" not found`",
@@ -44,14 +46,14 @@ func TestLive(t *testing.T) {
 	t.Run("two-runners-one-namespace-missing", func(t *testing.T) {
 		root := testroot.New(t)
 		root.GuideRunner(secondRunner("ci-other"), live.OwnerKubeconfigBytes(checktest.OwnerDID, time.Now().Add(12*time.Hour)))
-		checktest.WantResults(t, checktest.Check(t, Check, checktest.Root(root.Dir)), result(1, checks.StatusPass),
+		checktest.WantResults(t, checktest.Check(t, Check, checktest.Root(root.Dir), apigatetest.With()), result(1, checks.StatusPass),
 			result(2, checks.StatusFail, `the namespace "ci-other" does not exist`, "GET /api/v1/namespaces (the cluster's list): 404"))
 	})
 	t.Run("namespace-per-job", func(t *testing.T) {
 		root := testroot.New(t)
 		root.GuideRunner(strings.Replace(testroot.GuideConfig, "    poll_timeout = 3600\n", "    poll_timeout = 3600\n    namespace_per_job = true\n", 1),
 			live.OwnerKubeconfigBytes(checktest.OwnerDID, time.Now().Add(12*time.Hour)))
-		checktest.WantResults(t, checktest.Check(t, Check, checktest.Root(root.Dir)),
+		checktest.WantResults(t, checktest.Check(t, Check, checktest.Root(root.Dir), apigatetest.With()),
 			checktest.ResultWant{Runner: 1, Status: checks.StatusSkipped, Reason: "namespace_per_job is set: the runner creates a namespace per job"})
 	})
 	// An identity with no RBAC at all may not read the namespace: unknown,
@@ -61,7 +63,7 @@ func TestLive(t *testing.T) {
 		cert, key := live.MintClient("ci-no-rbac", nil, now.Add(-time.Hour), now.Add(12*time.Hour))
 		root := testroot.New(t)
 		root.GuideRunner(testroot.GuideConfig, live.Kubeconfig(cert, key))
-		checktest.WantResults(t, checktest.Check(t, Check, checktest.Root(root.Dir)), checktest.ResultWant{Runner: 1, Status: checks.StatusUnknown,
+		checktest.WantResults(t, checktest.Check(t, Check, checktest.Root(root.Dir), apigatetest.With()), checktest.ResultWant{Runner: 1, Status: checks.StatusUnknown,
 			Reason: `its RBAC lacks verb "get" on resource "namespaces" in API group ""`})
 	})
 	// Without a namespace controller, a deleted namespace keeps its

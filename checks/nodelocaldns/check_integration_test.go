@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialwebcomputer/doctor/checks/checktest/apigatetest"
+
 	"github.com/miekg/dns"
 
 	"github.com/socialwebcomputer/doctor/checks"
@@ -91,7 +93,7 @@ func TestLive(t *testing.T) {
 			folded: map[string]string{"SERVFAIL": ""}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			live := checktest.Cluster(t, "")
+			live := checktest.Cluster(t, "", apigatetest.With())
 			live.EnsureNamespace("gitlab-runner")
 			tc.shape(live)
 			addr, queries := tc.server(t)

@@ -6,9 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialwebcomputer/doctor/checks/apiauth"
-	"github.com/socialwebcomputer/doctor/checks/clusteroverride"
-	"github.com/socialwebcomputer/doctor/checks/kubeconfigfile"
+	"github.com/socialwebcomputer/doctor/checks/checktest/apigatetest"
 
 	"github.com/miekg/dns"
 	appsv1 "k8s.io/api/apps/v1"
@@ -369,4 +367,4 @@ func TestCases(t *testing.T) { checktest.Cases(t, Check, apiGate) }
 
 // apiGate puts api-auth, which the check and the add-on's list name by ID,
 // in the run's catalog, with the two checks api-auth runs after.
-var apiGate = checktest.With(apiauth.Check, kubeconfigfile.Check, clusteroverride.Check)
+var apiGate = apigatetest.With()

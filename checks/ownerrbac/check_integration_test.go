@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialwebcomputer/doctor/checks/checktest/apigatetest"
+
 	authzv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -37,7 +39,7 @@ func waitDenied(t *testing.T, live *checktest.Live) {
 }
 
 func TestLive(t *testing.T) {
-	live := checktest.Cluster(t, "")
+	live := checktest.Cluster(t, "", apigatetest.With())
 	live.EnsureNamespace("gitlab-runner")
 	t.Run("owner-is-cluster-admin", func(t *testing.T) {
 		checktest.WantResults(t, live.Check(t, Check), checktest.ResultWant{Runner: 1, Status: checks.StatusPass})
@@ -48,7 +50,7 @@ func TestLive(t *testing.T) {
 		cert, key := live.MintClient("ci-operator", []string{"ops"}, now.Add(-time.Hour), now.Add(12*time.Hour))
 		root := testroot.New(t)
 		root.GuideRunner(testroot.GuideConfig, live.Kubeconfig(cert, key))
-		checktest.WantResults(t, checktest.Check(t, Check, checktest.Root(root.Dir)), checktest.ResultWant{Runner: 1, Status: checks.StatusSkipped,
+		checktest.WantResults(t, checktest.Check(t, Check, checktest.Root(root.Dir), apigatetest.With()), checktest.ResultWant{Runner: 1, Status: checks.StatusSkipped,
 			Reason: "ci-operator is not a gateway owner (no group " + testenv.OwnersGroup + "); cluster-admin is not expected"})
 	})
 	if err := live.Clientset().RbacV1().ClusterRoleBindings().Delete(t.Context(), testenv.OwnersGroup, metav1.DeleteOptions{}); err != nil {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialwebcomputer/doctor/checks/checktest/apigatetest"
+
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
@@ -15,7 +17,7 @@ import (
 // normal while it is younger than poll_timeout (3600 in the guide's
 // config), nothing rented a node once it is older.
 func TestLive(t *testing.T) {
-	live := checktest.Cluster(t, "")
+	live := checktest.Cluster(t, "", apigatetest.With())
 	live.EnsureNamespace("gitlab-runner")
 	live.CreatePod("gitlab-runner", "runner-abc123-project-5-concurrent-0-x1y2z3", "")
 	// Not a job pod, and a job pod on a node: neither waits for a node.

@@ -5,6 +5,8 @@ package pendingunschedulable
 import (
 	"testing"
 
+	"github.com/socialwebcomputer/doctor/checks/checktest/apigatetest"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
@@ -16,7 +18,7 @@ import (
 // no node, one asking 64 cpu (with the scheduler's event), one that fits
 // with no event yet.
 func TestLive(t *testing.T) {
-	live := checktest.Cluster(t, "")
+	live := checktest.Cluster(t, "", apigatetest.With())
 	live.EnsureNamespace("gitlab-runner")
 	live.CreateNode("rented-1", testenv.ReadyNodeStatus("4", "16Gi", 0))
 	big := live.CreatePod("gitlab-runner", "runner-abc123-project-5-concurrent-0-big", "", func(p *corev1.Pod) {

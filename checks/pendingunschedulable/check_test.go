@@ -4,22 +4,21 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/socialwebcomputer/doctor/checks/checktest/apigatetest"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
-	"github.com/socialwebcomputer/doctor/checks/clusteroverride"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
-	"github.com/socialwebcomputer/doctor/checks/kubeconfigfile"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
 
 // withAPIAuth puts api-auth in the catalog of a run that lists the cluster:
 // the lists gate on it by its ID (facts.AfterAPIAuth).
-var withAPIAuth = checktest.With(apiauth.Check, kubeconfigfile.Check, clusteroverride.Check)
+var withAPIAuth = apigatetest.With()
 
 func rl(cpu, memory string) corev1.ResourceList {
 	return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory)}

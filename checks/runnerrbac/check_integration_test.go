@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialwebcomputer/doctor/checks/checktest/apigatetest"
+
 	authzv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -137,7 +139,7 @@ func denied(t *testing.T, f checks.Finding) []string {
 // pods/attach fails the attach strategy and passes the legacy one, set in
 // [runners.feature_flags] or in environment; honor-entrypoint asks pods/log.
 func TestFollowsFeatureFlags(t *testing.T) {
-	live := checktest.Cluster(t, "")
+	live := checktest.Cluster(t, "", apigatetest.With())
 	live.EnsureNamespace("gitlab-runner")
 	defaults := withFlags(nil)
 	rules := rulesFor(neededOf(t, defaults), "pods/attach")
@@ -173,7 +175,7 @@ func TestFollowsFeatureFlags(t *testing.T) {
 			}
 			root := testroot.New(t)
 			root.GuideRunner(tc.config, kubeconfig)
-			rs := checktest.Check(t, Check, checktest.Root(root.Dir))
+			rs := checktest.Check(t, Check, checktest.Root(root.Dir), apigatetest.With())
 			if tc.missing == nil {
 				checktest.WantResults(t, rs, checktest.ResultWant{Runner: 1, Status: checks.StatusPass})
 				return
@@ -198,7 +200,7 @@ func TestFollowsFeatureFlags(t *testing.T) {
 // A runner's service account whose Role is in its own namespace, sending
 // jobs to another: the finding asks whether that namespace is misspelt.
 func TestServiceAccountInAnotherNamespace(t *testing.T) {
-	live := checktest.Cluster(t, "")
+	live := checktest.Cluster(t, "", apigatetest.With())
 	live.EnsureNamespace("gitlab-runner")
 	live.EnsureNamespace("gitlab")
 	const sa = "system:serviceaccount:gitlab:gitlab-runner"
@@ -207,7 +209,7 @@ func TestServiceAccountInAnotherNamespace(t *testing.T) {
 	cert, key := live.MintClient(sa, nil, now.Add(-time.Hour), now.Add(12*time.Hour))
 	root := testroot.New(t)
 	root.GuideRunner(testroot.GuideConfig, live.Kubeconfig(cert, key))
-	checktest.WantResults(t, checktest.Check(t, Check, checktest.Root(root.Dir)), checktest.ResultWant{Runner: 1, Status: checks.StatusFail,
+	checktest.WantResults(t, checktest.Check(t, Check, checktest.Root(root.Dir), apigatetest.With()), checktest.ResultWant{Runner: 1, Status: checks.StatusFail,
 		Findings: []checktest.FindingWant{{Severity: checks.Error, Says: []string{sa + " may not create pods", `in namespace "gitlab-runner"`,
 			`The runner's service account belongs to namespace "gitlab", where the guide puts its Role: is "gitlab-runner", the namespace config.toml sends jobs to, missing or misspelt?`}}}})
 }

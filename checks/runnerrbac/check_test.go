@@ -3,17 +3,16 @@ package runnerrbac
 import (
 	"testing"
 
-	"github.com/socialwebcomputer/doctor/checks/apiauth"
+	"github.com/socialwebcomputer/doctor/checks/checktest/apigatetest"
+
 	"github.com/socialwebcomputer/doctor/checks/checktest"
-	"github.com/socialwebcomputer/doctor/checks/clusteroverride"
-	"github.com/socialwebcomputer/doctor/checks/kubeconfigfile"
 )
 
 // The check judges what a real apiserver answers (the self-review's user,
 // an access review of each verb the executor needs): it is proven on one, in
 // check_integration_test.go; here, the hosts it does not apply to.
 func TestCases(t *testing.T) {
-	checktest.Cases(t, Check, checktest.With(apiauth.Check, kubeconfigfile.Check, clusteroverride.Check))
+	checktest.Cases(t, Check, apigatetest.With())
 }
 
 func TestServiceAccountNamespace(t *testing.T) {

@@ -5,6 +5,8 @@ package scaletozero
 import (
 	"testing"
 
+	"github.com/socialwebcomputer/doctor/checks/checktest/apigatetest"
+
 	schedv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -17,7 +19,7 @@ import (
 // missing, then present with a node that runs no job, then a pause pod
 // Pending that keeps the node rented.
 func TestLive(t *testing.T) {
-	live := checktest.Cluster(t, pauseConfig)
+	live := checktest.Cluster(t, pauseConfig, apigatetest.With())
 	live.EnsureNamespace("gitlab-runner")
 	t.Run("pause-priority-class-missing", func(t *testing.T) {
 		checktest.WantResults(t, live.Check(t, Check, withAPIAuth), result(checks.StatusFail, checktest.FindingWant{Severity: checks.Error,
