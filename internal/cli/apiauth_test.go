@@ -20,7 +20,9 @@ import (
 
 // TestAPIAuthClassifiesEachFailure points the runner's kubeconfig at real
 // loopback servers that fail in each way the guide's operators meet, and
-// requires api-auth to name each one and the address.
+// requires doctor run to exit 2 with api-auth first, naming each one and
+// the address, and doctor analyze of the bundle to say the same. The
+// finding's exact words are checks/apiauth's TestClassifiesEachFailure.
 func TestAPIAuthClassifiesEachFailure(t *testing.T) {
 	now := time.Now()
 	ca, err := testpki.NewCA("tenant PKI", now.Add(-time.Hour), now.Add(48*time.Hour))

@@ -1,0 +1,83 @@
+//go:build integration
+
+package namespacequota
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/apiauth"
+	"github.com/socialwebcomputer/doctor/checks/checktest"
+	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
+)
+
+// limits are the guide's limits (testroot.GuideConfig sets only the requests).
+const limits = "    cpu_limit = \"10\"\n    memory_limit = \"20Gi\"\n    helper_cpu_limit = \"1\"\n    helper_memory_limit = \"1Gi\"\n"
+
+// inNamespace is the guide's config sending jobs to ns, with lines added to
+// its [runners.kubernetes].
+func inNamespace(ns, lines string) string {
+	c := strings.Replace(testroot.GuideConfig, `namespace = "gitlab-runner"`, `namespace = "`+ns+`"`, 1)
+	return strings.Replace(c, "    poll_timeout = 3600\n", "    poll_timeout = 3600\n"+lines, 1)
+}
+
+// Quotas and limit ranges are objects the apiserver stores (the quota's
+// status set as its controller would); each case is a namespace of its own
+// in one cluster.
+func TestLive(t *testing.T) {
+	live := checktest.Cluster(t, "")
+	run := func(t *testing.T, config string) []checks.CheckResult {
+		root := testroot.New(t)
+		root.GuideRunner(config, live.OwnerKubeconfigBytes(checktest.OwnerDID, time.Now().Add(12*time.Hour)))
+		return checktest.Check(t, Check, checktest.Root(root.Dir), checktest.With(apiauth.Check))
+	}
+	fail := func(says ...string) checktest.ResultWant {
+		return checktest.ResultWant{Runner: 1, Status: checks.StatusFail, Findings: []checktest.FindingWant{{Severity: checks.Error, Says: says}}}
+	}
+	t.Run("quota-and-limitrange-fit", func(t *testing.T) {
+		live.EnsureNamespace("fit")
+		live.CreateQuota("fit", "compute", rlist("limits.memory", "64Gi", "limits.cpu", "32", "pods", "10"), rlist("pods", "0"))
+		live.CreateLimitRange("fit", corev1.LimitRangeItem{Type: corev1.LimitTypeContainer, Max: rlist("memory", "32Gi")})
+		checktest.WantResults(t, run(t, inNamespace("fit", limits)), checktest.ResultWant{Runner: 1, Status: checks.StatusPass})
+	})
+	// The guide's config sets no limits: a quota on limits.cpu refuses
+	// every container.
+	t.Run("quota-needs-limits-the-config-lacks", func(t *testing.T) {
+		live.EnsureNamespace("no-limits")
+		live.CreateQuota("no-limits", "compute", rlist("limits.cpu", "32"), rlist("limits.cpu", "0"))
+		checktest.WantResults(t, run(t, inNamespace("no-limits", "")), fail(
+			`[[runners]] #1 "kcp-tenant-kubernetes": the apiserver refuses every job pod in no-limits: failed quota: compute: must specify limits.cpu for: build,helper,init-permissions.`,
+			"GET resourcequota no-limits/compute: failed quota: compute: must specify limits.cpu for: build,helper,init-permissions",
+			"/etc/gitlab-runner/config.toml: the job pod: init-permissions requests cpu=100m,memory=128Mi limits none; build requests cpu=100m,memory=128Mi limits none"))
+	})
+	t.Run("quota-smaller-than-a-job-pod", func(t *testing.T) {
+		live.EnsureNamespace("small")
+		live.CreateQuota("small", "compute", rlist("limits.memory", "16Gi"), rlist("limits.memory", "0"))
+		checktest.WantResults(t, run(t, inNamespace("small", limits)), fail(
+			"the apiserver refuses every job pod in small: exceeded quota: compute, requested: limits.memory=21Gi, used: limits.memory=0, limited: limits.memory=16Gi.",
+			"Make the job pod fit", "GET resourcequota small/compute: exceeded quota: compute",
+			"build requests cpu=100m,memory=128Mi limits cpu=10,memory=20Gi"))
+	})
+	t.Run("limitrange-max-below-memory-limit", func(t *testing.T) {
+		live.EnsureNamespace("max")
+		live.CreateLimitRange("max", corev1.LimitRangeItem{Type: corev1.LimitTypeContainer, Max: rlist("memory", "8Gi")})
+		checktest.WantResults(t, run(t, inNamespace("max", limits)), fail(
+			"the apiserver refuses every job pod in max: maximum memory usage per Container is 8Gi, but limit is 20Gi (container build).",
+			"GET limitrange max/limits: maximum memory usage per Container is 8Gi, but limit is 20Gi (container build)"))
+	})
+	// An identity with no RBAC may not read quotas: unknown, naming the
+	// list it lacks, and no finding.
+	t.Run("forbidden", func(t *testing.T) {
+		live.EnsureNamespace("gitlab-runner")
+		now := time.Now()
+		cert, key := live.MintClient("ci-no-rbac", nil, now.Add(-time.Hour), now.Add(12*time.Hour))
+		root := testroot.New(t)
+		root.GuideRunner(testroot.GuideConfig, live.Kubeconfig(cert, key))
+		checktest.WantResults(t, checktest.Check(t, Check, checktest.Root(root.Dir), checktest.With(apiauth.Check)),
+			checktest.ResultWant{Runner: 1, Status: checks.StatusUnknown, Reason: `its RBAC lacks verb "list" on resource "resourcequotas" in API group ""`})
+	})
+}
