@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialwebcomputer/doctor/checks/clusteroverride"
+	"github.com/socialwebcomputer/doctor/checks/kubeconfigfile"
+
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
@@ -16,7 +19,7 @@ import (
 // passes too (authenticated is all api-auth asks), and an expired one is
 // answered 401, which api-auth lays on the certificate's dates.
 func TestLive(t *testing.T) {
-	live := checktest.Cluster(t, "")
+	live := checktest.Cluster(t, "", checktest.With(kubeconfigfile.Check, clusteroverride.Check))
 	t.Run("owner", func(t *testing.T) {
 		checktest.WantResults(t, live.Check(t, Check), checktest.ResultWant{Runner: 1, Status: checks.StatusPass})
 	})
@@ -25,7 +28,7 @@ func TestLive(t *testing.T) {
 		cert, key := live.MintClient("ci-runner", nil, notBefore, notAfter)
 		root := testroot.New(t)
 		root.GuideRunner(testroot.GuideConfig, live.Kubeconfig(cert, key))
-		return checktest.Check(t, Check, checktest.Root(root.Dir))
+		return checktest.Check(t, Check, checktest.Root(root.Dir), checktest.With(kubeconfigfile.Check, clusteroverride.Check))
 	}
 	t.Run("no-rbac-is-authenticated", func(t *testing.T) {
 		checktest.WantResults(t, as(t, now.Add(-time.Hour), now.Add(12*time.Hour)), checktest.ResultWant{Runner: 1, Status: checks.StatusPass})

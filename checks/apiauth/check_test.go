@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialwebcomputer/doctor/checks/clusteroverride"
+	"github.com/socialwebcomputer/doctor/checks/kubeconfigfile"
+
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
@@ -22,7 +25,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func TestCases(t *testing.T) { checktest.Cases(t, Check) }
+func TestCases(t *testing.T) {
+	checktest.Cases(t, Check, checktest.With(kubeconfigfile.Check, clusteroverride.Check))
+}
 
 // TestClassifiesEachFailure points the runner's kubeconfig at loopback
 // servers that fail in each way the guide's operators meet: api-auth names
@@ -101,7 +106,7 @@ func TestClassifiesEachFailure(t *testing.T) {
 			root := testroot.New(t)
 			root.GuideRunner(testroot.GuideConfig, testpki.Kubeconfig("tenant-ci", tc.server, ca.CertPEM, cert, key))
 			start := time.Now()
-			rs := checktest.Check(t, Check, checktest.Root(root.Dir))
+			rs := checktest.Check(t, Check, checktest.Root(root.Dir), checktest.With(kubeconfigfile.Check, clusteroverride.Check))
 			if took := time.Since(start); took > 15*time.Second {
 				t.Errorf("took %s: an unreachable endpoint must be a finding within its deadline", took)
 			}

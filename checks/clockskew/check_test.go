@@ -9,6 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialwebcomputer/doctor/checks/checktest/apigatetest"
+	"github.com/socialwebcomputer/doctor/checks/configdecode"
+	"github.com/socialwebcomputer/doctor/checks/gitlabreach"
+	"github.com/socialwebcomputer/doctor/checks/runnertoken"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
@@ -137,7 +142,7 @@ func runSeen(t *testing.T, api, gl string, seen ...skewed) []checks.CheckResult 
 	clocks := &hostio.ServerClocks{}
 	record(t, clocks, seen...)
 	d := &dials{}
-	rs := checktest.Check(t, Check, checktest.Root(root.Dir),
+	rs := checktest.Check(t, Check, checktest.Root(root.Dir), gates,
 		checktest.Fact(facts.APIClientFact, &facts.APIClient{Server: api}),
 		checktest.Fact(facts.IdentityFact, &facts.Identity{User: "ci-runner", Server: api}),
 		checktest.Env(func(e *hostio.Env) { e.Clocks, e.Log = clocks, d.log }))
@@ -237,9 +242,14 @@ func TestRecordedByTheClients(t *testing.T) {
 				}
 				opts = append(opts, checktest.Fact(facts.APIClientFact, api), checktest.Env(func(e *hostio.Env) { e.Clocks = clocks }))
 			}
-			rs := checktest.Check(t, Check, opts...)
+			rs := checktest.Check(t, Check, append(opts, gates)...)
 			d.onlyLoopback(t)
 			checktest.WantResults(t, rs, tc.want(strings.TrimSuffix(gl.URL(), "/"), apiURL))
 		})
 	}
 }
+
+// gates are the checks clock-skew reads the clients of, by ID (api-auth's
+// apiserver client, runner-token's GitLab answers), and what they run
+// after: they run, as under doctor run --only clock-skew.
+var gates = checktest.With(append(apigatetest.Checks(), runnertoken.Check, gitlabreach.Check, configdecode.Check)...)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialwebcomputer/doctor/checks/checktest/apigatetest"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -34,11 +36,11 @@ func andSecond(config, ns string) string {
 // apiserver stores, and Pod Security it enforces; each case is a namespace
 // of its own in one cluster.
 func TestLive(t *testing.T) {
-	live := checktest.Cluster(t, "")
+	live := checktest.Cluster(t, "", apigatetest.With())
 	run := func(t *testing.T, config string) []checks.CheckResult {
 		root := testroot.New(t)
 		root.GuideRunner(config, live.OwnerKubeconfigBytes(checktest.OwnerDID, time.Now().Add(12*time.Hour)))
-		return checktest.Check(t, Check, checktest.Root(root.Dir))
+		return checktest.Check(t, Check, checktest.Root(root.Dir), apigatetest.With())
 	}
 	fail := func(runner int, says ...string) checktest.ResultWant {
 		return checktest.ResultWant{Runner: runner, Status: checks.StatusFail, Findings: []checktest.FindingWant{{Severity: checks.Error, Says: says}}}
@@ -82,7 +84,7 @@ func TestLive(t *testing.T) {
 		cert, key := live.MintClient("ci-no-rbac", nil, now.Add(-time.Hour), now.Add(12*time.Hour))
 		root := testroot.New(t)
 		root.GuideRunner(testroot.GuideConfig, live.Kubeconfig(cert, key))
-		checktest.WantResults(t, checktest.Check(t, Check, checktest.Root(root.Dir)),
+		checktest.WantResults(t, checktest.Check(t, Check, checktest.Root(root.Dir), apigatetest.With()),
 			checktest.ResultWant{Runner: 1, Status: checks.StatusUnknown, Reason: `its RBAC lacks verb "get" on resource "namespaces" in API group ""`})
 	})
 }

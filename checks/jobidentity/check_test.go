@@ -3,6 +3,8 @@ package jobidentity
 import (
 	"testing"
 
+	"github.com/socialwebcomputer/doctor/checks/checktest/apigatetest"
+
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 )
 
@@ -10,4 +12,4 @@ import (
 // pod, the namespace's service account and secrets): its judging is proven
 // on a real apiserver, in check_integration_test.go; here, the hosts it
 // does not apply to.
-func TestCases(t *testing.T) { checktest.Cases(t, Check) }
+func TestCases(t *testing.T) { checktest.Cases(t, Check, apigatetest.With()) }

@@ -5,11 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialwebcomputer/doctor/checks/checktest/apigatetest"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
@@ -127,4 +128,4 @@ func TestPatternsMatchTheRunnersLines(t *testing.T) {
 func matchesAny(line string) bool { return checktest.Matches(Check.Doc, line) }
 
 // The lists gate on api-auth by its ID (facts.AfterAPIAuth).
-func TestCases(t *testing.T) { checktest.Cases(t, Check, checktest.With(apiauth.Check)) }
+func TestCases(t *testing.T) { checktest.Cases(t, Check, apigatetest.With()) }

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialwebcomputer/doctor/checks/checktest/apigatetest"
+
 	certv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
@@ -149,4 +150,4 @@ func TestJudge(t *testing.T) {
 // does not apply to.
 // The lists gate on api-auth by its ID (facts.AfterAPIAuth): it is put in
 // the catalog.
-func TestCases(t *testing.T) { checktest.Cases(t, Check, checktest.With(apiauth.Check)) }
+func TestCases(t *testing.T) { checktest.Cases(t, Check, apigatetest.With()) }

@@ -7,10 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialwebcomputer/doctor/checks/checktest/apigatetest"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/apiauth"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
@@ -29,11 +30,11 @@ func inNamespace(ns, lines string) string {
 // status set as its controller would); each case is a namespace of its own
 // in one cluster.
 func TestLive(t *testing.T) {
-	live := checktest.Cluster(t, "")
+	live := checktest.Cluster(t, "", apigatetest.With())
 	run := func(t *testing.T, config string) []checks.CheckResult {
 		root := testroot.New(t)
 		root.GuideRunner(config, live.OwnerKubeconfigBytes(checktest.OwnerDID, time.Now().Add(12*time.Hour)))
-		return checktest.Check(t, Check, checktest.Root(root.Dir), checktest.With(apiauth.Check))
+		return checktest.Check(t, Check, checktest.Root(root.Dir), apigatetest.With())
 	}
 	fail := func(says ...string) checktest.ResultWant {
 		return checktest.ResultWant{Runner: 1, Status: checks.StatusFail, Findings: []checktest.FindingWant{{Severity: checks.Error, Says: says}}}
@@ -77,7 +78,7 @@ func TestLive(t *testing.T) {
 		cert, key := live.MintClient("ci-no-rbac", nil, now.Add(-time.Hour), now.Add(12*time.Hour))
 		root := testroot.New(t)
 		root.GuideRunner(testroot.GuideConfig, live.Kubeconfig(cert, key))
-		checktest.WantResults(t, checktest.Check(t, Check, checktest.Root(root.Dir), checktest.With(apiauth.Check)),
+		checktest.WantResults(t, checktest.Check(t, Check, checktest.Root(root.Dir), apigatetest.With()),
 			checktest.ResultWant{Runner: 1, Status: checks.StatusUnknown, Reason: `its RBAC lacks verb "list" on resource "resourcequotas" in API group ""`})
 	})
 }

@@ -3,7 +3,8 @@ package namespacequota
 import (
 	"testing"
 
-	"github.com/socialwebcomputer/doctor/checks/apiauth"
+	"github.com/socialwebcomputer/doctor/checks/checktest/apigatetest"
+
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 )
 
@@ -11,4 +12,4 @@ import (
 // judging is proven on its pure parts (judge_test.go) and on a real
 // apiserver (check_integration_test.go); here, the hosts it does not apply
 // to. The lists gate on api-auth by its ID (facts.AfterAPIAuth).
-func TestCases(t *testing.T) { checktest.Cases(t, Check, checktest.With(apiauth.Check)) }
+func TestCases(t *testing.T) { checktest.Cases(t, Check, apigatetest.With()) }
