@@ -11,6 +11,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/clockskew"
 	"github.com/socialwebcomputer/doctor/checks/clusteroverride"
 	"github.com/socialwebcomputer/doctor/checks/configdecode"
+	"github.com/socialwebcomputer/doctor/checks/configfile"
 	"github.com/socialwebcomputer/doctor/checks/configlint"
 	"github.com/socialwebcomputer/doctor/checks/configunknownkeys"
 	"github.com/socialwebcomputer/doctor/checks/dockersocket"
@@ -51,6 +52,7 @@ func Checks() []*checks.Check {
 		runnerprocess.Check,
 		runnerservice.Check,
 		configdecode.Check,
+		configfile.Check,
 		configunknownkeys.Check,
 		runnerkubeconfigenv.Check,
 		kubeconfigfile.Check,

@@ -1,0 +1,215 @@
+// Package configfile examines config.toml as a file: the runner can read
+// it, and no one else can read the tokens in it or put another file in
+// its place.
+package configfile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
+)
+
+var Check = &checks.Check{
+	ID:       "config-file",
+	Title:    "config.toml is readable by the runner and by no one else",
+	Severity: checks.Error,
+	Doc: checks.Doc{
+		Cause: "config.toml holds each runner's authentication token: whoever reads it can take the runner's jobs, " +
+			"and with them their CI/CD variables. The runner writes the file 0600 in a 0700 directory, but only when " +
+			"it creates them (common/config.go, v19.3.0: os.MkdirAll(filepath.Dir(filePath), 0700); " +
+			"os.WriteFile(filePath, data, 0o600)): a file copied in, unpacked or templated keeps the mode it was given. " +
+			"A file or directory others can write lets them put their own config.toml, and its commands, in its place. " +
+			"A file the runner's user cannot read stops it at start-up.",
+		Symptom: "Nothing in the runner's log while the file is exposed. When the runner's user cannot read it: " +
+			"FATAL: Service run failed  error=decoding configuration file: open /etc/gitlab-runner/config.toml: permission denied",
+		Fix:    "sudo chown <runner user> /etc/gitlab-runner/config.toml && sudo chmod 0600 /etc/gitlab-runner/config.toml && sudo chmod go-w /etc/gitlab-runner",
+		Verify: "stat -c '%a %U:%G %n' /etc/gitlab-runner/config.toml /etc/gitlab-runner",
+		Patterns: []string{
+			// common/config.go, v19.3.0, LoadConfig: toml.DecodeFile's open error behind
+			// fmt.Errorf("decoding configuration file: %w", err).
+			"decoding configuration file: open *: permission denied",
+			// common/config.go, v19.3.0, LoadConfig: os.Stat's error returned as it is, when a
+			// directory above the file is not searchable.
+			"Service run failed*stat *: permission denied",
+		},
+	},
+	Requires: []checks.Node{facts.ConfigFact, facts.RunAsFact},
+	// A runner that cannot read config.toml is what config-decode sees as a
+	// FATAL at start-up; this check names the path component in the way.
+	Explains: []string{"config-decode"},
+	Run:      run,
+}
+
+func run(p *checks.Pass) error {
+	c := facts.ConfigFact.Get(p)
+	switch {
+	case c.Path == "" && c.Unknown:
+		return errors.New(c.Unlocated)
+	case c.Path == "":
+		return checks.Skip("%s", c.Unlocated)
+	case errors.Is(c.ReadErr, os.ErrNotExist), errors.Is(c.ReadErr, hostio.ErrTooLarge):
+		return checks.Skip("config-decode reports %s: %v", c.Path, c.ReadErr)
+	}
+	file := c.ReadPath()
+	st, err := p.Env.Stat(file)
+	if err != nil {
+		return fmt.Errorf("cannot examine %s: %w", c.Path, err)
+	}
+	ra := facts.RunAsFact.Get(p)
+	if p.Env.ConfigPath != "" {
+		ra = nil // --config names the operator's file; whose it is, is not known
+	}
+	if ra != nil && ra.UIDKnown {
+		if blocked := facts.Denied(p.Env, file, st, ra, facts.Read); len(blocked) > 0 {
+			unreadable(p, c, blocked, ra)
+			return nil
+		}
+	}
+	exposed(p, c, st, ra)
+	replaceable(p, c, st)
+	if ra != nil && !ra.UIDKnown {
+		return fmt.Errorf("cannot tell whether %s can read %s: %s", ra.Label(), c.Path, ra.UIDProblem())
+	}
+	return nil
+}
+
+// unreadable reports the path components that keep the runner's user
+// from config.toml, with the commands that open each.
+func unreadable(p *checks.Pass, c *facts.ConfigFile, blocked []facts.Blocker, ra *facts.RunAs) {
+	ev := make([]checks.Evidence, 0, len(blocked))
+	var fix []string
+	for _, b := range blocked {
+		ev = append(ev, b.Evidence())
+		if b.Path == c.ReadPath() {
+			fix = append(fix, fmt.Sprintf("sudo chown %s %s && sudo chmod 0600 %s", owner(ra), c.Path, c.Path))
+		} else {
+			fix = append(fix, fmt.Sprintf("sudo chmod o+x %s", b.Path))
+		}
+	}
+	p.Report(checks.Finding{
+		Cause: fmt.Sprintf("The runner's user (%s) cannot read %s (blocked at %s): the runner stops at start-up with "+
+			"`decoding configuration file: open %s: permission denied`.", ra.Label(), c.Path, facts.BlockerPaths(blocked), c.Path),
+		Evidence: ev,
+		Fix:      strings.Join(fix, " && "),
+	})
+}
+
+// exposed reports a file whose tokens others can read, or which others
+// can write.
+func exposed(p *checks.Pass, c *facts.ConfigFile, st fs.FileInfo, ra *facts.RunAs) {
+	mode := st.Mode().Perm()
+	uid, gid := facts.Ownership(st)
+	modeEv := checks.Evidence{Source: c.Path, Detail: fmt.Sprintf("mode %04o owner %d:%d", mode, uid, gid)}
+	fix := "sudo chmod 0600 " + c.Path
+	if ra != nil && ra.UIDKnown && ra.UID != 0 && uid != ra.UID {
+		// 0600 on a file the runner's user does not own would lock it out.
+		fix = fmt.Sprintf("sudo chown %s %s && %s", owner(ra), c.Path, fix)
+	}
+	holders := tokenHolders(c)
+	switch {
+	case mode&0o002 != 0:
+		p.Report(checks.Finding{
+			Cause: fmt.Sprintf("%s has mode %04o: any local user can write it, and so give the runner their own "+
+				"[[runners]], tokens and commands.", c.Path, mode),
+			Evidence: []checks.Evidence{modeEv},
+			Fix:      fix,
+		})
+	case mode&0o020 != 0:
+		p.Report(checks.Finding{
+			Severity: checks.Warning,
+			Cause: fmt.Sprintf("%s has mode %04o: the members of group %d can write it, and so give the runner "+
+				"their own [[runners]], tokens and commands.", c.Path, mode, gid),
+			Evidence: []checks.Evidence{modeEv},
+			Fix:      fix,
+		})
+	}
+	if len(holders) == 0 {
+		return
+	}
+	ev := append([]checks.Evidence{modeEv}, holders...)
+	switch {
+	case mode&0o004 != 0:
+		p.Report(checks.Finding{
+			Cause: fmt.Sprintf("%s has mode %04o and holds %s: any local user can read the token and take "+
+				"the runner's jobs, with their CI/CD variables.", c.Path, mode, tokensText(len(holders))),
+			Evidence: ev,
+			Fix:      fix,
+		})
+	case mode&0o040 != 0:
+		p.Report(checks.Finding{
+			Severity: checks.Warning,
+			Cause: fmt.Sprintf("%s has mode %04o and holds %s: the members of group %d can read the token and "+
+				"take the runner's jobs, with their CI/CD variables.", c.Path, mode, tokensText(len(holders)), gid),
+			Evidence: ev,
+			Fix:      fix,
+		})
+	}
+}
+
+// replaceable reports a directory of config.toml that others can write
+// without the sticky bit: they can rename another file over it.
+func replaceable(p *checks.Pass, c *facts.ConfigFile, _ fs.FileInfo) {
+	dir := path.Dir(c.ReadPath())
+	st, err := p.Env.Stat(dir)
+	if err != nil || st.Mode()&fs.ModeSticky != 0 {
+		return
+	}
+	mode := st.Mode().Perm()
+	uid, gid := facts.Ownership(st)
+	ev := []checks.Evidence{{Source: path.Dir(c.Path), Detail: fmt.Sprintf("mode %04o owner %d:%d", mode, uid, gid)}}
+	fix := "sudo chmod go-w " + path.Dir(c.Path)
+	switch {
+	case mode&0o002 != 0:
+		p.Report(checks.Finding{
+			Cause: fmt.Sprintf("%s, config.toml's directory, has mode %04o: any local user can replace config.toml "+
+				"with their own, and the runner loads it on its next reload.", path.Dir(c.Path), mode),
+			Evidence: ev,
+			Fix:      fix,
+		})
+	case mode&0o020 != 0:
+		p.Report(checks.Finding{
+			Severity: checks.Warning,
+			Cause: fmt.Sprintf("%s, config.toml's directory, has mode %04o: the members of group %d can replace "+
+				"config.toml with their own, and the runner loads it on its next reload.", path.Dir(c.Path), mode, gid),
+			Evidence: ev,
+			Fix:      fix,
+		})
+	}
+}
+
+// tokenHolders are the runners whose token config.toml holds, as evidence
+// that names them and never the token.
+func tokenHolders(c *facts.ConfigFile) []checks.Evidence {
+	if !c.Decoded() {
+		return nil // config-decode reports it; which keys it holds is not known
+	}
+	var out []checks.Evidence
+	for i, r := range c.Config.Runners {
+		if r.Token != "" {
+			out = append(out, checks.Evidence{Source: c.Path, Detail: fmt.Sprintf("%s has a token (%d characters)", facts.RefOf(i, r), len(r.Token))})
+		}
+	}
+	return out
+}
+
+func tokensText(n int) string {
+	if n == 1 {
+		return "a runner token"
+	}
+	return fmt.Sprintf("%d runner tokens", n)
+}
+
+// owner is the runner's user as chown takes it: its name, else its uid.
+func owner(ra *facts.RunAs) string {
+	if ra.User != "" {
+		return ra.User
+	}
+	return fmt.Sprint(ra.UID)
+}
