@@ -20,7 +20,28 @@ type Doc struct {
 	// matches any run of characters within the line. Quote them from the
 	// runner's source, beside the file and tag, like Symptom.
 	Patterns []string
+	// Ambiguous are symptom lines this cause shares with others: a line
+	// one of them matches names every alternative and what tells them
+	// apart, never this check alone (unless a Patterns entry of one of the
+	// alternatives, more specific, matches the line too and decides).
+	Ambiguous []Ambiguous
 }
+
+// Ambiguous is a symptom line with several possible causes: this check's
+// and those Or names.
+type Ambiguous struct {
+	Pattern string // as a Doc.Patterns entry
+	// Or are the other causes: a check's ID, or NotACheck and the cause in
+	// words.
+	Or []string
+	// Tell is what tells the causes apart: the check, command or
+	// neighbouring line that decides.
+	Tell string
+}
+
+// NotACheck begins an Ambiguous.Or entry that no check of doctor's probes:
+// "not a doctor check: the job image's musl resolver".
+const NotACheck = "not a doctor check: "
 
 // PrepareHint ends every error of a job's prepare stage as the runner
 // prints it: common/build.go, gitlab-runner v19.3.0 (executePrepareScripts):

@@ -3,6 +3,7 @@ package checks
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Validate proves the catalog is well formed before anything runs: unique
@@ -43,7 +44,7 @@ func validateChecks(catalog []*Check, complete bool) error {
 		}
 		// doctor why finds a check only through its patterns. A test's
 		// partial catalog may go without; the registry's may not.
-		if len(c.Doc.Patterns) == 0 && complete {
+		if len(c.Doc.Patterns) == 0 && len(c.Doc.Ambiguous) == 0 && complete {
 			errs = append(errs, fmt.Errorf("check %q: doc has no patterns: quote the symptom lines it explains", c.ID))
 		}
 		for _, pat := range c.Doc.Patterns {
@@ -52,7 +53,38 @@ func validateChecks(catalog []*Check, complete bool) error {
 			}
 		}
 	}
+	for _, c := range catalog {
+		for _, a := range c.Doc.Ambiguous {
+			errs = append(errs, validateAmbiguous(c, a, checks, complete)...)
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// validateAmbiguous proves a shared symptom names what doctor why prints
+// for it: a pattern, causes besides the check's own (each a check of the
+// catalog, or NotACheck and words), and what tells them apart.
+func validateAmbiguous(c *Check, a Ambiguous, catalog map[string]*Check, complete bool) []error {
+	var errs []error
+	if _, err := PatternParts(a.Pattern); err != nil {
+		errs = append(errs, fmt.Errorf("check %q: ambiguous %w", c.ID, err))
+	}
+	if len(a.Or) == 0 || a.Tell == "" {
+		errs = append(errs, fmt.Errorf("check %q: ambiguous pattern %q needs its other causes (Or) and what tells them apart (Tell)", c.ID, a.Pattern))
+	}
+	for _, alt := range a.Or {
+		switch {
+		case strings.HasPrefix(alt, NotACheck):
+			if strings.TrimSpace(strings.TrimPrefix(alt, NotACheck)) == "" {
+				errs = append(errs, fmt.Errorf("check %q: ambiguous pattern %q: %q names no cause", c.ID, a.Pattern, alt))
+			}
+		case alt == c.ID:
+			errs = append(errs, fmt.Errorf("check %q: ambiguous pattern %q names the check itself among its other causes", c.ID, a.Pattern))
+		case complete && catalog[alt] == nil:
+			errs = append(errs, fmt.Errorf("check %q: ambiguous pattern %q: %q is neither a check nor %q and a cause", c.ID, a.Pattern, alt, NotACheck))
+		}
+	}
+	return errs
 }
 
 // validateGraph proves the requirements make one DAG: every node reachable

@@ -156,3 +156,29 @@ func TestValidateRequiresPatternsThatAreNotAllWildcard(t *testing.T) {
 		t.Error("Run accepted an all-wildcard pattern")
 	}
 }
+
+// An ambiguous pattern names its other causes, each a check of the
+// catalog or one no check probes in words, and what tells them apart; a
+// check whose only patterns are ambiguous is found by doctor why.
+func TestValidateAmbiguousPatterns(t *testing.T) {
+	a, b := mk("a", ok), mk("b", ok)
+	a.Doc.Patterns = nil
+	a.Doc.Ambiguous = []checks.Ambiguous{{Pattern: "shared words", Or: []string{"b", checks.NotACheck + "the job's image"}, Tell: "b's probe"}}
+	if err := checks.Validate([]*checks.Check{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		amb checks.Ambiguous
+		msg string
+	}{
+		{checks.Ambiguous{Pattern: "*", Or: []string{"b"}, Tell: "t"}, `check "a": ambiguous pattern`},
+		{checks.Ambiguous{Pattern: "shared words", Tell: "t"}, "needs its other causes (Or) and what tells them apart (Tell)"},
+		{checks.Ambiguous{Pattern: "shared words", Or: []string{"b"}}, "needs its other causes (Or) and what tells them apart (Tell)"},
+		{checks.Ambiguous{Pattern: "shared words", Or: []string{"c"}, Tell: "t"}, `"c" is neither a check nor`},
+		{checks.Ambiguous{Pattern: "shared words", Or: []string{"a"}, Tell: "t"}, "names the check itself"},
+		{checks.Ambiguous{Pattern: "shared words", Or: []string{checks.NotACheck}, Tell: "t"}, "names no cause"},
+	} {
+		a.Doc.Ambiguous = []checks.Ambiguous{tc.amb}
+		wantInvalid(t, []*checks.Check{a, b}, tc.msg)
+	}
+}

@@ -22,6 +22,12 @@ type Match struct {
 	LineNumber int    `json:"lineNumber"` // from 1
 	Line       string `json:"line"`       // without colours and section markers, redacted
 	Check      string `json:"check"`
+	// OneOf and Tell are present when the line has several possible
+	// causes, this check one of them: every cause (check IDs, then causes
+	// no check probes, each "not a doctor check: …") and what tells them
+	// apart.
+	OneOf []string `json:"oneOf,omitempty"`
+	Tell  string   `json:"tell,omitempty"`
 }
 
 // RankFirst moves the findings of the given checks ahead of the others:

@@ -77,7 +77,7 @@ func hostileReport(name, text, fix string) *Report {
 		Overrides:     []Override{{Flag: "--namespace", Value: "ns", Replaces: "the namespace"}},
 		CleanupErrors: []string{"pod x"},
 		Logs:          []LogRead{{Source: "job.log", Lines: 3}},
-		Matches:       []Match{{Source: "job.log", LineNumber: 1, Line: "line", Check: "image-pull"}},
+		Matches:       []Match{{Source: "job.log", LineNumber: 1, Line: "line", Check: "image-pull", OneOf: []string{"image-pull", "not a doctor check: "}, Tell: "tell"}},
 		Summary:       Summary{Critical: 1, Error: 1, Warning: 1, Info: 1, Incomplete: []string{"why"}, ExitCode: 2},
 		Verbose:       true,
 		Rerun:         "doctor run --root /x",

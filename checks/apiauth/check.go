@@ -24,12 +24,17 @@ var Check = &checks.Check{
 		Fix:     "Download a new kubeconfig with getKubeconfig and install it over the old file; for a connection failure, fix what the finding names.",
 		Verify:  "KUBECONFIG=/etc/gitlab-runner/tenant-ci/kubeconfig.yaml kubectl auth whoami",
 		Patterns: []string{
-			// k8s.io/apimachinery pkg/api/errors/errors.go, v0.37.2: the message of a 401 (Unauthorized).
-			"the server has asked for the client to provide credentials",
 			// common/build.go ("prepare environment: %w. Check https://docs.gitlab.com/runner/shells/…")
-			// around executors/kubernetes/kubernetes.go ("setting up credentials: %w"), v19.3.0: the
-			// executor's first API call, as docs/executors/kubernetes/troubleshooting.md quotes it.
-			"prepare environment: setting up credentials: ",
+			// around executors/kubernetes/kubernetes.go ("setting up credentials: %w", "setting up
+			// build pod: %w", …), v19.3.0: the executor's first API call got no answer, as
+			// docs/executors/kubernetes/troubleshooting.md quotes it ("setting up credentials: Post
+			// https://…/secrets: net/http: TLS handshake timeout"). A 401 (Unauthorized) is
+			// cert-expiry's Doc.Ambiguous, with this check among its causes.
+			"prepare environment: setting up credentials: Post ",
+			"prepare environment: setting up build pod: Post ",
+			// k8s.io/apiserver pkg/endpoints/handlers/responsewriters/errors.go, v0.37.2
+			// (ErrorNegotiated of apierrors.NewTimeoutError): the apiserver did not answer in time.
+			"Timeout: request did not complete within requested timeout",
 			// docs/executors/kubernetes/troubleshooting.md, v19.3.0: "prepare environment: waiting for pod
 			// running: Get \"https://xx.xx.xx.x:443/api/v1/namespaces/…\": dial tcp xx.xx.xx.x:443 connect:
 			// connection refused".

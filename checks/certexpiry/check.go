@@ -31,10 +31,18 @@ var Check = &checks.Check{
 		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up credentials: Unauthorized" + checks.PrepareHint + "; or `error: You must be logged in to the server (the server has asked for the client to provide credentials)` from kubectl",
 		Fix:     "Download a new kubeconfig with getKubeconfig and install it over the old file (sudo install -m 0600 <cluster>.kubeconfig.yaml /etc/gitlab-runner/tenant-ci/kubeconfig.yaml). Nothing else in the runner changes.",
 		Verify:  "kubectl config view --raw --minify -o jsonpath='{.users[0].user.client-certificate-data}' | base64 -d | openssl x509 -noout -subject -enddate",
-		Patterns: []string{
-			// k8s.io/apimachinery pkg/api/errors/errors.go, v0.37.2 (what client-go returns for a 401
-			// without a Status body, as the client certificate front answers an expired certificate).
-			"the server has asked for the client to provide credentials",
+		Ambiguous: []checks.Ambiguous{
+			// A 401 says the credential was refused, not why (ambiguous.md §7). k8s.io/apimachinery
+			// pkg/api/errors/errors.go, v0.21.1 to v0.37.2: the generic text of a 401 without a Status
+			// body (a front answering itself). kube-apiserver answers with a Status whose message is
+			// "Unauthorized" (k8s.io/apiserver endpoints/filters/authentication.go, v0.37.2), which
+			// client-go's Result.Error returns as it is (rest/request.go): the runner prints it behind
+			// its step, "prepare environment: setting up build pod: Unauthorized. Check https://…" (the
+			// docs URL is shells/index.html#… up to v17.10, shells/#… since v17.11). A bare
+			// "Unauthorized" is not the runner's: buildx through the GitLab agent, kubectl's "(Unauthorized)".
+			{Pattern: "the server has asked for the client to provide credentials", Or: []string{"api-auth"}, Tell: unauthorizedTell},
+			{Pattern: "prepare environment: *: Unauthorized. Check https://docs.gitlab.com/runner/shells/", Or: []string{"api-auth"}, Tell: unauthorizedTell},
+			{Pattern: "Error cleaning up pod: Unauthorized", Or: []string{"api-auth"}, Tell: unauthorizedTell},
 		},
 	},
 	Requires:  []checks.Node{checks.Ref("kubeconfig-file"), checks.Ref("cluster-override"), facts.ClientCertFact, facts.KubeContextFact, facts.RunAsFact},
@@ -42,6 +50,11 @@ var Check = &checks.Check{
 	Explains:  []string{"api-auth"},
 	Run:       run,
 }
+
+// unauthorizedTell is what tells the causes of a 401 apart.
+const unauthorizedTell = "cert-expiry reads the runner's client certificate's NotAfter against the clock (an expired or not yet valid " +
+	"certificate); api-auth makes an authenticated call with the runner's credential (a revoked or rotated token, a deleted " +
+	"ServiceAccount, a credential of another cluster)"
 
 func run(p *checks.Pass) error {
 	cc := facts.ClientCertFact.Get(p)

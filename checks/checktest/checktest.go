@@ -36,6 +36,7 @@ package checktest
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -83,7 +84,7 @@ func Run(t testing.TB, dir string, c *checks.Check) checks.CheckResult {
 // found anywhere in the line, `*` any run of characters within it.
 func WantPatterns(t testing.TB, c *checks.Check, lines ...string) {
 	t.Helper()
-	if len(c.Doc.Patterns) == 0 {
+	if len(c.Doc.Patterns) == 0 && len(c.Doc.Ambiguous) == 0 {
 		t.Fatalf("%s has no Doc.Patterns", c.ID)
 	}
 	for _, line := range lines {
@@ -93,12 +94,18 @@ func WantPatterns(t testing.TB, c *checks.Check, lines ...string) {
 	}
 }
 
-// Matches reports whether one of doc's Patterns matches line, by the
-// contract of checks.Doc.Patterns: a fragment anywhere in the line, `*`
-// any run of characters within it. For the checks' own tests; doctor why
-// has its matcher.
+// Matches reports whether one of doc's Patterns, or of its Ambiguous
+// patterns (the line then names the check among its other causes), matches
+// line, by the contract of checks.Doc.Patterns: a fragment anywhere in the
+// line, `*` any run of characters within it. For the checks' own tests;
+// doctor why has its matcher, which also cleans the line (colours, the
+// json and text log formats).
 func Matches(doc checks.Doc, line string) bool {
-	for _, p := range doc.Patterns {
+	patterns := slices.Clone(doc.Patterns)
+	for _, a := range doc.Ambiguous {
+		patterns = append(patterns, a.Pattern)
+	}
+	for _, p := range patterns {
 		rest, ok := line, true
 		for _, part := range strings.Split(p, "*") {
 			j := strings.Index(rest, part)

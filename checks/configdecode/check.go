@@ -46,6 +46,13 @@ var Check = &checks.Check{
 			"Service run failed*toml: ",
 			// commands/multi.go, v19.3.0: mr.log().Errorln("Failed to load config", err) on a reload.
 			"Failed to load config",
+			// v15.0.0 to v15.8 return toml.DecodeFile's error unwrapped (common/config.go LoadConfig),
+			// BurntSushi/toml v0.3.1: a parse error is parse.go's "Near line %d (last key parsed '%s'): %s"
+			// (no "toml: "), a type error decode.go's "toml: cannot load TOML value of type %T into a Go
+			// %s"; gitlab-runner verify, register and install print it as "FATAL: <err>", without
+			// "Service run failed" (riemers/ansible-gitlab-runner#59, #88).
+			"Near line * (last key parsed '",
+			"FATAL: toml: ",
 		},
 	},
 	Requires: []checks.Node{facts.ConfigFact, facts.RunAsFact},

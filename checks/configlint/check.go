@@ -32,9 +32,10 @@ var Check = &checks.Check{
 			"Current configuration 'concurrent = *' means that no jobs will be processed",
 			// commands/register.go, v19.3.0
 			"The specified runner request concurrency (*) is larger than the current global concurrent limit (*).",
-			// executors/kubernetes/util.go, v19.3.0: fmt.Errorf("timed out waiting for pod to start
-			// (last phase: %s)", lastPhase): poll_timeout ran out.
-			"timed out waiting for pod to start",
+			// commands/multi.go, v15.0.0 to v17.10: Fatalln("Concurrent is less than 1 - no jobs will be processed").
+			"Concurrent is less than 1 - no jobs will be processed",
+			// "timed out waiting for pod to start" is pending-no-node's Doc.Ambiguous, with this check
+			// (poll_timeout) among its causes.
 			// helpers/trace/buffer.go, v19.3.0: "\n%sJob's log exceeded limit of %v bytes.\n": output_limit.
 			"Job's log exceeded limit of * bytes.",
 		},

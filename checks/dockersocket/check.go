@@ -45,15 +45,31 @@ var Check = &checks.Check{
 			"and restart it. Start the daemon when nothing answers.",
 		Verify: "doctor run --only docker-socket; as the runner: docker -H unix:///var/run/docker.sock version",
 		Patterns: []string{
+			// Each behind what only the runner's own client prints (ambiguous.md §4): common/build.go's
+			// "Preparation failed: %v" (v15.0.0 to v19.3.0), or helpers/docker's wrapError suffix
+			// " (docker.go:NNN:0s)", " (executor_docker.go:NNN:0s)" before v13. The same words from the
+			// docker CLI in a job (tcp://docker:2375, the dind service) or a docker+machine VM that went
+			// away (" (manager.go:237:0s)") are not this host's daemon.
 			// github.com/moby/moby/client v0.5.1, request.go (errors.Is(err, os.ErrPermission)),
 			// as gitlab-runner v19.3.0 prints it.
-			"permission denied while trying to connect to the docker API at *",
-			// the same file: errors.Is(err, os.ErrNotExist).
-			"failed to connect to the docker API at *; check if the path is correct and if the daemon is running",
-			// github.com/moby/moby/client v0.5.1, errors.go connectionFailed: refused or timed out.
-			"Cannot connect to the Docker daemon at *. Is the docker daemon running?",
-			// the same file: a TLS alert from a daemon that wants a client certificate.
-			"the server probably has client authentication (--tlsverify) enabled; check your TLS client certification settings",
+			"Preparation failed: *permission denied while trying to connect to the docker API at ",
+			// github.com/docker/docker client/request.go, v20.10.12 (runner v15.0 to v15.10): "Got
+			// permission denied while trying to connect to the Docker daemon socket at %v"; v23.0.1
+			// to v28.5.2 (runner v15.11 to v19.2): "permission denied while trying to connect to the
+			// Docker daemon socket at %v".
+			"Preparation failed: *permission denied while trying to connect to the Docker daemon socket at ",
+			// github.com/moby/moby/client v0.5.1, request.go: errors.Is(err, os.ErrNotExist).
+			"Preparation failed: *failed to connect to the docker API at *; check if the path is correct and if the daemon is running",
+			// github.com/moby/moby/client v0.5.1, errors.go connectionFailed, and every docker client
+			// since v20.10.12 (errors.go ErrorConnectionFailed): refused or timed out.
+			"Preparation failed: *Cannot connect to the Docker daemon at *. Is the docker daemon running?",
+			"Cannot connect to the Docker daemon at *. Is the docker daemon running? (docker.go:",
+			"Cannot connect to the Docker daemon at *. Is the docker daemon running? (executor_docker.go:",
+			// request.go, a TLS alert from a daemon that wants a client certificate: v23.0.1 and later
+			// "the server probably has client authentication (--tlsverify) enabled; check your TLS
+			// client certification settings"; v20.10.12 "The server probably has client
+			// authentication (--tlsverify) enabled. Please check your TLS client certification settings".
+			"Preparation failed: *he server probably has client authentication (--tlsverify) enabled",
 			// executors/docker/docker.go connectDocker, gitlab-runner v19.3.0.
 			"getting docker info: *",
 		},

@@ -46,7 +46,8 @@ var Check = &checks.Check{
 			// the status is x/crypto's ssh/session.go Waitmsg.String ("Process exited with status %v"),
 			// which only an SSH-connected executor returns: without it the pattern would name this
 			// check for every prepare failure of every executor (a namespace not found, a quota).
-			"prepare environment: Process exited with status *. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information",
+			// The URL is shells/index.html#shell-profile-loading up to v17.10.
+			"prepare environment: Process exited with status *. Check https://docs.gitlab.com/runner/shells/",
 		},
 	},
 	Requires: []checks.Node{facts.RunnerEntryFact, facts.RunAsFact, facts.EnvironFact},

@@ -52,8 +52,13 @@ var Check = &checks.Check{
 			// when no client can be built for the url (getClient: "parse URL: %w", "only http or https
 			// scheme supported", network/client.go): the url finding. This one marks the runner unhealthy.
 			"Checking for jobs... client error",
-			// commands/health_helper.go, v19.3.0: "Runner %q is unhealthy and will be disabled for %s seconds!".
-			"is unhealthy and will be disabled for * seconds!",
+			// network/gitlab.go, v15.0.0 to v16.4: Errorln("Checking for jobs...", "error"), what
+			// v16.5 and later call "client error".
+			"Checking for jobs... error",
+			// network/gitlab.go (RegisterRunner), as gitlab-runner register prints a request that got
+			// no answer: "Registering runner... failed … status=couldn't execute POST against …"
+			// (Tobewont/kubernetes#1; the transport text is network's "couldn't execute %s against %s: %w").
+			"Registering runner... failed*couldn't execute ",
 			// docs/configuration/tls-self-signed.md, v19.3.0: "Post https://hostname.tld/api/v4/jobs/request:
 			// x509: certificate signed by unknown authority".
 			"x509: certificate signed by unknown authority",
@@ -63,6 +68,16 @@ var Check = &checks.Check{
 			// docs/install/osx.md, v19.3.0: "Failed to connect to path port 3000: Operation timed out"
 			// (curl's text, which git prints as fatal: unable to access '…': Failed to connect to …).
 			"fatal: unable to access '*': Failed to connect to * port ",
+			// git built with GnuTLS (Debian's and Ubuntu's) says the same as OpenSSL's "SSL certificate
+			// problem" in its words (sameersbn/docker-gitlab-ci-multi-runner#40).
+			"fatal: unable to access '*': server certificate verification failed. CAfile: ",
+		},
+		Ambiguous: []checks.Ambiguous{
+			// commands/register.go: Panicln after any registration that returned no runner, the
+			// request unanswered or refused alike (its Registering runner... line says which).
+			{Pattern: "Failed to register this runner. Perhaps you are having network problems",
+				Or:   []string{checks.NotACheck + "GitLab refused the registration (`Registering runner... forbidden`: the registration token; an HTTP status such as 404 or 405: a wrong URL, or a runner version that GitLab does not register)"},
+				Tell: "the `Registering runner...` line before it: `failed … couldn't execute` is no answer from GitLab (gitlab-reachability decides); `forbidden` or an HTTP status is GitLab's refusal"},
 		},
 	},
 	Requires: []checks.Node{checks.Ref("config-decode"), facts.ConfigFact},

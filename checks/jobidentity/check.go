@@ -54,6 +54,25 @@ var Check = &checks.Check{
 			"Timed out while waiting for ImagePullSecret/* to be present in the cluster",
 			// pkg/kubelet/kubelet.go, kubernetes v1.37.2, printed by the runner as a pod warning event
 			"Unable to retrieve some image pull secrets (*); attempting to pull the image may not succeed.",
+			// The apiserver's Forbidden (k8s.io/apiserver responsewriters/errors.go, v0.37.2) as a tool
+			// in the job's script prints it: the job pod's service account (or a kubeconfig GitLab
+			// gave the job) lacks a Role. kubectl (k8s.io/kubectl cmd/util/helpers.go: "Error from
+			// server (%s): %s"; an old kubectl apply: "from server for: %q: %v", lachie83/k8s-kubectl#67),
+			// helm's secrets storage driver (maddevsio/aws-eks-base#258), werf's lock manager
+			// (werf/werf#4409), and the GitLab agent's CI job impersonation ("gitlab:ci_job:%d").
+			"Error from server (Forbidden): *is forbidden: User \"",
+			"from server for: \"*\": *is forbidden: User \"",
+			"Error: query: failed to query with labels: *is forbidden: User \"",
+			"Error: unable to create lock manager: *is forbidden: User \"",
+			"is forbidden: User \"gitlab:ci_job:",
+		},
+		Ambiguous: []checks.Ambiguous{
+			// k8s.io/apiserver responsewriters/errors.go, v0.37.2: "User %q cannot %s resource %q in
+			// API group %q in the namespace %q" inside apimachinery's "%s %q is forbidden: %v": the same
+			// text for every caller (job-identity.md). A line a terminal wrapped after "User"
+			// (terraform, StatCan/aaw#2048) or its continuation keeps only part of it.
+			{Pattern: "is forbidden: User", Or: []string{"runner-rbac", "owner-rbac", "dvp-rbac"}, Tell: "who made the call: a runner step before it (`prepare environment: setting up …:`, `Job failed (system failure):`, `Error cleaning up pod:`) is the runner's own identity (runner-rbac; owner-rbac for who may grant it); a tool's prefix on a line of the job's script (kubectl's `Error from server (Forbidden):`, helm's `Error:`, werf, terraform's `│`), a resource the runner never uses (configmaps, deployments without the autoscaler, a CRD) or a namespace other than the runner's is the job pod's service account (job-identity: grant it a Role in the namespace the line names); a fleeting plugin's virtualization.deckhouse.io resource is dvp-rbac"},
+			{Pattern: "cannot * resource \"*\" in API group \"", Or: []string{"runner-rbac", "owner-rbac", "dvp-rbac"}, Tell: "who made the call: a runner step before it (`prepare environment: setting up …:`, `Job failed (system failure):`, `Error cleaning up pod:`) is the runner's own identity (runner-rbac; owner-rbac for who may grant it); a tool's prefix on a line of the job's script (kubectl's `Error from server (Forbidden):`, helm's `Error:`, werf, terraform's `│`), a resource the runner never uses (configmaps, deployments without the autoscaler, a CRD) or a namespace other than the runner's is the job pod's service account (job-identity: grant it a Role in the namespace the line names); a fleeting plugin's virtualization.deckhouse.io resource is dvp-rbac"},
 		},
 	},
 	Requires:  []checks.Node{facts.AfterAPIAuth, facts.APIClientFact, facts.RunnerEntryFact, facts.ConfigFact},

@@ -45,7 +45,9 @@ var Check = &checks.Check{
 		Patterns: []string{
 			// k8s.io/apiserver resourcequota/controller.go, v0.37.2, as the runner prints it
 			// ("setting up build pod: %w", executors/kubernetes/kubernetes.go, v19.3.0)
-			"setting up build pod: pods \"*\" is forbidden: exceeded quota: *, requested: *, used: *, limited: *",
+			// Any object the runner creates, not the pod alone: a quota on secrets refuses
+			// "setting up credentials: secrets …", one on namespaces "setting up build namespace: …".
+			"is forbidden: exceeded quota: *, requested: *, used: *, limited: *",
 			"is forbidden: failed quota: *: must specify *",
 			// plugin/pkg/admission/limitranger/admission.go, kubernetes v1.37.2
 			"is forbidden: maximum * usage per Container is *, but limit is *",

@@ -40,12 +40,17 @@ var Check = &checks.Check{
 			"kubectl -n kube-system get pods -l app.kubernetes.io/name=socialweb-node-dns -o wide; " +
 			"in a job pod: nslookup <gitlab host> 169.254.20.10",
 		Patterns: []string{
-			// docs/executors/kubernetes/troubleshooting.md, v19.3.0: "fatal: unable to access
-			// 'https://gitlab-ci-token:token@example.com/repo/proj.git/': Could not resolve host: example.com".
-			"Could not resolve host: ",
+			// "Could not resolve host: " is Doc.Ambiguous: it has other causes.
 			// Go's net.DNSError ("lookup " + name + " on " + server + ": " + err) against the
 			// node-local DNS address job pods use (169.254.20.10, the guide's).
 			"lookup * on 169.254.20.10:53: ",
+		},
+		Ambiguous: []checks.Ambiguous{
+			// docs/executors/kubernetes/troubleshooting.md, v19.3.0: "fatal: unable to access
+			// 'https://gitlab-ci-token:token@example.com/repo/proj.git/': Could not resolve host: example.com";
+			// older curl "Couldn't resolve host '%s'". One text, several causes (ambiguous.md §1).
+			{Pattern: "Could not resolve host: ", Or: resolveCauses, Tell: resolveTell},
+			{Pattern: "Couldn't resolve host '", Or: resolveCauses, Tell: resolveTell},
 		},
 	},
 	// The cluster side needs the API; the direct probe does not, and in a job
@@ -82,6 +87,14 @@ type inputs struct {
 // told a server), takes the DNS server's answers (in.probe). The cluster's
 // findings are reported first: on a cluster where no node has a Ready DNS
 // pod, a probe that finds no server folds under the cluster's finding.
+var resolveCauses = []string{"gitlab-reachability",
+	checks.NotACheck + "the job image's musl (Alpine) resolver, which fails the first lookup after idle under ndots:5",
+	checks.NotACheck + "the name itself: known only to the runner host's /etc/hosts or a zone pods do not use"}
+
+const resolveTell = "node-local-dns probes the resolver job pods use for the GitLab host and kubernetes.default (timeout, refused, NXDOMAIN); " +
+	"gitlab-reachability resolves the name from the runner host; a failure only in Alpine images, intermittent, with both probes " +
+	"healthy, is musl's resolver; a name that fails everywhere is the name"
+
 func run(p *checks.Pass, in inputs) error {
 	ctx, cancel := nodedns.Budget(p.Context)
 	defer cancel()

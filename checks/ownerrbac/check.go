@@ -23,10 +23,15 @@ var Check = &checks.Check{
 		Fix:     "Restore the ClusterRoleBinding of group socialweb.computer:cluster-owners to cluster-admin (the gateway owns it; ask its operator), or download a kubeconfig for an account that owns the cluster.",
 		Verify:  "kubectl auth can-i '*' '*'; kubectl auth whoami",
 		Patterns: []string{
-			// k8s.io/apiserver pkg/endpoints/handlers/responsewriters/errors.go, v0.37.2: "User %q cannot
-			// %s resource %q in API group %q …", as docs/install/kubernetes_troubleshooting.md, v19.3.0,
-			// quotes it: "secrets is forbidden: User \"system:serviceaccount:gitlab:default\"".
-			"is forbidden: User \"",
+			// The runner's own calls: its step wrappers before the apiserver's Forbidden
+			// (executors/kubernetes/kubernetes.go, v15.0.0 to v19.3.0: "setting up build pod: %w",
+			// "setting up credentials: %w", …, inside common/build.go's "prepare environment: %w";
+			// docs/install/kubernetes_troubleshooting.md, v19.3.0: "Job failed (system failure):
+			// secrets is forbidden: User …"; "Error cleaning up pod: %v", kubernetes.go). The same
+			// Forbidden printed by a tool in a job is job-identity's (its Doc.Ambiguous).
+			"prepare environment: *is forbidden: User \"",
+			"Job failed (system failure): *is forbidden: User \"",
+			"Error cleaning up pod: *is forbidden: User \"",
 		},
 	},
 	Requires:  []checks.Node{checks.Ref("api-auth"), facts.OwnerAccessReviewFact, facts.APIClientFact, facts.IdentityFact},

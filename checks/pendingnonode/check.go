@@ -26,12 +26,18 @@ var Check = &checks.Check{
 		Symptom: "ERROR: Job failed (system failure): prepare environment: waiting for pod running: timed out waiting for pod to start (last phase: Pending)" + checks.PrepareHint,
 		Fix:     "Compare kubectl get pods -A with kubectl get nodes: a Pending pod the scale decision never sees is a provider that is not running; start it, or raise poll_timeout to cover a node boot (3600).",
 		Verify:  "kubectl get pods -n gitlab-runner -o wide -w; kubectl get nodes -w",
-		Patterns: []string{
-			// executors/kubernetes/util.go, v19.3.0: "timed out waiting for pod to start (last phase: %s)".
-			"timed out waiting for pod to start",
-			// Not "no nodes available to schedule pods" (kube-scheduler's ErrNoNodesAvailable, which
-			// getPodPhase prints as a condition): a cluster scaling from zero prints it on every
-			// healthy job while its node boots (testdata/logs/healthy-kubernetes-job.log).
+		// Not "no nodes available to schedule pods" (kube-scheduler's ErrNoNodesAvailable, which
+		// getPodPhase prints as a condition): a cluster scaling from zero prints it on every
+		// healthy job while its node boots (testdata/logs/healthy-kubernetes-job.log).
+		Ambiguous: []checks.Ambiguous{
+			// executors/kubernetes/util.go: errors.New("timed out waiting for pod to start") v15.0.0,
+			// fmt.Errorf("timed out waiting for pod to start (last phase: %s)", lastPhase) v19.3.0:
+			// poll_timeout ran out, whatever kept the pod (ambiguous.md §6).
+			{Pattern: "timed out waiting for pod to start",
+				Or: []string{"pending-unschedulable", "config-lint", "image-pull", checks.NotACheck + "a node in trouble (NotReady, PLEG) under the pod"},
+				Tell: "the lines the runner printed while it waited: `Unschedulable: \"0/N nodes are available: … Insufficient …\"` is pending-unschedulable; " +
+					"no node at all, or a node group at zero, pending-no-node; `ContainersNotReady` with pulls (`Back-off pulling image`) image-pull; " +
+					"a pod that was starting when poll_timeout ran out config-lint; `(last phase: …)` on v19 and `Event retrieved from the cluster:` lines name the state"},
 		},
 	},
 	Requires:  []checks.Node{cluster.ListsFact, facts.RunnerEntryFact},

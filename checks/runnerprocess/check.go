@@ -29,6 +29,11 @@ var Check = &checks.Check{
 			// commands/multi.go, v19.3.0 (reload, runner log): "Failed to load config" with
 			// os.Stat's error: the file the process reads is gone.
 			"Failed to load config stat *: no such file or directory",
+			// systemd's own lines when the process exits with the runner's Fatal (exit status 1):
+			// src/core/service.c "Main process exited, code=%s, status=%i/%s" and src/core/unit.c
+			// "Failed with result '%s'." (voxpupuli/puppet-gitlab_ci_runner#141).
+			"gitlab-runner.service: Main process exited, code=exited, status=1/FAILURE",
+			"gitlab-runner.service: Failed with result '",
 		},
 	},
 	Requires: []checks.Node{facts.RunnerFact, facts.ServiceFact},

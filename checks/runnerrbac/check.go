@@ -26,10 +26,15 @@ var Check = &checks.Check{
 		Fix:     "Bind the runner's identity to a Role in the runner namespace with the missing verbs (the Deckhouse guide's code-runner Role lists them).",
 		Verify:  "kubectl auth can-i create pods/exec -n gitlab-runner; kubectl auth can-i create secrets -n gitlab-runner",
 		Patterns: []string{
-			// k8s.io/apiserver pkg/endpoints/handlers/responsewriters/errors.go, v0.37.2, as
-			// docs/install/kubernetes_troubleshooting.md, v19.3.0, quotes it.
-			"is forbidden: User \"",
-			"cannot * resource \"*\" in API group \"",
+			// The runner's own calls: its step wrappers before the apiserver's Forbidden
+			// (executors/kubernetes/kubernetes.go, v15.0.0 to v19.3.0: "setting up build pod: %w",
+			// "setting up credentials: %w", …, inside common/build.go's "prepare environment: %w";
+			// docs/install/kubernetes_troubleshooting.md, v19.3.0: "Job failed (system failure):
+			// secrets is forbidden: User …"; "Error cleaning up pod: %v", kubernetes.go). The same
+			// Forbidden printed by a tool in a job is job-identity's (its Doc.Ambiguous).
+			"prepare environment: *is forbidden: User \"",
+			"Job failed (system failure): *is forbidden: User \"",
+			"Error cleaning up pod: *is forbidden: User \"",
 		},
 	},
 	Requires:  []checks.Node{checks.Ref("api-auth"), facts.RunnerAccessReviewFact, facts.IdentityFact, facts.RunnerEntryFact},

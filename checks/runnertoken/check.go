@@ -41,8 +41,13 @@ var Check = &checks.Check{
 			// network/gitlab.go, v19.3.0 (VerifyRunner): "is not valid" (glrt- token), "is removed" (legacy).
 			"Verifying runner... is not valid",
 			"Verifying runner... is removed",
-			// commands/health_helper.go, v19.3.0: "Runner %q is unhealthy and will be disabled for %s seconds!".
-			"is unhealthy and will be disabled for * seconds!",
+		},
+		Ambiguous: []checks.Ambiguous{
+			// commands/health_helper.go, v15.7.0 to v19.3.0: "Runner %q is unhealthy and will be
+			// disabled for %s seconds!" (no "!": a JSON log pasted cut short, cattle-ops#1143);
+			// v15.0.0 to v15.6: "Runner %s is not healthy and will be disabled!".
+			{Pattern: "is unhealthy and will be disabled for * seconds", Or: []string{"gitlab-reachability"}, Tell: unhealthyTell},
+			{Pattern: "is not healthy and will be disabled!", Or: []string{"gitlab-reachability"}, Tell: unhealthyTell},
 		},
 	},
 	// A GitLab that does not answer cannot judge a token.
@@ -52,6 +57,11 @@ var Check = &checks.Check{
 	Timeout:  25 * time.Second,
 	Run:      run,
 }
+
+// unhealthyTell is what tells the causes of "is unhealthy" apart: the
+// requests that failed before it (network/gitlab.go, v19.3.0).
+const unhealthyTell = "the `Checking for jobs...` lines before it: `forbidden` (403) is the runner token (runner-token); " +
+	"`failed … couldn't execute POST` or `error`/`client error` is GitLab not reached (gitlab-reachability); both checks decide"
 
 func run(p *checks.Pass) error {
 	e := facts.RunnerEntryFact.Get(p)

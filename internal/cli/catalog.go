@@ -39,6 +39,12 @@ func CatalogMarkdown(catalog []*checks.Check) string {
 				fmt.Fprintf(&b, "- `%s`\n", p)
 			}
 		}
+		if len(c.Doc.Ambiguous) > 0 {
+			b.WriteString("\n**Log lines it may explain**, among other causes (`doctor why` names them all and what tells them apart):\n\n")
+			for _, a := range c.Doc.Ambiguous {
+				fmt.Fprintf(&b, "- `%s`: or %s. To tell: %s.\n", a.Pattern, strings.Join(a.Or, ", or "), strings.TrimSuffix(a.Tell, "."))
+			}
+		}
 		if req := checks.RequiredChecks(catalog, c); len(req) > 0 {
 			ids := make([]string, len(req))
 			for i, r := range req {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/socialwebcomputer/doctor/checks/all"
@@ -94,10 +96,30 @@ func logReport(rep *report.Report, scans []*symptom.Scan) {
 			Omitted: s.Omitted, LongLines: s.LongLines, Truncated: s.Truncated})
 		for _, x := range s.Matches {
 			for _, id := range x.Checks {
-				rep.Matches = append(rep.Matches, report.Match{Source: s.Source, LineNumber: x.Line, Line: x.Text, Check: id})
+				m := report.Match{Source: s.Source, LineNumber: x.Line, Line: x.Text, Check: id}
+				m.OneOf, m.Tell = oneOfFor(x, id)
+				rep.Matches = append(rep.Matches, m)
 			}
 		}
 	}
+}
+
+// oneOfFor is the causes of x's ambiguous verdicts that hold check id, and
+// what tells them apart; nothing when id is the line's for sure.
+func oneOfFor(x symptom.Match, id string) ([]string, string) {
+	var causes, tells []string
+	for _, o := range x.OneOf {
+		if !slices.Contains(o.Causes, id) {
+			continue
+		}
+		for _, c := range o.Causes {
+			if !slices.Contains(causes, c) {
+				causes = append(causes, c)
+			}
+		}
+		tells = append(tells, o.Tell)
+	}
+	return causes, strings.Join(tells, "; ")
 }
 
 // matchedChecks are the checks any log named, in catalog order, each once.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -73,7 +74,7 @@ func TestWhyNamesTheCheckPrintsItsCauseAndRunsIt(t *testing.T) {
 	if len(rep.Findings) == 0 || rep.Findings[0].Check != "cluster-override" {
 		t.Errorf("findings %+v: cluster-override should lead", rep.Findings)
 	}
-	if len(rep.Matches) != 1 || rep.Matches[0] != (report.Match{Source: rep.Logs[0].Source, LineNumber: 3,
+	if len(rep.Matches) != 1 || !reflect.DeepEqual(rep.Matches[0], report.Match{Source: rep.Logs[0].Source, LineNumber: 3,
 		Line:  "ERROR: Job failed: getting Kubernetes config: ca file, cert file and key file must be specified when using file based auth",
 		Check: "cluster-override"}) {
 		t.Errorf("matches %+v", rep.Matches)
@@ -103,9 +104,46 @@ func TestWhyReadsStdinAndListsEveryCheckALineNames(t *testing.T) {
 		if m.Source != "-" {
 			t.Errorf("source %q, want -", m.Source)
 		}
+		// The DNS line has several causes: each of its checks' rows says
+		// all of them and what tells them apart; the other line is sure.
+		if ambiguous := m.LineNumber == 1; ambiguous != (len(m.OneOf) > 0 && m.Tell != "") {
+			t.Errorf("line %d, %s: oneOf %q, tell %q", m.LineNumber, m.Check, m.OneOf, m.Tell)
+		}
 	}
-	if want := "node-local-dns runner-service runner-kubeconfig-env kubeconfig-file"; strings.Join(got, " ") != want {
+	if want := "gitlab-reachability node-local-dns runner-service runner-kubeconfig-env kubeconfig-file"; strings.Join(got, " ") != want {
 		t.Errorf("matched %v, want %s", got, want)
+	}
+	if m := rep.Matches[0]; len(m.OneOf) != 4 || m.OneOf[0] != "gitlab-reachability" || m.OneOf[1] != "node-local-dns" ||
+		!strings.HasPrefix(m.OneOf[2], "not a doctor check: the job image's musl") {
+		t.Errorf("oneOf %q", m.OneOf)
+	}
+}
+
+// A line with several causes names them all, under one verdict, with what
+// tells them apart: never one of them alone.
+func TestWhyOfAnAmbiguousLineNamesEveryCause(t *testing.T) {
+	root := fixtureRoot(t, "healthy")
+	log := "fatal: unable to access 'https://gitlab.example.invalid/g/p.git/': Could not resolve host: gitlab.example.invalid\n"
+	_, out, stderr := runDoctorStdin(log, "why", "-", "--root", root, "--offline", "--now", whyNow)
+	for _, want := range []string{
+		"one of these causes; the line alone cannot tell which:",
+		"→ gitlab-reachability: ", "→ node-local-dns: ",
+		"→ not a doctor check: the job image's musl (Alpine) resolver",
+		"To tell them apart: node-local-dns probes the resolver job pods use",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s%s", want, out, stderr)
+		}
+	}
+}
+
+// One line no check explains says so, exits 3, and guesses nothing.
+func TestWhyOfALineNoCheckExplains(t *testing.T) {
+	root := fixtureRoot(t, "healthy")
+	// docker CLI in a job, talking to its dind service (Ensembl/ensembl-client#121): not the runner's daemon.
+	code, out, _ := runDoctorStdin("Cannot connect to the Docker daemon at tcp://docker:2375. Is the docker daemon running?\n", "why", "-", "--root", root, "--offline", "--now", whyNow)
+	if code != report.ExitCantRun || !strings.Contains(out, "-: no check explains this line.") || strings.Contains(out, "→") {
+		t.Errorf("exit %d, output:\n%s", code, out)
 	}
 }
 

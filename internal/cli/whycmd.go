@@ -70,6 +70,10 @@ func (a *app) noSymptom(f *runFlags, scans []*symptom.Scan, started time.Time) (
 	default:
 		md := f.output == "markdown" || f.output == "md"
 		for _, s := range scans {
+			if s.Lines == 1 {
+				fmt.Fprintf(a.io.Out, "%s: no check explains this line.\n", logSource(md, s.Source))
+				continue
+			}
 			fmt.Fprintf(a.io.Out, "%s: none of its %s matches a known symptom.\n", logSource(md, s.Source), plural(s.Lines, "line"))
 		}
 		fmt.Fprintf(a.io.Out, "doctor why names no check and ran none (exit %d: nothing was proved). doctor run runs every check.\n", rep.Summary.ExitCode)
@@ -128,24 +132,64 @@ func printMatch(w io.Writer, md bool, x symptom.Match, byID map[string]*checks.C
 	} else {
 		fmt.Fprintf(w, "%6d  %s\n", x.Line, safetext.Line(x.Text))
 	}
+	shared := map[string]bool{}
+	for _, o := range x.OneOf {
+		for _, c := range o.Causes {
+			shared[c] = true
+		}
+	}
 	for _, id := range x.Checks {
-		c := byID[id]
-		if md {
-			fmt.Fprintf(w, "  - [%s](%s): %s\n", id, checks.DocsAnchor(id), c.Title)
-		} else {
-			fmt.Fprintf(w, "        → %s: %s\n", id, c.Title)
+		if !shared[id] {
+			printCause(w, md, "", id, byID, explained)
 		}
-		if explained[id] {
-			continue
-		}
-		explained[id] = true
+	}
+	// An ambiguous line names every cause and what tells them apart,
+	// never one of them alone.
+	for _, o := range x.OneOf {
 		if md {
-			fmt.Fprintf(w, "    - Cause: %s\n    - Fix: %s\n", c.Doc.Cause, oneLine(c.Doc.Fix))
+			fmt.Fprintf(w, "  - one of these causes; the line alone cannot tell which:\n")
 		} else {
-			fmt.Fprintf(w, "          Cause: %s\n          Fix: %s\n", c.Doc.Cause, oneLine(c.Doc.Fix))
+			fmt.Fprintf(w, "        one of these causes; the line alone cannot tell which:\n")
+		}
+		for _, c := range o.Causes {
+			printCause(w, md, "  ", c, byID, explained)
+		}
+		if md {
+			fmt.Fprintf(w, "    - To tell them apart: %s\n", o.Tell)
+		} else {
+			fmt.Fprintf(w, "          To tell them apart: %s\n", o.Tell)
 		}
 	}
 	fmt.Fprintln(w)
+}
+
+// printCause is one cause of a matched line: a check with its title, and
+// its cause and fix the first time it is named; or a cause no check probes,
+// in words. indent nests the causes of an ambiguous verdict.
+func printCause(w io.Writer, md bool, indent, id string, byID map[string]*checks.Check, explained map[string]bool) {
+	c := byID[id]
+	if c == nil {
+		if md {
+			fmt.Fprintf(w, "%s  - %s\n", indent, report.MarkdownText(id))
+		} else {
+			fmt.Fprintf(w, "%s        → %s\n", indent, id)
+		}
+		return
+	}
+	if md {
+		fmt.Fprintf(w, "%s  - [%s](%s): %s\n", indent, id, checks.DocsAnchor(id), c.Title)
+	} else {
+		fmt.Fprintf(w, "%s        → %s: %s\n", indent, id, c.Title)
+	}
+	if explained[id] {
+		return
+	}
+	explained[id] = true
+	if md {
+		fmt.Fprintf(w, "%s    - Cause: %s\n%s    - Fix: %s\n", indent, c.Doc.Cause, indent, oneLine(c.Doc.Fix))
+	} else {
+		fmt.Fprintf(w, "%s          Cause: %s\n%s          Fix: %s\n", indent, c.Doc.Cause, indent, oneLine(c.Doc.Fix))
+	}
 }
 
 // logSource is a log's name (a path the operator gave, the runner's unit)

@@ -79,7 +79,11 @@ func TestEveryPatternMatchesALineItWasQuotedFrom(t *testing.T) {
 			t.Errorf("%s: no captured symptom line: add the lines its patterns quote to its package's testdata/%s.symptoms", c.ID, c.ID)
 			continue
 		}
-		for _, text := range c.Doc.Patterns {
+		texts := slices.Clone(c.Doc.Patterns)
+		for _, a := range c.Doc.Ambiguous {
+			texts = append(texts, a.Pattern)
+		}
+		for _, text := range texts {
 			p, err := symptom.Compile(c.ID, text)
 			if err != nil {
 				t.Fatal(err)

@@ -22,12 +22,33 @@ var (
 	bareSGR = lazyre.MustCompile(`\[[0-9]{1,3}(?:;[0-9]{0,3})*[mK]`)
 )
 
-// Clean is a log line as the reader of the log sees it: without colours,
-// section markers or a trailing carriage return. Bytes that are not UTF-8
-// are kept: matching is byte for byte.
+// escapedSGR is a CSI code whose ESC byte is written as the places a
+// runner line passes through write it: rsyslog's control-character escape
+// in /var/log/syslog (`#033[31;1m`, $EscapeControlCharactersOnReceive),
+// JSON's (`\u001b[`, as journalctl -o json and ansible's output quote
+// it), C's and Go's (`\033[`, `\x1b[`) and a terminal's caret notation
+// (`^[[`, less and cat -v). The whole code goes, not only the bracket
+// part bareSGR would take, which would leave `#033` in front of the text.
+var escapedSGR = lazyre.MustCompile(`(?:#033|\\u001[bB]|\\x1[bB]|\\033|\^\[)\[[0-?]*[ -/]*[@-~]`)
+
+// Clean is a log line as the reader of the log sees it, in the runner's
+// own format whatever wrote it down: without colours (raw, or escaped as
+// syslog, JSON or a terminal write them), section markers or a trailing
+// carriage return; a line of the runner's json or text log_format
+// rewritten as its default format prints it (LEVEL: msg key=value, see
+// logLine). Bytes that are not UTF-8 are kept: matching is byte for byte.
+// A prefix (a journald or syslog time, host and gitlab-runner[PID]:, a
+// docker-compose service name) stays: patterns are found anywhere in a
+// line.
 func Clean(line string) string {
 	if strings.Contains(line, "section_") {
 		line = sectionMarker().ReplaceAllString(line, "")
+	}
+	// First the record, so a colour code JSON escaped inside a value is
+	// decoded to the byte the next steps remove.
+	line = logLine(line)
+	if strings.ContainsAny(line, `#\^`) {
+		line = escapedSGR().ReplaceAllString(line, "")
 	}
 	if strings.IndexByte(line, 0x1b) >= 0 {
 		line = ansiEscape().ReplaceAllString(line, "")
@@ -35,6 +56,7 @@ func Clean(line string) string {
 	if strings.IndexByte(line, '[') >= 0 {
 		line = bareSGR().ReplaceAllString(line, "")
 	}
+	line = strings.ReplaceAll(line, "\n", " ") // a decoded value's
 	line = strings.TrimRight(line, "\r")
 	// A carriage return inside a line is a progress display overwriting
 	// itself; matching across it as a space keeps words apart.

@@ -1,6 +1,9 @@
 package symptom
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestCleanStripsColoursAndSectionMarkers(t *testing.T) {
 	for raw, want := range map[string]string{
@@ -31,4 +34,56 @@ func TestRedactRemovesTokensAndURLCredentials(t *testing.T) {
 	if want := "fatal: unable to access 'https://<redacted>@gitlab.example.invalid/g/p.git/': Could not resolve host: gitlab.example.invalid"; got != want {
 		t.Errorf("Redact: %q, want %q", got, want)
 	}
+}
+
+// The forms a runner line takes on its way to an operator's paste, each
+// read as the runner's own format prints it.
+func TestCleanReadsJournaldSyslogAndTheRunnersLogFormats(t *testing.T) {
+	const runner = "FATAL: Service run failed  error=decoding configuration file: toml: line 1"
+	for raw, want := range map[string]string{
+		// rsyslog's escaped ESC in /var/log/syslog (voxpupuli/puppet-gitlab_ci_runner#141).
+		"Apr 17 15:57:31 runner01 gitlab-runner[1701482]: #033[31;1mFATAL: Service run failed#033[0;m  #033[31;1merror#033[0;m=decoding configuration file: toml: line 1": "Apr 17 15:57:31 runner01 gitlab-runner[1701482]: " + runner,
+		// JSON's escape, as ansible prints the command's output (riemers/ansible-gitlab-runner#88).
+		`\u001b[31;1mFATAL: toml: cannot load TOML value\u001b[0;m`: "FATAL: toml: cannot load TOML value",
+		// A terminal's caret notation (cat -v, less).
+		"^[[31;1mERROR: Checking for jobs... forbidden^[[0;m": "ERROR: Checking for jobs... forbidden",
+		// log_format = "json": logrus' JSONFormatter, keys sorted.
+		`{"error":"decoding configuration file: toml: line 1","level":"fatal","msg":"Service run failed","time":"2026-12-01T09:00:07Z"}`: runner,
+		// in journald, with a colour JSON-escaped inside a value.
+		`Dec 01 09:00:07 host gitlab-runner[812]: {"error":"\u001b[31;1mdecoding configuration file: toml: line 1","level":"fatal","msg":"Service run failed"}`: "Dec 01 09:00:07 host gitlab-runner[812]: " + runner,
+		// the record pasted without its braces (cattle-ops/terraform-aws-gitlab-runner#1143).
+		`"level":"error","msg":"Checking for jobs... forbidden","runner":"GR13","status":"POST https://gitlab.example.invalid/api/v4/jobs/request: 403 Forbidden"`: "ERROR: Checking for jobs... forbidden  runner=GR13 status=POST https://gitlab.example.invalid/api/v4/jobs/request: 403 Forbidden",
+		// and cut short: its escapes undone.
+		`"error","msg":"Runner \"https://gitlab.example.invalid\" is unhealthy and will be disabled for 1h0m0s seconds`: `"error","msg":"Runner "https://gitlab.example.invalid" is unhealthy and will be disabled for 1h0m0s seconds`,
+		// log_format = "text": logrus' TextFormatter.
+		`time="2026-12-01T09:00:07Z" level=fatal msg="Service run failed" error="decoding configuration file: toml: line 1"`: runner,
+		// Text that only looks like a field stays.
+		"level=3 of the build": "level=3 of the build",
+	} {
+		if got := Clean(raw); got != want {
+			t.Errorf("Clean(%q)\n = %q\nwant %q", raw, got, want)
+		}
+	}
+}
+
+// FuzzClean: whatever a line holds, Clean ends, adds no ESC byte (an
+// escaped code goes whole), leaves no line break, and grows a line by at
+// most a constant per field it renders.
+func FuzzClean(f *testing.F) {
+	for _, s := range []string{
+		"#033[31;1mERROR: x#033[0;m", `\u001b[0;m`, "^[[0K", `{"msg":"m","level":"error","a":{"b":[1,2]}}`,
+		`"level":"error","msg":"x\"y"`, `time="t" level=info msg="a \"b\"" k=v`, "section_start:1:a\r\x1b[0K",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		got := Clean(line)
+		if strings.Contains(got, "\x1b") && !strings.Contains(line, "\x1b") && !strings.Contains(line, `\u001`) ||
+			strings.Contains(got, "\n") || strings.HasSuffix(got, "\r") {
+			t.Fatalf("Clean(%q) = %q", line, got)
+		}
+		if len(got) > 2*len(line)+16 {
+			t.Fatalf("Clean(%q) grew to %d bytes", line, len(got))
+		}
+	})
 }

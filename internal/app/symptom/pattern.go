@@ -15,6 +15,10 @@ import (
 type Pattern struct {
 	Check string // the check whose symptom it is
 	Text  string // as written in the check's Doc
+	// Or and Tell are a checks.Ambiguous entry's: the line's other causes
+	// and what tells them apart. Without Or the line is Check's alone.
+	Or    []string
+	Tell  string
 	parts []string
 	// longest is the index of the longest part: a line without it cannot
 	// match, which rules most lines out with a single search.

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"maps"
+	"slices"
 
 	"github.com/socialwebcomputer/doctor/checks"
 )
@@ -25,7 +27,7 @@ type Matcher struct {
 	order    map[string]int // check ID -> catalog position
 }
 
-// New compiles every pattern of the catalog.
+// New compiles every pattern of the catalog, its Ambiguous ones included.
 func New(catalog []*checks.Check) (*Matcher, error) {
 	m := &Matcher{order: map[string]int{}}
 	var errs []error
@@ -39,25 +41,92 @@ func New(catalog []*checks.Check) (*Matcher, error) {
 			}
 			m.patterns = append(m.patterns, p)
 		}
+		for _, a := range c.Doc.Ambiguous {
+			p, err := Compile(c.ID, a.Pattern)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			p.Or, p.Tell = a.Or, a.Tell
+			m.patterns = append(m.patterns, p)
+		}
 	}
 	return m, errors.Join(errs...)
 }
 
+// OneOf is an ambiguous verdict: the line has one of several causes.
+type OneOf struct {
+	Causes []string // check IDs in catalog order, then checks.NotACheck causes
+	Tell   string   // what tells them apart
+}
+
+// Verdict is what one cleaned line says.
+type Verdict struct {
+	// Checks are every check the line names, in catalog order, each once:
+	// those it is the symptom of, and every check among the causes of an
+	// ambiguous verdict (they run to decide).
+	Checks []string
+	// OneOf are its ambiguous verdicts: a shared symptom no more specific
+	// pattern decided (a pattern of one of its causes matching too decides
+	// for that cause).
+	OneOf []OneOf
+}
+
 // Line names the checks whose patterns match a cleaned line, in catalog
-// order, each once.
+// order, each once (Verdict's Checks).
 func (m *Matcher) Line(line string) []string {
-	var out []string
-	seen := map[string]bool{}
+	return m.Verdict(line).Checks
+}
+
+// Verdict matches a cleaned line against every pattern.
+func (m *Matcher) Verdict(line string) Verdict {
+	var v Verdict
+	definite := map[string]bool{}
+	var shared []*Pattern
 	for _, p := range m.patterns {
-		if !seen[p.Check] && p.Match(line) {
-			seen[p.Check] = true
-			out = append(out, p.Check)
+		if len(p.Or) == 0 && definite[p.Check] || !p.Match(line) {
+			continue
+		}
+		if len(p.Or) > 0 {
+			shared = append(shared, p)
+			continue
+		}
+		definite[p.Check] = true
+		v.Checks = append(v.Checks, p.Check)
+	}
+	named := maps.Clone(definite)
+	for _, p := range shared {
+		causes := append([]string{p.Check}, p.Or...)
+		if slices.ContainsFunc(causes, func(c string) bool { return definite[c] }) {
+			continue // decided by a more specific pattern
+		}
+		v.OneOf = append(v.OneOf, OneOf{Causes: m.causeOrder(causes), Tell: p.Tell})
+		for _, c := range causes {
+			if _, isCheck := m.order[c]; isCheck && !named[c] {
+				named[c] = true
+				v.Checks = append(v.Checks, c)
+			}
 		}
 	}
-	if len(out) > 1 {
-		sortByOrder(out, m.order)
+	if len(v.Checks) > 1 {
+		sortByOrder(v.Checks, m.order)
 	}
-	return out
+	return v
+}
+
+// causeOrder is causes with the checks first, in catalog order, then the
+// causes no check probes, as written.
+func (m *Matcher) causeOrder(causes []string) []string {
+	var ids, others []string
+	for _, c := range causes {
+		if _, ok := m.order[c]; ok {
+			ids = append(ids, c)
+		} else {
+			others = append(others, c)
+		}
+	}
+	sortByOrder(ids, m.order)
+	return append(ids, others...)
 }
 
 func sortByOrder(ids []string, order map[string]int) {
@@ -73,6 +142,7 @@ type Match struct {
 	Line   int      // from 1
 	Text   string   // cleaned and redacted
 	Checks []string // catalog order
+	OneOf  []OneOf  // its ambiguous verdicts, if any
 }
 
 // Scan is what one log held.
@@ -142,7 +212,8 @@ func (m *Matcher) Scan(source string, r io.Reader) (*Scan, error) {
 
 func (m *Matcher) record(s *Scan, kept map[string]bool, raw string) {
 	clean := Clean(raw)
-	ids := m.Line(clean)
+	v := m.Verdict(clean)
+	ids := v.Checks
 	if len(ids) == 0 {
 		return
 	}
@@ -162,5 +233,5 @@ func (m *Matcher) record(s *Scan, kept map[string]bool, raw string) {
 	for _, id := range ids {
 		kept[id] = true
 	}
-	s.Matches = append(s.Matches, Match{Line: s.Lines, Text: Redact(clean), Checks: ids})
+	s.Matches = append(s.Matches, Match{Line: s.Lines, Text: Redact(clean), Checks: ids, OneOf: v.OneOf})
 }
