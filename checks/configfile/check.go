@@ -113,6 +113,11 @@ func exposed(p *checks.Pass, c *facts.ConfigFile, st fs.FileInfo, ra *facts.RunA
 		fix = fmt.Sprintf("sudo chown %s %s && %s", owner(ra), c.Path, fix)
 	}
 	holders := tokenHolders(c)
+	// The group class is judged only for the runner's own file: a file
+	// --config names may be a copy given to its reader through its group
+	// (doctor's CronJob mounts the runner's config.toml 0440 for its
+	// fsGroup), and whose group that is, is not known.
+	judgeGroup := ra != nil
 	switch {
 	case mode&0o002 != 0:
 		p.Report(checks.Finding{
@@ -121,7 +126,7 @@ func exposed(p *checks.Pass, c *facts.ConfigFile, st fs.FileInfo, ra *facts.RunA
 			Evidence: []checks.Evidence{modeEv},
 			Fix:      fix,
 		})
-	case mode&0o020 != 0:
+	case judgeGroup && mode&0o020 != 0:
 		p.Report(checks.Finding{
 			Severity: checks.Warning,
 			Cause: fmt.Sprintf("%s has mode %04o: the members of group %d can write it, and so give the runner "+
@@ -142,7 +147,7 @@ func exposed(p *checks.Pass, c *facts.ConfigFile, st fs.FileInfo, ra *facts.RunA
 			Evidence: ev,
 			Fix:      fix,
 		})
-	case mode&0o040 != 0:
+	case judgeGroup && mode&0o040 != 0:
 		p.Report(checks.Finding{
 			Severity: checks.Warning,
 			Cause: fmt.Sprintf("%s has mode %04o and holds %s: the members of group %d can read the token and "+
