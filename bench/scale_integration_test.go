@@ -55,7 +55,7 @@ func TestBenchScale(t *testing.T) {
 		runs, _ = strconv.Atoi(s)
 	}
 	b := setup(t)
-	bins := []scaleBinary{{"after", b.doctor}}
+	bins := []scaleBinary{{"this", b.doctor}}
 	if before := os.Getenv("DOCTOR_BENCH_BEFORE"); before != "" {
 		bins = []scaleBinary{{"before", before}, {"after", b.doctor}}
 	}
