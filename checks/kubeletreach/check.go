@@ -6,6 +6,7 @@
 package kubeletreach
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"sync"
@@ -72,12 +73,17 @@ var Check = &checks.Check{
 		if len(in.nodes) == 0 {
 			return checks.Skip("the cluster has no node: nothing to reach until one is rented")
 		}
-		// The pods to read from: the cluster's own in kube-system, listed once
-		// per target, and the runner namespace's, already listed.
+		// The pods to read from: the node-local DNS add-on's in kube-system,
+		// listed once per target; on a sampled node without one, that node's
+		// Running kube-system pods (one small page); and the runner
+		// namespace's, already listed. Each list is read where it is.
 		if sys := kubelet.KubeSystemRunningPodsFact.Get(p); sys != nil {
 			in.pods, in.sysErr = sys.Pods, sys.Err
 		}
-		in.pods = append(in.pods, l.RunnerPods...)
+		in.runnerPods = l.RunnerPods
+		in.podsOn = func(ctx context.Context, node string) ([]corev1.Pod, error) {
+			return kubelet.SystemPodsOn(p, ctx, api.Key, api.Client, node)
+		}
 		return run(p, in)
 	},
 }
@@ -87,10 +93,14 @@ type inputs struct {
 	label string
 	// target names the API target as a bundle keeps it (facts.APIClient.TapeKey):
 	// reads are shared by it, and their durations recorded under it.
-	target  string
-	nodes   []corev1.Node
-	pods    []corev1.Pod // candidates, any namespace
-	sysErr  error        // listing kube-system's pods failed (403 for a namespaced identity)
+	target     string
+	nodes      []corev1.Node
+	pods       []corev1.Pod // the node-local DNS add-on's, in kube-system
+	runnerPods []corev1.Pod // the runner namespace's
+	sysErr     error        // listing kube-system's pods failed (403 for a namespaced identity)
+	// podsOn lists a node's Running kube-system pods, for a node where no
+	// add-on pod runs; nil: none but pods and runnerPods are candidates.
+	podsOn  func(ctx context.Context, node string) ([]corev1.Pod, error)
 	client  kube.Interface
 	wait    runnerconfig.Waiting
 	timeout time.Duration
@@ -105,12 +115,12 @@ func run(p *checks.Pass, in inputs) error {
 	probes := make([]*kubelet.Probe, len(sample))
 	var wg sync.WaitGroup
 	for i, n := range sample {
-		pr := &kubelet.Probe{Node: n, Pod: kubelet.PodOn(n.Name, in.pods)}
+		pr := &kubelet.Probe{Node: n}
 		probes[i] = pr
-		if pr.Pod == nil {
-			continue
-		}
 		wg.Go(func() {
+			if pr.Pod = podOn(p, in, n.Name); pr.Pod == nil {
+				return
+			}
 			r := kubelet.ReadShared(p, p.Context, in.target, in.client, pr.Pod, in.timeout)
 			pr.Err, pr.Took = r.Err, r.Took
 		})
@@ -152,6 +162,21 @@ func run(p *checks.Pass, in inputs) error {
 		return fmt.Errorf("the identity may not get pods/log, so doctor cannot ask the apiserver to reach a kubelet (%s): %v", of, forbidden)
 	}
 	return nil
+}
+
+// podOn is the pod to read on a node, as kubelet.PodOn ranks them: an
+// add-on pod, else a Running kube-system pod of the node's own page (asked
+// only here, when the add-on runs none there), else a runner pod.
+func podOn(p *checks.Pass, in inputs, node string) *corev1.Pod {
+	pod := kubelet.PodOn(node, in.pods, in.runnerPods)
+	if kubelet.IsAddonPod(pod) || in.podsOn == nil || in.sysErr != nil {
+		return pod
+	}
+	onNode, err := in.podsOn(p.Context, node)
+	if err != nil {
+		p.Env.Logf(2, "kubelet-reach: kube-system's Running pods on %s: %v", node, err)
+	}
+	return kubelet.PodOn(node, in.pods, onNode, in.runnerPods)
 }
 
 // report makes one node's finding.

@@ -42,5 +42,9 @@ func main() {
 			io.Width = w
 		}
 	}
-	os.Exit(cli.Main(os.Args[1:], io))
+	code := cli.Main(os.Args[1:], io)
+	if os.Getenv(statsEnv) != "" {
+		writeStats(os.Stderr)
+	}
+	os.Exit(code)
 }

@@ -283,13 +283,13 @@ func TestTwoRunnersShareOneClient(t *testing.T) {
 		"list nodes": 1,
 		"list pods fieldSelector=status.phase=Pending": 1,
 		"list priorityclasses.scheduling.k8s.io":       1,
-		// node-local-dns's view of the add-on, kube-system's pods (the
-		// add-on's for node-local-dns, the Running ones for kubelet-reach),
-		// and owner-rbac's review of verb * on *: the same question for
-		// every runner of the target.
-		"list daemonsets.apps -n kube-system":                  1,
-		"list pods -n kube-system":                             1,
-		"create selfsubjectaccessreviews.authorization.k8s.io": 1,
+		// node-local-dns's view of the add-on, the add-on's pods by its
+		// label (node-local-dns's, and kubelet-reach's to read from), and
+		// owner-rbac's review of verb * on *: the same question for every
+		// runner of the target.
+		"list daemonsets.apps -n kube-system":                                              1,
+		"list pods -n kube-system labelSelector=app.kubernetes.io/name=socialweb-node-dns": 1,
+		"create selfsubjectaccessreviews.authorization.k8s.io":                             1,
 		// Once per (target, namespace).
 		"list pods -n ns-alpha": 1,
 		"list pods -n ns-beta":  1,

@@ -136,6 +136,16 @@ type eventList struct {
 	Events []corev1.Event
 }
 
+// listCluster reads the three lists no namespace or label narrows:
+//
+//   - Pending pods, every namespace's, by field selector (status.phase=Pending):
+//     scale-to-zero asks whether anything non-job waits for a node,
+//     pending-no-node why a job pod waits;
+//   - nodes, all of them: node-local-dns judges every node (its label and its
+//     DNS pod), scale-to-zero every node's job pods, pending-unschedulable
+//     the largest a node offers, kubelet-reach samples them, node-arch,
+//     helper-image, job-terminations, kubelet-serving and pending-no-node read them;
+//   - priority classes (scale-to-zero's pause pods' class), cluster-scoped.
 func listCluster(ctx context.Context, api *facts.APIClient) *clusterLists {
 	l := &clusterLists{}
 	core := api.Client.CoreV1()
@@ -174,6 +184,9 @@ func listCluster(ctx context.Context, api *facts.APIClient) *clusterLists {
 	return l
 }
 
+// listPods lists the runner namespace's pods, all of them: the job pods
+// (image-pull, pending-unschedulable, job-terminations, kubelet-reach's
+// fallback reads) and what else runs there (namespace-quota counts it).
 func listPods(ctx context.Context, api *facts.APIClient, ns string) *namespaceLists {
 	l := &namespaceLists{}
 	l.pods = pages(ctx, func(o metav1.ListOptions) (string, error) {

@@ -10,20 +10,20 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/facts"
 )
 
-// KubeSystemLogReadsFact sends the log reads as soon as kube-system's pod list is
-// in, before the node list and the other cluster lists the check waits
-// for: a Running kube-system pod names its node, which is all a read
-// needs. The check then finds each read done (ReadShared), instead of
-// sending it after the slowest of the lists.
+// KubeSystemLogReadsFact sends the log reads as soon as the node-local DNS
+// add-on's pods are listed (KubeSystemRunningPodsFact), before the node list
+// and the other cluster lists the check waits for: a Running add-on pod
+// names its node, which is all a read needs. The check then finds each
+// read done (ReadShared), instead of sending it after the slowest of the lists.
 //
-// Only when kube-system's Running pods are on at most MaxNodes nodes: the
+// Only when the add-on's Running pods are on at most MaxNodes nodes: the
 // check reads only the nodes Sample picks, which takes the node list to
 // know. With that few nodes named, a read the sample does not want is
-// possible only when the cluster has more nodes than MaxNodes and kube-system
+// possible only when the cluster has more nodes than MaxNodes and the add-on
 // runs on few of them, and it costs at most MaxNodes reads.
 var KubeSystemLogReadsFact = &checks.Fact[struct{}]{
 	ID:       "kube-system-log-reads",
-	Doc:      "one-byte log reads of a Running kube-system pod per node, sent when kube-system's pods are listed",
+	Doc:      "one-byte log reads of a Running node-local DNS pod per node, sent when the add-on's pods are listed",
 	Requires: []checks.Node{facts.AfterAPIAuth, KubeSystemRunningPodsFact, facts.APIClientFact},
 	Network:  true,
 	Compute: func(p *checks.Pass) (struct{}, error) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/client/kube"
@@ -34,27 +35,54 @@ func ReadTimeout(p *checks.Pass) time.Duration {
 	return d
 }
 
+// KubeSystemRunningPods are the node-local DNS add-on's pods in kube-system
+// (any phase: PodOn and earlyNodes read only the Running ones), the list
+// node-local-dns shares. A node where none runs is asked for its own
+// Running kube-system pods (SystemPodsOn), one small page, only when
+// kubelet-reach samples it.
 type KubeSystemRunningPods struct {
 	Pods []corev1.Pod
 	Err  error
 }
 
-// running are kube-system's Running pods, from the list of kube-system's
-// pods node-local-dns shares.
+// running is the add-on's pods, from the list node-local-dns shares: the
+// list itself, not a copy of its Running pods.
 func running(p *checks.Pass, api *facts.APIClient, timeout time.Duration) *KubeSystemRunningPods {
 	ctx, cancel := context.WithTimeout(p.Context, timeout)
 	defer cancel()
-	pods, err := cluster.SystemPods(p, ctx, api.Key, api.Client)
-	if err != nil {
-		return &KubeSystemRunningPods{Err: err}
-	}
-	l := &KubeSystemRunningPods{}
-	for _, pod := range pods {
-		if pod.Status.Phase == corev1.PodRunning {
-			l.Pods = append(l.Pods, pod)
+	pods, err := cluster.SystemPods(p, ctx, api.Key, api.Client, nodedns.PodSelector)
+	return &KubeSystemRunningPods{Pods: pods, Err: err}
+}
+
+// nodePage is the limit of SystemPodsOn's page: a node runs a few
+// DaemonSet pods in kube-system, and the first readable one is read.
+const nodePage = 10
+
+// SystemPodsOn are kube-system's Running pods on one node, for a sampled
+// node where no add-on pod runs: the pods PodOn ranks next. One page of
+// nodePage by field selector, the next only when none on it is readable
+// (every one being deleted); once per target and node.
+func SystemPodsOn(p *checks.Pass, ctx context.Context, target string, c kube.Interface, node string) ([]corev1.Pod, error) {
+	list := func() ([]corev1.Pod, error) {
+		var out []corev1.Pod
+		o := metav1.ListOptions{FieldSelector: "spec.nodeName=" + node + ",status.phase=Running", Limit: nodePage}
+		for range 100 {
+			r, err := c.CoreV1().Pods(cluster.SystemNamespace).List(ctx, o)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, r.Items...)
+			if r.Continue == "" || PodOn(node, r.Items) != nil {
+				return out, nil
+			}
+			o.Continue = r.Continue
 		}
+		return out, nil
 	}
-	return l
+	if target == "" {
+		return list()
+	}
+	return checks.Shared(p, "kube-system pods on "+node+" "+target, list)
 }
 
 // read is what one log read got, shared by the runners of a target.
@@ -152,29 +180,36 @@ func Sample(nodes []corev1.Node, max int) []*corev1.Node {
 }
 
 // PodOn picks the pod to read on a node: a Running node-local DNS pod, else
-// any Running pod of kube-system, else any Running pod of the candidates.
-func PodOn(node string, pods []corev1.Pod) *corev1.Pod {
+// any Running pod of kube-system, else any Running pod of the candidates,
+// the first of its rank in the lists' order. The lists are read where they
+// are, never copied into one.
+func PodOn(node string, lists ...[]corev1.Pod) *corev1.Pod {
 	var best *corev1.Pod
 	rank := func(p *corev1.Pod) int {
 		switch {
-		case p.Labels[nodedns.PodLabel] == nodedns.PodName:
+		case IsAddonPod(p):
 			return 0
 		case p.Namespace == nodedns.Namespace:
 			return 1
 		}
 		return 2
 	}
-	for i := range pods {
-		p := &pods[i]
-		if p.Spec.NodeName != node || !readable(p) {
-			continue
-		}
-		if best == nil || rank(p) < rank(best) {
-			best = p
+	for _, pods := range lists {
+		for i := range pods {
+			p := &pods[i]
+			if p.Spec.NodeName != node || !readable(p) {
+				continue
+			}
+			if best == nil || rank(p) < rank(best) {
+				best = p
+			}
 		}
 	}
 	return best
 }
+
+// IsAddonPod tells the node-local DNS add-on's pod, which PodOn prefers.
+func IsAddonPod(p *corev1.Pod) bool { return p != nil && p.Labels[nodedns.PodLabel] == nodedns.PodName }
 
 // readable is a pod whose log its kubelet serves: Running, not being deleted.
 func readable(p *corev1.Pod) bool {
@@ -195,14 +230,15 @@ func containerOf(p *corev1.Pod) string {
 	return ""
 }
 
-// KubeSystemRunningPodsFact lists kube-system's running pods once per target, the pods
-// whose logs prove the apiserver reaches each node's kubelet. Gated on
+// KubeSystemRunningPodsFact lists the node-local DNS add-on's pods in
+// kube-system once per target, by its label (the list node-local-dns reads):
+// the pods whose logs prove the apiserver reaches each node's kubelet. Gated on
 // api-auth, not behind the cluster lists, the list leaves with the
 // self-review: the log reads, which need its answer, are then the run's
 // only second round trip.
 var KubeSystemRunningPodsFact = &checks.Fact[*KubeSystemRunningPods]{
 	ID:       "kube-system-running-pods",
-	Doc:      "kube-system's Running pods, listed once per target: one per node is read from to reach its kubelet",
+	Doc:      "the node-local DNS add-on's pods in kube-system, listed by its label once per target: one per node is read from to reach its kubelet",
 	Requires: []checks.Node{facts.AfterAPIAuth, facts.APIClientFact},
 	Network:  true,
 	Compute: func(p *checks.Pass) (*KubeSystemRunningPods, error) {

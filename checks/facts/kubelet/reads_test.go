@@ -10,7 +10,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/socialwebcomputer/doctor/checks/client/kube/kubefake"
 	"github.com/socialwebcomputer/doctor/checks/facts/nodedns"
 )
 
@@ -117,5 +119,54 @@ func TestEarlyNodes(t *testing.T) {
 	}
 	if got := fmt.Sprint(earlyNodes(pods, 2)); got != "[n1 n2]" {
 		t.Errorf("earlyNodes(max 2) = %s, want [n1 n2]", got)
+	}
+}
+
+// TestPodOnReadsEveryList: the candidates are several lists read in place,
+// and the first pod of the best rank wins in their order, as in one list.
+func TestPodOnReadsEveryList(t *testing.T) {
+	pod := func(ns, name, node string, labels map[string]string) corev1.Pod {
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels}, Spec: corev1.PodSpec{NodeName: node},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	}
+	dns := map[string]string{nodedns.PodLabel: nodedns.PodName}
+	addon := []corev1.Pod{pod("kube-system", "node-dns-a", "n1", dns)}
+	onNode := []corev1.Pod{pod("kube-system", "cilium-b", "n2", nil), pod("kube-system", "kube-proxy-b", "n2", nil)}
+	runner := []corev1.Pod{pod("gitlab-runner", "runner-x", "n1", nil), pod("gitlab-runner", "runner-y", "n2", nil)}
+	if p := PodOn("n1", runner, addon); p == nil || p.Name != "node-dns-a" {
+		t.Errorf("n1: %v, want node-dns-a (the add-on's, from the second list)", p)
+	}
+	if p := PodOn("n2", addon, onNode, runner); p == nil || p.Name != "cilium-b" {
+		t.Errorf("n2: %v, want cilium-b (kube-system's first on the node)", p)
+	}
+	if p := PodOn("n2", addon, runner); p == nil || p.Name != "runner-y" {
+		t.Errorf("n2 without its page: %v, want runner-y", p)
+	}
+}
+
+// TestSystemPodsOn: a node's Running kube-system pods are one small page by
+// field selector, in kube-system only.
+func TestSystemPodsOn(t *testing.T) {
+	running := func(name, node string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: name}, Spec: corev1.PodSpec{NodeName: node},
+			Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	}
+	fake, c := kubefake.New(running("kube-proxy-a", "n1"), running("kube-proxy-b", "n2"))
+	pods, err := SystemPodsOn(nil, t.Context(), "", c, "n2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := PodOn("n2", pods); p == nil || p.Name != "kube-proxy-b" {
+		t.Errorf("PodOn(n2, SystemPodsOn(n2)) = %v, want kube-proxy-b", p)
+	}
+	var lists []string
+	for _, a := range fake.Actions() {
+		if l, ok := a.(k8stesting.ListAction); ok {
+			r := l.GetListRestrictions()
+			lists = append(lists, fmt.Sprintf("%s %s %s", l.GetNamespace(), r.Fields, r.Labels))
+		}
+	}
+	if want := "[kube-system spec.nodeName=n2,status.phase=Running ]"; fmt.Sprint(lists) != want {
+		t.Errorf("lists %v, want %s", lists, want)
 	}
 }

@@ -40,6 +40,9 @@ const (
 	DaemonSetsSource = "GET /apis/apps/v1/namespaces/" + Namespace + "/daemonsets"
 )
 
+// PodSelector lists the add-on's pods, and no other of kube-system's.
+const PodSelector = PodLabel + "=" + PodName
+
 // AddonObjects are the node-local DNS objects: its DaemonSets and their pods.
 type AddonObjects struct {
 	DaemonSets []appsv1.DaemonSet // those whose pods carry the label
@@ -47,9 +50,12 @@ type AddonObjects struct {
 	Pods       []corev1.Pod
 }
 
-// fetch reads the add-on: kube-system's DaemonSets, listed here, and its
-// pods, those of kube-system's (one list, shared with kubelet-reach) that
-// carry the add-on's label. Both leave at once, under ctx and at most 10 s.
+// fetch reads the add-on: kube-system's DaemonSets, listed here (all of
+// them: a few, and the others name what kube-system does run when the
+// add-on's is missing), and its pods, kube-system's that carry the add-on's
+// label, listed by it (PodSelector; one list, shared with kubelet-reach).
+// When the add-on is absent that list is empty, as the DaemonSet list says.
+// Both leave at once, under ctx and at most 10 s.
 func fetch(ctx context.Context, c kube.Interface, systemPods func(context.Context) ([]corev1.Pod, error)) (*AddonObjects, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -73,13 +79,8 @@ func fetch(ctx context.Context, c kube.Interface, systemPods func(context.Contex
 		}, metav1.ListOptions{})
 	})
 	wg.Go(func() {
-		var pods []corev1.Pod
-		pods, podsErr = systemPods(ctx)
-		for _, p := range pods {
-			if p.Labels[PodLabel] == PodName {
-				v.Pods = append(v.Pods, p)
-			}
-		}
+		// The list itself, not a copy: the server selected by the label.
+		v.Pods, podsErr = systemPods(ctx)
 	})
 	wg.Wait()
 	if dsErr != nil {
@@ -297,7 +298,7 @@ func ProbeRunner(ctx context.Context, env *hostio.Env, r *runnerconfig.Runner) *
 // without a target, a test's, every time).
 func AddonOnce(p *checks.Pass, ctx context.Context, client kube.Interface, target string) (*AddonObjects, error) {
 	systemPods := func(ctx context.Context) ([]corev1.Pod, error) {
-		return cluster.SystemPods(p, ctx, target, client)
+		return cluster.SystemPods(p, ctx, target, client, PodSelector)
 	}
 	if target == "" {
 		return fetch(ctx, client, systemPods)

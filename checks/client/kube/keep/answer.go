@@ -155,6 +155,7 @@ func (b *cutBody) Read(p []byte) (int, error) {
 			return
 		}
 		out, err := b.cut(buf.Bytes())
+		count(buf.Len(), len(out))
 		b.r, b.err = bytes.NewReader(out), err
 	})
 	if b.err != nil {
