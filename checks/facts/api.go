@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/client/kube"
@@ -151,8 +152,11 @@ func restConfig(p *checks.Pass) (*rest.Config, string, error) {
 			cfg, err := outOfCluster(RunnerEntryFact.Get(p).File.Files, kube)
 			return cfg, "[runners.kubernetes] host", err
 		}
-		if cfg, ok, err := inCluster(RunnerEntryFact.Get(p).File.Files, RunnerFact.Get(p).Selected, EnvironFact.Get(p)); ok {
-			return cfg, "in-cluster service account", err
+		if cfg, caNote, ok := inCluster(RunnerEntryFact.Get(p).File.Files, RunnerFact.Get(p).Selected, EnvironFact.Get(p)); ok {
+			if caNote != "" {
+				return cfg, "in-cluster service account (" + caNote + ")", nil
+			}
+			return cfg, "in-cluster service account", nil
 		}
 	}
 	return contextConfig(p.Env, k)
@@ -262,19 +266,25 @@ func TargetKey(cfg *rest.Config) string {
 // ServiceAccountDir is where a pod's service-account credentials are mounted.
 const ServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 
-// inCluster builds client-go's InClusterConfig for the runner: its
+// inCluster is rest.InClusterConfig run for the runner: its
 // KUBERNETES_SERVICE_HOST and _PORT, and the token and CA of its service
 // account, read through /proc/<pid>/root when doctor runs beside the
 // runner's container, else under the root (doctor in the runner's pod).
-// ok is false when the runner's environment does not select in-cluster
-// config, or no token is mounted, as client-go then falls back too.
-func inCluster(r RunnerReader, proc *Process, e *Environ) (*rest.Config, bool, error) {
+// ok is false exactly when client-go's call fails, so the runner falls back
+// to the kubeconfig (guessClientConfig, executors/kubernetes/util.go,
+// v19.3.0): either variable empty, or the token file unreadable. An empty
+// token file is no failure. Nor is the CA file, contrary to what one might
+// expect: client-go only logs "Expected to load root CA config from %s, but
+// got err: %v" and leaves CAFile empty, so the system roots verify the
+// apiserver (rest/config.go, InClusterConfig, client-go v0.37.2, the same
+// body since v0.21). caNote then says so, for the evidence.
+func inCluster(r RunnerReader, proc *Process, e *Environ) (cfg *rest.Config, caNote string, ok bool) {
 	if e.Err != nil {
-		return nil, false, nil
+		return nil, "", false
 	}
 	hostPort, ok := e.InCluster()
 	if !ok {
-		return nil, false, nil
+		return nil, "", false
 	}
 	dirs := []string{ServiceAccountDir}
 	if proc != nil {
@@ -285,17 +295,20 @@ func inCluster(r RunnerReader, proc *Process, e *Environ) (*rest.Config, bool, e
 		if err != nil {
 			continue
 		}
+		cfg := &rest.Config{Host: "https://" + hostPort, BearerToken: strings.TrimSpace(string(token))}
 		ca, err := r.Read(dir+"/ca.crt", hostio.KindPEM)
-		if err != nil {
-			return nil, true, fmt.Errorf("in-cluster config: %w", err)
+		if err == nil {
+			// certutil.NewPool's own test: a file without a certificate
+			// is refused as one that cannot be read.
+			_, err = certutil.NewPoolFromBytes(ca)
 		}
-		return &rest.Config{
-			Host:            "https://" + hostPort,
-			BearerToken:     strings.TrimSpace(string(token)),
-			TLSClientConfig: rest.TLSClientConfig{CAData: ca},
-		}, true, nil
+		if err != nil {
+			return cfg, fmt.Sprintf("%s/ca.crt does not load (%v): client-go verifies the apiserver with the system roots", ServiceAccountDir, err), true
+		}
+		cfg.TLSClientConfig.CAData = ca
+		return cfg, "", true
 	}
-	return nil, false, nil
+	return nil, "", false
 }
 
 // NewAPI wraps a rest.Config the way doctor needs it: protobuf for the large

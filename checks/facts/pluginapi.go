@@ -112,10 +112,7 @@ func pluginRestConfig(p *checks.Pass, pc PluginConfig, out *PluginAPIClient) (*r
 		return cfg, nil
 	}
 	e := EnvironFact.Get(p)
-	cfg, ok, err := inCluster(RunnerEntryFact.Get(p).File.Files, proc, e)
-	if err != nil {
-		return nil, err
-	}
+	cfg, _, ok := inCluster(RunnerEntryFact.Get(p).File.Files, proc, e)
 	if !ok {
 		out.None = "plugin_config has no kubeconfig_path and the runner has no service account (no KUBERNETES_SERVICE_HOST " +
 			"in its environment, or no token under " + ServiceAccountDir + "), so the plugin fails with `" + errNotInCluster + "`"
