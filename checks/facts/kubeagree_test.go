@@ -327,9 +327,9 @@ func doctorChoice(t *testing.T, root string, l kubeLayout) choice {
 		Requires: []checks.Node{KubeconfigFact, EnvironFact, RunAsFact},
 		Run: func(p *checks.Pass) error {
 			k := KubeconfigFact.Get(p)
-			cfg, _, ok := inCluster(k.Reader, nil, EnvironFact.Get(p))
+			cfg := inCluster(k.Reader, nil, EnvironFact.Get(p)).Config
 			var err error
-			if !ok {
+			if cfg == nil {
 				cfg, _, err = contextConfig(p.Env, ResolveContext(k, l.context))
 			}
 			if err != nil {
