@@ -17,7 +17,7 @@ var Check = &checks.Check{
 	Doc: checks.Doc{
 		Cause: "getKubeClientConfig takes the out-of-cluster branch whenever [runners.kubernetes] host is non-empty, " +
 			"and then never reads the kubeconfig; with host empty it tries in-cluster config first, which wins " +
-			"whenever KUBERNETES_SERVICE_HOST is in the runner's environment. With host set, cert_file without key_file " +
+			"whenever KUBERNETES_SERVICE_HOST and _PORT are in the runner's environment and its service-account token can be read. With host set, cert_file without key_file " +
 			"or ca_file decodes fine and fails only when a job starts; with host empty the three are never read.",
 		Symptom: "The runner talks to the wrong cluster (or its own); or every job fails with \"ca file, cert file and key file must be specified when using file based auth\".",
 		Fix:     "Remove host, cert_file, key_file and ca_file from [runners.kubernetes] (the kubeconfig carries them), and do not run the kubeconfig-shaped runner inside a pod.",
