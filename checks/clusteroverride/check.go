@@ -17,7 +17,7 @@ var Check = &checks.Check{
 	Doc: checks.Doc{
 		Cause: "getKubeClientConfig takes the out-of-cluster branch whenever [runners.kubernetes] host is non-empty, " +
 			"and then never reads the kubeconfig; with host empty it tries in-cluster config first, which wins " +
-			"whenever KUBERNETES_SERVICE_HOST is in the runner's environment. With host set, cert_file without key_file " +
+			"whenever KUBERNETES_SERVICE_HOST and _PORT are in the runner's environment and its service-account token can be read. With host set, cert_file without key_file " +
 			"or ca_file decodes fine and fails only when a job starts; with host empty the three are never read.",
 		Symptom: "The runner talks to the wrong cluster (or its own); or every job fails with \"ca file, cert file and key file must be specified when using file based auth\".",
 		Fix:     "Remove host, cert_file, key_file and ca_file from [runners.kubernetes] (the kubeconfig carries them), and do not run the kubeconfig-shaped runner inside a pod.",
@@ -27,7 +27,7 @@ var Check = &checks.Check{
 			"ca file, cert file and key file must be specified when using file based auth",
 		},
 	},
-	Requires:  []checks.Node{facts.RunnerEntryFact, facts.EnvironFact},
+	Requires:  []checks.Node{facts.RunnerEntryFact, facts.EnvironFact, facts.InClusterFact, facts.KubeconfigFact},
 	Executors: []string{checks.Kubernetes},
 	Run:       run,
 }
@@ -78,7 +78,28 @@ func run(p *checks.Pass) error {
 			Fix:      "Remove cert_file (the kubeconfig carries the certificate), or set all three of cert_file, key_file and ca_file.",
 		})
 	}
-	if host, ok := env.InCluster(); ok && k.Host == "" {
+	ic := facts.InClusterFact.Get(p)
+	if host := ic.HostPort; ic.Vars() && k.Host == "" && ic.Config == nil {
+		// rest.InClusterConfig fails on the token alone, and the runner
+		// then loads the kubeconfig (guessClientConfig,
+		// executors/kubernetes/util.go, v19.3.0).
+		kc := facts.KubeconfigFact.Get(p)
+		then := "the runner loads the kubeconfig instead: " + kc.Source + "."
+		if kc.None != "" {
+			then = "the runner loads the kubeconfig instead, and there is none: " + kc.None + "."
+		}
+		p.Report(checks.Finding{
+			Severity: checks.Info,
+			Cause: fmt.Sprintf("%s: KUBERNETES_SERVICE_HOST=%s is in the runner's environment, but in-cluster config fails "+
+				"because the service-account token cannot be read, so %s", label, host, then),
+			Evidence: []checks.Evidence{
+				{Source: env.Source, Detail: "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT: " + host},
+				{Source: facts.ServiceAccountDir + "/token", Detail: ic.TokenErr.Error()},
+			},
+			Fix: "None if the kubeconfig is the cluster meant; for in-cluster config, mount the service account's token (automountServiceAccountToken).",
+		})
+	}
+	if host := ic.HostPort; ic.Config != nil && k.Host == "" {
 		f := checks.Finding{
 			Cause: fmt.Sprintf("%s: KUBERNETES_SERVICE_HOST=%s is in the runner's environment, so in-cluster config is tried "+
 				"first and wins: the runner places jobs in the cluster it runs in.", label, host),

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/client/kube"
@@ -151,8 +152,11 @@ func restConfig(p *checks.Pass) (*rest.Config, string, error) {
 			cfg, err := outOfCluster(RunnerEntryFact.Get(p).File.Files, kube)
 			return cfg, "[runners.kubernetes] host", err
 		}
-		if cfg, ok, err := inCluster(RunnerEntryFact.Get(p).File.Files, RunnerFact.Get(p).Selected, EnvironFact.Get(p)); ok {
-			return cfg, "in-cluster service account", err
+		if ic := inCluster(RunnerEntryFact.Get(p).File.Files, RunnerFact.Get(p).Selected, EnvironFact.Get(p)); ic.Config != nil {
+			if ic.CANote != "" {
+				return ic.Config, "in-cluster service account (" + ic.CANote + ")", nil
+			}
+			return ic.Config, "in-cluster service account", nil
 		}
 	}
 	return contextConfig(p.Env, k)
@@ -262,20 +266,51 @@ func TargetKey(cfg *rest.Config) string {
 // ServiceAccountDir is where a pod's service-account credentials are mounted.
 const ServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 
-// inCluster builds client-go's InClusterConfig for the runner: its
+// InCluster is rest.InClusterConfig's answer for the runner process: its
 // KUBERNETES_SERVICE_HOST and _PORT, and the token and CA of its service
-// account, read through /proc/<pid>/root when doctor runs beside the
-// runner's container, else under the root (doctor in the runner's pod).
-// ok is false when the runner's environment does not select in-cluster
-// config, or no token is mounted, as client-go then falls back too.
-func inCluster(r RunnerReader, proc *Process, e *Environ) (*rest.Config, bool, error) {
+// account, read as the runner through /proc/<pid>/root when doctor runs
+// beside the runner's container, else under the root (doctor in the
+// runner's pod). client-go's call fails, and the runner falls back to the
+// kubeconfig (guessClientConfig, executors/kubernetes/util.go, v19.3.0),
+// exactly when either variable is empty or the token file cannot be read;
+// an empty token file is no failure. Nor is the CA file, contrary to what
+// one might expect: client-go only logs "Expected to load root CA config
+// from %s, but got err: %v" and leaves CAFile empty, so the system roots
+// verify the apiserver (rest/config.go, InClusterConfig, client-go v0.37.2,
+// the same body since v0.21).
+type InCluster struct {
+	HostPort string // "" when a variable is empty: not in a pod
+	// Config is nil when client-go's call fails; TokenErr then says why
+	// when the variables are set.
+	Config   *rest.Config
+	TokenErr error
+	// CANote says the CA does not load and the system roots are used.
+	CANote string
+}
+
+// Vars says both variables are set: the runner is in a pod.
+func (c *InCluster) Vars() bool { return c.HostPort != "" }
+
+// InClusterFact is the in-cluster config of the runner process.
+var InClusterFact = &checks.Fact[*InCluster]{
+	ID:       "in-cluster",
+	Doc:      "whether rest.InClusterConfig succeeds for the runner: both service variables and a readable service-account token",
+	Requires: []checks.Node{RunnerFact, EnvironFact, RunAsFact},
+	Compute: func(p *checks.Pass) (*InCluster, error) {
+		return inCluster(RunnerReader{Env: p.Env, RA: RunAsFact.Get(p)}, RunnerFact.Get(p).Selected, EnvironFact.Get(p)), nil
+	},
+}
+
+func inCluster(r RunnerReader, proc *Process, e *Environ) *InCluster {
+	c := &InCluster{}
 	if e.Err != nil {
-		return nil, false, nil
+		return c
 	}
 	hostPort, ok := e.InCluster()
 	if !ok {
-		return nil, false, nil
+		return c
 	}
+	c.HostPort = hostPort
 	dirs := []string{ServiceAccountDir}
 	if proc != nil {
 		dirs = append([]string{fmt.Sprintf("/proc/%d/root%s", proc.PID, ServiceAccountDir)}, dirs...)
@@ -283,19 +318,27 @@ func inCluster(r RunnerReader, proc *Process, e *Environ) (*rest.Config, bool, e
 	for _, dir := range dirs {
 		token, err := r.Read(dir+"/token", hostio.KindToken)
 		if err != nil {
+			if c.TokenErr == nil {
+				c.TokenErr = err
+			}
 			continue
 		}
+		c.TokenErr = nil
+		c.Config = &rest.Config{Host: "https://" + hostPort, BearerToken: strings.TrimSpace(string(token))}
 		ca, err := r.Read(dir+"/ca.crt", hostio.KindPEM)
-		if err != nil {
-			return nil, true, fmt.Errorf("in-cluster config: %w", err)
+		if err == nil {
+			// certutil.NewPool's own test: a file without a certificate
+			// is refused as one that cannot be read.
+			_, err = certutil.NewPoolFromBytes(ca)
 		}
-		return &rest.Config{
-			Host:            "https://" + hostPort,
-			BearerToken:     strings.TrimSpace(string(token)),
-			TLSClientConfig: rest.TLSClientConfig{CAData: ca},
-		}, true, nil
+		if err != nil {
+			c.CANote = fmt.Sprintf("%s/ca.crt does not load (%v): client-go verifies the apiserver with the system roots", ServiceAccountDir, err)
+			return c
+		}
+		c.Config.TLSClientConfig.CAData = ca
+		return c
 	}
-	return nil, false, nil
+	return c
 }
 
 // NewAPI wraps a rest.Config the way doctor needs it: protobuf for the large

@@ -112,11 +112,8 @@ func pluginRestConfig(p *checks.Pass, pc PluginConfig, out *PluginAPIClient) (*r
 		return cfg, nil
 	}
 	e := EnvironFact.Get(p)
-	cfg, ok, err := inCluster(RunnerEntryFact.Get(p).File.Files, proc, e)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
+	cfg := inCluster(RunnerEntryFact.Get(p).File.Files, proc, e).Config
+	if cfg == nil {
 		out.None = "plugin_config has no kubeconfig_path and the runner has no service account (no KUBERNETES_SERVICE_HOST " +
 			"in its environment, or no token under " + ServiceAccountDir + "), so the plugin fails with `" + errNotInCluster + "`"
 		out.NoneSource = e.Source

@@ -34,7 +34,7 @@ var Check = &checks.Check{
 		},
 	},
 	// Not runner-process: a stopped runner is diagnosed from its unit.
-	Requires:  []checks.Node{facts.RunAsFact, facts.EnvironFact, facts.ServiceFact, facts.RunnerEntryFact},
+	Requires:  []checks.Node{facts.RunAsFact, facts.EnvironFact, facts.ServiceFact, facts.RunnerEntryFact, facts.InClusterFact},
 	Executors: []string{checks.Kubernetes},
 	Run:       run,
 }
@@ -51,7 +51,7 @@ func run(p *checks.Pass) error {
 	if v, ok := env.Lookup("KUBECONFIG"); ok && v != "" {
 		return nil // kubeconfig-file examines what it names
 	}
-	if _, ok := env.InCluster(); ok {
+	if facts.InClusterFact.Get(p).Config != nil {
 		return nil // in-cluster config: the runner runs in a pod (cluster-override weighs this)
 	}
 	home, how := ra.KubeHome()
