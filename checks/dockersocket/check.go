@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
@@ -175,7 +176,7 @@ func probeFindings(p *checks.Pass, e *facts.RunnerEntry, d *docker.Daemon, ev []
 	switch {
 	case pr.Err != nil:
 		p.Report(checks.Finding{
-			Cause:    fmt.Sprintf("%s's Docker daemon at %s does not answer: %s.", e.Label(), host, probeError(host, pr, p.Env.APITimeout().String())),
+			Cause:    fmt.Sprintf("%s's Docker daemon at %s does not answer: %s.", e.Label(), host, probeError(host, pr, pr.Timeout.Round(time.Millisecond).String())),
 			Evidence: append(ev, checks.Evidence{Source: pr.Request + " on " + host, Detail: pr.Err.Error()}),
 			Fix:      "Start the daemon (sudo systemctl start docker) and read why it stopped (sudo journalctl -u docker -n 50); for a tcp address, check that the daemon listens there.",
 		})

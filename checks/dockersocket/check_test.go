@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
@@ -237,5 +238,63 @@ func TestOtherExecutorSkipped(t *testing.T) {
 		if c.Check == dockersocket.Check && c.Status != checks.StatusSkipped {
 			t.Errorf("docker-socket for a kubernetes runner: %s", checktest.Text(c))
 		}
+	}
+}
+
+// hang makes a unix socket at a host path under the root, root:group 0660,
+// that accepts every connection and never answers: a hung dockerd.
+func hang(t *testing.T, r *testroot.Root, hostPath string, group int) {
+	t.Helper()
+	p := filepath.Join(r.Dir, hostPath)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("unix", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var held []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		<-done
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	if err := os.Chown(p, 0, group); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, 0o660); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHungDaemon: a daemon that accepts and never answers is a critical
+// finding within the probe's own deadline, though the run's --timeout (2s)
+// is shorter than one API call's bound (8s): the probe is bounded by what
+// is left of the run, not cut short by it.
+func TestHungDaemon(t *testing.T) {
+	r := dockerRoot(t, "999 106", nil, "")
+	hang(t, r, "/var/run/docker.sock", 106)
+	start := time.Now()
+	rs := checktest.Check(t, dockersocket.Check, checktest.Root(r.Dir), checktest.Timeout(2*time.Second))
+	took := time.Since(start)
+	res := checktest.ForRunner(t, rs, 1)
+	checktest.WantStatus(t, res, checks.StatusFail, "")
+	checktest.WantFinding(t, res, checks.Critical, "does not answer", "GET /_ping got no answer within",
+		"Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?")
+	if took >= 2*time.Second {
+		t.Errorf("the run took %s, not within its 2s --timeout", took)
 	}
 }

@@ -71,7 +71,11 @@ func gather(p *checks.Pass, d *Daemon) {
 		}
 		tlsConf = c
 	}
-	ctx, cancel := context.WithTimeout(p.Context, 2*p.Env.APITimeout())
+	// The probe's own deadline, shorter than the node's and the run's: a
+	// daemon that accepts and never answers is a finding, not a fact the
+	// run's --timeout cut short.
+	timeout := p.CallTimeout()
+	ctx, cancel := context.WithTimeout(p.Context, timeout)
 	defer cancel()
 	if d.Socket != nil {
 		if !d.Socket.IsSocket() {
@@ -84,12 +88,12 @@ func gather(p *checks.Pass, d *Daemon) {
 		}
 		// A bundle keeps the daemon's answers, by the path the runner opens.
 		d.Probe, _ = hostio.ProbeErr(p.Env, "docker", "unix "+d.Socket.Seen, func() (*Probe, error) {
-			return probe(ctx, p.Env, "unix", d.Socket.Local, tlsConf), nil
+			return probe(ctx, timeout, p.Env, "unix", d.Socket.Local, tlsConf), nil
 		})
 		return
 	}
 	d.Probe, _ = hostio.ProbeErr(p.Env, "docker", "tcp "+d.Addr.HostPort, func() (*Probe, error) {
-		return probe(ctx, p.Env, "tcp", d.Addr.HostPort, tlsConf), nil
+		return probe(ctx, timeout, p.Env, "tcp", d.Addr.HostPort, tlsConf), nil
 	})
 }
 

@@ -48,11 +48,13 @@ type Probe struct {
 	Version *Version
 	Err     error // dial, TLS or read failure
 	Request string
+	Timeout time.Duration // the probe's own deadline, both requests together
 }
 
 // probe asks the daemon at network/addr (a unix socket's local path, or
-// host:port) through Env.Dial, each request under the API timeout.
-func probe(ctx context.Context, env *hostio.Env, network, addr string, tlsConf *tls.Config) *Probe {
+// host:port) through Env.Dial; ctx carries the probe's own deadline,
+// timeout from now.
+func probe(ctx context.Context, timeout time.Duration, env *hostio.Env, network, addr string, tlsConf *tls.Config) *Probe {
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return env.Dial(ctx, network, addr) },
 		// One connection, closed after the probe.
@@ -80,13 +82,11 @@ func probe(ctx context.Context, env *hostio.Env, network, addr string, tlsConf *
 	if network == "tcp" {
 		host = addr
 	}
-	pr := &Probe{}
+	pr := &Probe{Timeout: timeout}
 	start := time.Now()
 	get := func(p string) ([]byte, bool) {
 		pr.Request = "GET " + p
-		rctx, cancel := context.WithTimeout(ctx, env.APITimeout())
-		defer cancel()
-		req, err := http.NewRequestWithContext(rctx, http.MethodGet, scheme+"://"+host+p, nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, scheme+"://"+host+p, nil)
 		if err != nil {
 			pr.Err = err
 			return nil, false
