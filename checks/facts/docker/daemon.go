@@ -20,7 +20,7 @@ type Daemon struct {
 	Socket  *Socket // for a unix address
 	// NotProbed says why doctor did not ask the daemon ("offline", ...).
 	NotProbed string
-	TLSErr    error // the TLS settings could not be loaded
+	TLSErr    *TLSError // the TLS settings could not be loaded
 	Probe     *Probe
 }
 
@@ -58,18 +58,19 @@ var DaemonFact = &checks.Fact[*Daemon]{
 
 // gather asks the daemon, when that is this host's daemon to ask.
 func gather(p *checks.Pass, d *Daemon) {
-	if p.Env.Offline {
-		d.NotProbed = "offline"
-		return
-	}
 	var tlsConf *tls.Config
 	if d.Addr.TLSVerify && d.Addr.Scheme != "unix" {
+		// The files are the host's: read (as the runner) offline too.
 		c, err := tlsConfig(facts.RunnerEntryFact.Get(p).File.Files, &d.Addr)
 		if err != nil {
 			d.TLSErr, d.NotProbed = err, "the TLS settings do not load"
 			return
 		}
 		tlsConf = c
+	}
+	if p.Env.Offline {
+		d.NotProbed = "offline"
+		return
 	}
 	// The probe's own deadline, shorter than the node's and the run's: a
 	// daemon that accepts and never answers is a finding, not a fact the
