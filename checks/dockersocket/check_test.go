@@ -244,44 +244,9 @@ func TestOtherExecutorSkipped(t *testing.T) {
 	}
 }
 
-// hang makes a unix socket at a host path under the root, root:group 0660,
-// that accepts every connection and never answers: a hung dockerd.
-func hang(t *testing.T, r *testroot.Root, hostPath string, group int) {
-	t.Helper()
-	p := filepath.Join(r.Dir, hostPath)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("unix", p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var held []net.Conn
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			held = append(held, c)
-		}
-	}()
-	t.Cleanup(func() {
-		l.Close()
-		<-done
-		for _, c := range held {
-			c.Close()
-		}
-	})
-	if err := os.Chown(p, 0, group); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(p, 0o660); err != nil {
-		t.Fatal(err)
-	}
-}
+// neverAnswers accepts a request and never answers it, until the server
+// closes: a hung dockerd.
+var neverAnswers = http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 
 // TestHungDaemon: a daemon that accepts and never answers is a critical
 // finding within the probe's own deadline, though the run's --timeout (2s)
@@ -289,7 +254,7 @@ func hang(t *testing.T, r *testroot.Root, hostPath string, group int) {
 // is left of the run, not cut short by it.
 func TestHungDaemon(t *testing.T) {
 	r := dockerRoot(t, "999 106", nil, "")
-	hang(t, r, "/var/run/docker.sock", 106)
+	listen(t, r, "/var/run/docker.sock", 106, 0o660, neverAnswers)
 	start := time.Now()
 	rs := checktest.Check(t, dockersocket.Check, checktest.Root(r.Dir), checktest.Timeout(2*time.Second))
 	took := time.Since(start)
