@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/redact"
@@ -160,4 +161,19 @@ func (m *memo) do(ctx context.Context, key string, compute func() (any, error)) 
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// CallTimeout bounds one probe of an endpoint: one API call's bound
+// (Env.APITimeout), and never more than 8/10 of what is left of the node's
+// own deadline (itself the sooner of the node's and the run's). A hung
+// endpoint then ends its probe with room left for the check to say so, and
+// is a finding rather than a node the run's --timeout cut short.
+func (p *Pass) CallTimeout() time.Duration {
+	d := p.Env.APITimeout()
+	if dl, ok := p.Context.Deadline(); ok {
+		if left := time.Until(dl) * 8 / 10; left < d {
+			d = left
+		}
+	}
+	return d
 }

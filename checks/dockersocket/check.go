@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
@@ -175,7 +176,7 @@ func probeFindings(p *checks.Pass, e *facts.RunnerEntry, d *docker.Daemon, ev []
 	switch {
 	case pr.Err != nil:
 		p.Report(checks.Finding{
-			Cause:    fmt.Sprintf("%s's Docker daemon at %s does not answer: %s.", e.Label(), host, probeError(host, pr, p.Env.APITimeout().String())),
+			Cause:    fmt.Sprintf("%s's Docker daemon at %s does not answer: %s.", e.Label(), host, probeError(host, pr, pr.Timeout.Round(time.Millisecond).String())),
 			Evidence: append(ev, checks.Evidence{Source: pr.Request + " on " + host, Detail: pr.Err.Error()}),
 			Fix:      "Start the daemon (sudo systemctl start docker) and read why it stopped (sudo journalctl -u docker -n 50); for a tcp address, check that the daemon listens there.",
 		})
@@ -269,11 +270,17 @@ func tlsFindings(p *checks.Pass, e *facts.RunnerEntry, d *docker.Daemon, ev []ch
 		})
 	}
 	if d.TLSErr != nil {
+		// helpers/docker/official_docker_client.go (logrus "Error configuring Docker client
+		// transport:") and executors/docker/docker.go ("creating docker connection: %w",
+		// "creating docker client: %w"), gitlab-runner v19.3.0; v15.0 to v18.0 print the error
+		// after "Preparation failed: " alone.
 		p.Report(checks.Finding{
 			Severity: checks.Critical,
-			Cause:    fmt.Sprintf("%s cannot load its TLS settings for %s (%v): the runner fails creating its Docker client for every job.", e.Label(), a.Host, hostio.FileCause(d.TLSErr)),
-			Evidence: append(ev, checks.Evidence{Source: a.CertPath, Detail: d.TLSErr.Error()}),
-			Fix:      fmt.Sprintf("Put ca.pem, cert.pem and key.pem (the daemon's CA and a client certificate it trusts) into %s, readable by the runner's user.", a.CertPath),
+			Cause: fmt.Sprintf("%s cannot build its Docker client for %s, so every job fails with \"Preparation failed: creating docker connection: "+
+				"creating docker client: %s\", and the runner logs \"Error configuring Docker client transport\".", e.Label(), a.Host, d.TLSErr),
+			Evidence: append(ev, checks.Evidence{Source: d.TLSErr.File, Detail: hostio.FileCause(d.TLSErr.Err).Error()}),
+			Fix: fmt.Sprintf("Put ca.pem, cert.pem and key.pem (the daemon's CA and a client certificate it trusts, with its key) into %s, "+
+				"readable by the runner's user (chown it the files, or chmod 0640 with its group), then restart the runner.", a.CertPath),
 		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
@@ -70,6 +71,22 @@ func TestLive(t *testing.T) {
 			t.Fatalf("want one finding:\n%s", checktest.Text(r))
 		}
 		checktest.WantFinding(t, r, checks.Critical, "does not answer",
+			"Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?")
+	})
+
+	t.Run("daemon-hung", func(t *testing.T) {
+		// The real daemon stopped (SIGSTOP): its socket accepts and nothing
+		// answers. The run's --timeout (3s) is shorter than one API call's
+		// bound (8s); the probe's own deadline ends first, so it is a finding.
+		h.Root.DockerRunner(config, fmt.Sprintf("1001 %d", h.Group))
+		h.Daemon.Freeze(t)
+		start := time.Now()
+		r := checktest.ForRunner(t, checktest.Check(t, dockersocket.Check, checktest.Root(h.Root.Dir), checktest.Timeout(3*time.Second)), 1)
+		if took := time.Since(start); took >= 3*time.Second {
+			t.Errorf("the run took %s, not within its 3s --timeout", took)
+		}
+		checktest.WantStatus(t, r, checks.StatusFail, "")
+		checktest.WantFinding(t, r, checks.Critical, "does not answer", "GET /_ping got no answer within",
 			"Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?")
 	})
 }

@@ -2,6 +2,8 @@ package dockersocket_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
 	"net/http"
@@ -9,12 +11,14 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/configdecode"
 	"github.com/socialwebcomputer/doctor/checks/dockersocket"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
+	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
 
@@ -238,4 +242,108 @@ func TestOtherExecutorSkipped(t *testing.T) {
 			t.Errorf("docker-socket for a kubernetes runner: %s", checktest.Text(c))
 		}
 	}
+}
+
+// neverAnswers accepts a request and never answers it, until the server
+// closes: a hung dockerd.
+var neverAnswers = http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+
+// TestHungDaemon: a daemon that accepts and never answers is a critical
+// finding within the probe's own deadline, though the run's --timeout (2s)
+// is shorter than one API call's bound (8s): the probe is bounded by what
+// is left of the run, not cut short by it.
+func TestHungDaemon(t *testing.T) {
+	r := dockerRoot(t, "999 106", nil, "")
+	listen(t, r, "/var/run/docker.sock", 106, 0o660, neverAnswers)
+	start := time.Now()
+	rs := checktest.Check(t, dockersocket.Check, checktest.Root(r.Dir), checktest.Timeout(2*time.Second))
+	took := time.Since(start)
+	res := checktest.ForRunner(t, rs, 1)
+	checktest.WantStatus(t, res, checks.StatusFail, "")
+	checktest.WantFinding(t, res, checks.Critical, "does not answer", "GET /_ping got no answer within",
+		"Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?")
+	if took >= 2*time.Second {
+		t.Errorf("the run took %s, not within its 2s --timeout", took)
+	}
+}
+
+// tlsDaemon is a Docker Engine API on loopback that speaks TLS with a
+// server certificate of ca and requires a client certificate ca signed, as
+// dockerd --tlsverify does; it returns host:port.
+func tlsDaemon(t *testing.T, ca *testpki.CA) string {
+	t.Helper()
+	certPEM, keyPEM, err := ca.Server(nil, []net.IP{net.ParseIP("127.0.0.1")}, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(ca.Cert)
+	srv := httptest.NewUnstartedServer(engine("1.41", "amd64"))
+	srv.TLS = &tls.Config{Certificates: []tls.Certificate{pair}, ClientCAs: pool, ClientAuth: tls.RequireAndVerifyClientCert}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv.Listener.Addr().String()
+}
+
+// TestTLSFiles: with tls_verify, the runner's client needs ca.pem, cert.pem
+// and key.pem in tls_cert_path, read as the runner (uid 999). The first that
+// fails, in tlsconfig.Client's order, is the finding, in go-connections'
+// words, offline too; with all three a daemon that wants a client
+// certificate answers.
+func TestTLSFiles(t *testing.T) {
+	ca, err := testpki.NewCA("docker-ca", time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM, keyPEM, err := ca.Client("gitlab-runner", nil, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := tlsDaemon(t, ca)
+	docker := fmt.Sprintf("    host = \"tcp://%s\"\n    tls_verify = true\n    tls_cert_path = \"/certs\"\n", addr)
+	files := func(r *testroot.Root, skip string) {
+		for name, b := range map[string][]byte{"ca.pem": ca.CertPEM, "cert.pem": certPEM, "key.pem": keyPEM} {
+			if name != skip {
+				r.Write("/certs/"+name, string(b), 0o600)
+				r.Chown("/certs/"+name, 999, 999)
+			}
+		}
+	}
+	for name, tc := range map[string]struct {
+		env     map[string]string
+		docker  string
+		prepare func(r *testroot.Root)
+		offline bool
+		says    []string
+	}{
+		"no ca.pem": {nil, docker, func(r *testroot.Root) { files(r, "ca.pem") }, true,
+			[]string{"[critical]", `could not read CA certificate "/certs/ca.pem": open /certs/ca.pem: no such file or directory`,
+				"Preparation failed: creating docker connection: creating docker client: could not read CA certificate", "/certs/ca.pem"}},
+		"key.pem is root's": {nil, docker, func(r *testroot.Root) { files(r, ""); r.Chown("/certs/key.pem", 0, 0) }, true,
+			[]string{"[critical]", "could not load X509 key pair: open /certs/key.pem: permission denied", "/certs/key.pem"}},
+		"cert.pem is not a certificate": {nil, docker, func(r *testroot.Root) { files(r, ""); r.Write("/certs/cert.pem", "garbage\n", 0o600) }, true,
+			[]string{"[critical]", "could not load X509 key pair: tls: failed to find any PEM data in certificate input"}},
+		"from the environment": {map[string]string{"DOCKER_HOST": "tcp://" + addr, "DOCKER_TLS_VERIFY": "true", "DOCKER_CERT_PATH": "/env-certs"}, "",
+			func(r *testroot.Root) { files(r, "") }, true,
+			[]string{"[critical]", `could not read CA certificate "/env-certs/ca.pem"`}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := dockerRoot(t, "999 106", tc.env, tc.docker)
+			tc.prepare(r)
+			checktest.WantSays(t, run(t, r, tc.offline), checks.StatusFail, tc.says...)
+		})
+	}
+	t.Run("all three", func(t *testing.T) {
+		r := dockerRoot(t, "999 106", nil, docker)
+		files(r, "")
+		res := run(t, r, false)
+		checktest.WantSays(t, res, checks.StatusPass)
+		if len(res.Observations) != 1 || res.Observations[0].Labels["version"] != "20.10.24+dfsg1" {
+			t.Errorf("want the daemon's version observed through TLS, got %+v\n%s", res.Observations, checktest.Text(res))
+		}
+	})
 }

@@ -25,6 +25,23 @@ type Service struct {
 // Found reports whether a unit file exists.
 func (s *Service) Found() bool { return s.Unit != nil && s.Unit.Found() }
 
+// RefusedEnvironmentFiles are the EnvironmentFile= settings without "-"
+// that cannot be read: with any, systemd refuses to start the service
+// (exec_context_load_environment, src/core/execute.c), so the environment
+// the unit describes is never any process's.
+func (s *Service) RefusedEnvironmentFiles() []systemd.EnvFile {
+	if !s.Found() {
+		return nil
+	}
+	var out []systemd.EnvFile
+	for _, f := range s.Unit.EnvironmentFiles {
+		if !f.Optional && f.Err != nil {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // ServiceFact reads the unit named by the running process's --service flag,
 // else gitlab-runner.service, searching systemd's unit path under the root.
 var ServiceFact = &checks.Fact[*Service]{

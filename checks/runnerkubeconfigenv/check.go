@@ -89,6 +89,13 @@ func run(p *checks.Pass) error {
 			f.Fix = fmt.Sprintf("sudo systemctl daemon-reload && sudo systemctl restart %s", svc.Name)
 		}
 	}
+	if svc := facts.ServiceFact.Get(p); env.FromUnit {
+		if refused := svc.RefusedEnvironmentFiles(); len(refused) > 0 {
+			// The unit's environment is what it would have: systemd starts nothing.
+			f.CausedBy = "runner-service"
+			f.Cause += fmt.Sprintf(" %s never starts, though: its EnvironmentFile=%s cannot be read (runner-service).", svc.Name, refused[0].Path)
+		}
+	}
 	p.Report(f)
 	return nil
 }

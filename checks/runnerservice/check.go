@@ -10,6 +10,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/source/systemd"
 )
 
 var Check = &checks.Check{
@@ -55,7 +56,15 @@ func run(p *checks.Pass) error {
 		})
 		return nil
 	}
+	proc := r.Selected
+	var reported map[systemd.Source]bool
+	if proc == nil && len(r.All) == 0 {
+		reported = missingEnvironmentFiles(p, svc)
+	}
 	for _, pr := range u.Problems {
+		if pr.Fatal && reported[pr.Source] {
+			continue
+		}
 		p.Report(checks.Finding{
 			Cause:    fmt.Sprintf("systemd reports a problem in %s: %s", svc.Name, pr.Message),
 			Evidence: []checks.Evidence{{Source: pr.Source.String(), Detail: pr.Message}},
@@ -69,7 +78,6 @@ func run(p *checks.Pass) error {
 			Fix:      "sudo systemctl enable " + svc.Name,
 		})
 	}
-	proc := r.Selected
 	if proc == nil {
 		return nil // runner-process says that nothing runs
 	}

@@ -20,7 +20,7 @@ type Daemon struct {
 	Socket  *Socket // for a unix address
 	// NotProbed says why doctor did not ask the daemon ("offline", ...).
 	NotProbed string
-	TLSErr    error // the TLS settings could not be loaded
+	TLSErr    *TLSError // the TLS settings could not be loaded
 	Probe     *Probe
 }
 
@@ -58,12 +58,9 @@ var DaemonFact = &checks.Fact[*Daemon]{
 
 // gather asks the daemon, when that is this host's daemon to ask.
 func gather(p *checks.Pass, d *Daemon) {
-	if p.Env.Offline {
-		d.NotProbed = "offline"
-		return
-	}
 	var tlsConf *tls.Config
 	if d.Addr.TLSVerify && d.Addr.Scheme != "unix" {
+		// The files are the host's: read (as the runner) offline too.
 		c, err := tlsConfig(facts.RunnerEntryFact.Get(p).File.Files, &d.Addr)
 		if err != nil {
 			d.TLSErr, d.NotProbed = err, "the TLS settings do not load"
@@ -71,7 +68,15 @@ func gather(p *checks.Pass, d *Daemon) {
 		}
 		tlsConf = c
 	}
-	ctx, cancel := context.WithTimeout(p.Context, 2*p.Env.APITimeout())
+	if p.Env.Offline {
+		d.NotProbed = "offline"
+		return
+	}
+	// The probe's own deadline, shorter than the node's and the run's: a
+	// daemon that accepts and never answers is a finding, not a fact the
+	// run's --timeout cut short.
+	timeout := p.CallTimeout()
+	ctx, cancel := context.WithTimeout(p.Context, timeout)
 	defer cancel()
 	if d.Socket != nil {
 		if !d.Socket.IsSocket() {
@@ -84,12 +89,12 @@ func gather(p *checks.Pass, d *Daemon) {
 		}
 		// A bundle keeps the daemon's answers, by the path the runner opens.
 		d.Probe, _ = hostio.ProbeErr(p.Env, "docker", "unix "+d.Socket.Seen, func() (*Probe, error) {
-			return probe(ctx, p.Env, "unix", d.Socket.Local, tlsConf), nil
+			return probe(ctx, timeout, p.Env, "unix", d.Socket.Local, tlsConf), nil
 		})
 		return
 	}
 	d.Probe, _ = hostio.ProbeErr(p.Env, "docker", "tcp "+d.Addr.HostPort, func() (*Probe, error) {
-		return probe(ctx, p.Env, "tcp", d.Addr.HostPort, tlsConf), nil
+		return probe(ctx, timeout, p.Env, "tcp", d.Addr.HostPort, tlsConf), nil
 	})
 }
 

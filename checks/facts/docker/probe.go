@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"path"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks/facts"
@@ -48,11 +50,13 @@ type Probe struct {
 	Version *Version
 	Err     error // dial, TLS or read failure
 	Request string
+	Timeout time.Duration // the probe's own deadline, both requests together
 }
 
 // probe asks the daemon at network/addr (a unix socket's local path, or
-// host:port) through Env.Dial, each request under the API timeout.
-func probe(ctx context.Context, env *hostio.Env, network, addr string, tlsConf *tls.Config) *Probe {
+// host:port) through Env.Dial; ctx carries the probe's own deadline,
+// timeout from now.
+func probe(ctx context.Context, timeout time.Duration, env *hostio.Env, network, addr string, tlsConf *tls.Config) *Probe {
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return env.Dial(ctx, network, addr) },
 		// One connection, closed after the probe.
@@ -80,13 +84,11 @@ func probe(ctx context.Context, env *hostio.Env, network, addr string, tlsConf *
 	if network == "tcp" {
 		host = addr
 	}
-	pr := &Probe{}
+	pr := &Probe{Timeout: timeout}
 	start := time.Now()
 	get := func(p string) ([]byte, bool) {
 		pr.Request = "GET " + p
-		rctx, cancel := context.WithTimeout(ctx, env.APITimeout())
-		defer cancel()
-		req, err := http.NewRequestWithContext(rctx, http.MethodGet, scheme+"://"+host+p, nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, scheme+"://"+host+p, nil)
 		if err != nil {
 			pr.Err = err
 			return nil, false
@@ -129,12 +131,27 @@ func probe(ctx context.Context, env *hostio.Env, network, addr string, tlsConf *
 	return pr
 }
 
+// TLSError is the runner's failure to build its Docker client's TLS
+// configuration: the file it names, and the error in the words of
+// github.com/docker/go-connections tlsconfig.Client (v0.8.1, config.go:106,
+// 157, 221; the same since v0.5.0, runner v17.11 on), which the runner's job
+// log carries.
+type TLSError struct {
+	File string
+	Err  error
+}
+
+func (e *TLSError) Error() string { return e.Err.Error() }
+
+func (e *TLSError) Unwrap() error { return e.Err }
+
 // tlsConfig is what the runner's configureTransport builds
 // (helpers/docker/options.go, v19.3.0) when TLSVerify is set: ca.pem,
 // cert.pem and key.pem of CertPath, exclusive root pool, TLS 1.2 at least.
 // The files are read as the runner reads them (facts.RunnerReader), under
-// --root.
-func tlsConfig(r facts.RunnerReader, a *Address) (*tls.Config, error) {
+// --root, in tlsconfig.Client's order (CA, certificate, key), so the first
+// that fails is the one the runner names.
+func tlsConfig(r facts.RunnerReader, a *Address) (*tls.Config, *TLSError) {
 	c := &tls.Config{MinVersion: tls.VersionTLS12}
 	if h, _, err := net.SplitHostPort(a.HostPort); err == nil {
 		c.ServerName = h
@@ -142,29 +159,43 @@ func tlsConfig(r facts.RunnerReader, a *Address) (*tls.Config, error) {
 	if a.CertPath == "" {
 		return c, nil // system roots and no client certificate, as tlsconfig.Client gives
 	}
-	ca, err := r.Read(path.Join(a.CertPath, "ca.pem"), hostio.KindPEM)
+	caFile := path.Join(a.CertPath, "ca.pem")
+	ca, err := r.Read(caFile, hostio.KindPEM)
 	if err != nil {
-		return nil, err
+		return nil, &TLSError{caFile, fmt.Errorf("could not read CA certificate %q: %w", caFile, asOpened(caFile, err))}
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(ca) {
-		return nil, fmt.Errorf("%s: no PEM certificate in it", path.Join(a.CertPath, "ca.pem"))
+		return nil, &TLSError{caFile, fmt.Errorf("failed to append certificates from PEM file: %q", caFile)}
 	}
 	c.RootCAs = pool
-	cert, err := r.Read(path.Join(a.CertPath, "cert.pem"), hostio.KindPEM)
+	certFile, keyFile := path.Join(a.CertPath, "cert.pem"), path.Join(a.CertPath, "key.pem")
+	cert, err := r.Read(certFile, hostio.KindPEM)
 	if err != nil {
-		return nil, err
+		return nil, &TLSError{certFile, fmt.Errorf("could not load X509 key pair: %w", asOpened(certFile, err))}
 	}
-	key, err := r.Read(path.Join(a.CertPath, "key.pem"), hostio.KindPEM)
+	key, err := r.Read(keyFile, hostio.KindPEM)
 	if err != nil {
-		return nil, err
+		return nil, &TLSError{keyFile, fmt.Errorf("could not load X509 key pair: %w", asOpened(keyFile, err))}
 	}
 	pair, err := tls.X509KeyPair(cert, key)
 	if err != nil {
-		return nil, fmt.Errorf("%s and key.pem are not a certificate and its key: %v", path.Join(a.CertPath, "cert.pem"), err)
+		return nil, &TLSError{certFile, fmt.Errorf("could not load X509 key pair: %w", err)}
 	}
 	c.Certificates = []tls.Certificate{pair}
 	return c, nil
+}
+
+// asOpened gives a read's failure by errno as os.ReadFile gives it to the
+// runner ("open /certs/ca.pem: no such file or directory"), by the path the
+// runner opens; another failure (too large, not a regular file) is
+// doctor's own and says so.
+func asOpened(p string, err error) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return &fs.PathError{Op: "open", Path: p, Err: errno}
+	}
+	return err
 }
 
 func firstLine(b []byte) string {

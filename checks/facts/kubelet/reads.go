@@ -24,16 +24,8 @@ import (
 const MaxNodes = 5
 
 // ReadTimeout bounds each log read: the check's own deadline with room
-// left to report, and no more than one API call's.
-func ReadTimeout(p *checks.Pass) time.Duration {
-	d := p.Env.APITimeout()
-	if dl, ok := p.Context.Deadline(); ok {
-		if left := time.Until(dl) * 8 / 10; left < d {
-			d = left
-		}
-	}
-	return d
-}
+// left to report, and no more than one API call's (checks.Pass.CallTimeout).
+func ReadTimeout(p *checks.Pass) time.Duration { return p.CallTimeout() }
 
 // KubeSystemRunningPods are the node-local DNS add-on's pods in kube-system
 // (any phase: PodOn and earlyNodes read only the Running ones), the list

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -98,4 +99,23 @@ func (d *Dockerd) Version(t testing.TB) string {
 		t.Fatalf("testenv: dockerd /version: %v", err)
 	}
 	return v
+}
+
+// Freeze stops dockerd with SIGSTOP until the test (or subtest) t ends:
+// the kernel still accepts connections on its socket, and nothing answers
+// them, as with a hung daemon.
+func (d *Dockerd) Freeze(t testing.TB) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(d.Dir, "docker.pid"))
+	if err != nil {
+		t.Fatalf("testenv: dockerd's pid file: %v", err)
+	}
+	var pid int
+	if _, err := fmt.Sscan(strings.TrimSpace(string(b)), &pid); err != nil || pid <= 1 {
+		t.Fatalf("testenv: dockerd's pid file holds %q", b)
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatalf("testenv: SIGSTOP dockerd (pid %d): %v", pid, err)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGCONT) })
 }
