@@ -128,6 +128,11 @@ func runQuickstart(t *testing.T, name, block, work string, env []string) string 
 			exitAt = len(out)
 			out = append(out, l)
 		case strings.HasPrefix(l, "    "):
+			if exitAt >= 0 {
+				// A command after an exit line starts a group: the
+				// one before printed nothing.
+				flush(nil)
+			}
 			script = append(script, strings.TrimPrefix(l, "    "))
 			out = append(out, l)
 		case fenceLine.MatchString(l):
