@@ -18,8 +18,10 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
@@ -43,7 +45,7 @@ func lay(dir, dest string) error {
 	}
 	if len(sc.Setup.Owners) > 0 && os.Geteuid() != 0 {
 		return fmt.Errorf("%s sets the owner of %d paths (%s): lay it out as root: go build -o lay ./testdata/lay && sudo ./lay %s %s",
-			dir, len(sc.Setup.Owners), strings.Join(keys(sc.Setup.Owners), ", "), dir, dest)
+			dir, len(sc.Setup.Owners), strings.Join(slices.Sorted(maps.Keys(sc.Setup.Owners)), ", "), dir, dest)
 	}
 	if entries, err := os.ReadDir(dest); err == nil && len(entries) > 0 {
 		return fmt.Errorf("%s is not empty: give a new directory", dest)
@@ -58,14 +60,6 @@ func lay(dir, dest string) error {
 	fmt.Println("./doctor " + shellJoin(sc.RunArgs(dir, root)))
 	fmt.Printf("echo $?    # %d\n", sc.Want.Exit)
 	return nil
-}
-
-func keys(m map[string]string) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
 
 // shellJoin quotes each argument that a POSIX shell would split or
