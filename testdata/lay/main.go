@@ -9,7 +9,8 @@
 // certificates and SSH keys, minted now, valid around the scenario's
 // clock). It then prints the doctor command that diagnoses it, with the
 // scenario's --now (the certificates are valid relative to it) and
-// arguments, and the exit code the scenario expects.
+// arguments, the exit code the scenario expects and the findings it
+// records, ranked.
 //
 // It runs nothing of doctor: the layout is internal/testing/fixture's Lay,
 // the code every fixture test lays its root with. A fixture that sets
@@ -59,6 +60,9 @@ func lay(dir, dest string) error {
 	}
 	fmt.Println("./doctor " + shellJoin(sc.RunArgs(dir, root)))
 	fmt.Printf("echo $?    # %d\n", sc.Want.Exit)
+	if len(sc.Want.Ranked) > 0 {
+		fmt.Println("# its findings, root causes first: " + strings.Join(sc.Want.Ranked, "; "))
+	}
 	return nil
 }
 
