@@ -17,7 +17,7 @@ const module = "github.com/socialwebcomputer/doctor"
 // A layer is a band of packages. A package may import the packages of the
 // layers its layer reaches through imports (the closure, so every layer
 // reaches those below the ones it names), and of its own layer only where
-// siblings is set. README's Layout section says the same in words.
+// siblings is set. docs/development.md's Layout section says the same in words.
 type layer struct {
 	name     string
 	dirs     []string // "x" is the package x; "x/..." x and below; "x/*" the packages one level below x
@@ -214,7 +214,7 @@ func TestImportsRunDownTheLayers(t *testing.T) {
 		rel := relPath(p.ImportPath)
 		from := layerOf(rel)
 		if from == "" {
-			t.Errorf("%s is in no layer: give it a row of layers_test.go and a line of README's Layout", rel)
+			t.Errorf("%s is in no layer: give it a row of layers_test.go and a line of docs/development.md's Layout", rel)
 			continue
 		}
 		used[from] = true
@@ -285,18 +285,19 @@ func TestLayerOf(t *testing.T) {
 	}
 }
 
-// TestReadmeLayoutNamesEveryFolder keeps README's Layout section true: every
+// TestReadmeLayoutNamesEveryFolder keeps the Layout section of
+// docs/development.md (the README's, before it moved there) true: every
 // folder of packages (to the depth the section goes, checks/<id>/ for the
 // checks, a nested internal/ as one) has its line, and every line names a
 // folder that exists.
 func TestReadmeLayoutNamesEveryFolder(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../" + layoutDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, section, ok := strings.Cut(string(b), "\n## Layout\n")
 	if !ok {
-		t.Fatal("README.md has no ## Layout section")
+		t.Fatal(layoutDoc + " has no ## Layout section")
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
 	_, block, _ := strings.Cut(section, "```\n")
@@ -309,7 +310,7 @@ func TestReadmeLayoutNamesEveryFolder(t *testing.T) {
 	}
 	for _, p := range goList(t) {
 		if f := layoutFolder(relPath(p.ImportPath)); !lines[f] {
-			t.Errorf("README's Layout has no line for %s/ (package %s)", f, p.ImportPath)
+			t.Errorf("%s's Layout has no line for %s/ (package %s)", layoutDoc, f, p.ImportPath)
 		}
 	}
 	for f := range lines {
@@ -317,12 +318,15 @@ func TestReadmeLayoutNamesEveryFolder(t *testing.T) {
 			continue
 		}
 		if fi, err := os.Stat("../../" + f); err != nil || !fi.IsDir() {
-			t.Errorf("README's Layout names %s/, which is no folder", f)
+			t.Errorf("%s's Layout names %s/, which is no folder", layoutDoc, f)
 		}
 	}
 }
 
-// layoutFolder is the line of README's Layout a package belongs to.
+// layoutDoc holds the Layout section, from the repository's root.
+const layoutDoc = "docs/development.md"
+
+// layoutFolder is the line of the Layout section a package belongs to.
 func layoutFolder(rel string) string {
 	if layerOf(rel) == "check" {
 		return "checks/<id>"

@@ -15,10 +15,17 @@ const (
 	catalogEnd   = "<!-- catalog:end -->"
 )
 
-// TestReadmeCatalog keeps README.md's check catalog equal to the checks'
-// own docs: every ID has its anchored section.
+// The README links these files; the tests below keep the parts of them that
+// are generated or run equal to what doctor is.
+const (
+	checksDoc = "../../docs/checks.md"
+	usageDoc  = "../../docs/usage.md"
+)
+
+// TestReadmeCatalog keeps the check catalog (docs/checks.md) equal to the
+// checks' own docs: every ID has its anchored section.
 func TestReadmeCatalog(t *testing.T) {
-	const path = "../../README.md"
+	const path = checksDoc
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -26,7 +33,7 @@ func TestReadmeCatalog(t *testing.T) {
 	s := string(b)
 	i, j := strings.Index(s, catalogStart), strings.Index(s, catalogEnd)
 	if i < 0 || j < i {
-		t.Fatalf("README.md has no catalog markers %q ... %q", strings.TrimSpace(catalogStart), catalogEnd)
+		t.Fatalf("%s has no catalog markers %q ... %q", path, strings.TrimSpace(catalogStart), catalogEnd)
 	}
 	want := CatalogMarkdown(all.Checks())
 	got := s[i+len(catalogStart) : j]
@@ -37,11 +44,11 @@ func TestReadmeCatalog(t *testing.T) {
 		return
 	}
 	if got != want {
-		t.Errorf("README.md's catalog differs from the checks' docs; run go test ./internal/cli -run TestReadmeCatalog -update")
+		t.Errorf("%s's catalog differs from the checks' docs; run go test ./internal/cli -run TestReadmeCatalog -update", path)
 	}
 	for _, c := range all.Checks() {
 		if !strings.Contains(s, `<a id="`+c.ID+`"></a>`) {
-			t.Errorf("README.md has no section for %s", c.ID)
+			t.Errorf("%s has no section for %s", path, c.ID)
 		}
 	}
 }
@@ -51,10 +58,10 @@ const (
 	usageEnd   = "<!-- usage:end -->"
 )
 
-// TestReadmeUsage keeps README.md's usage section equal to cobra's own
-// command tree: every command, its summary, and every flag with its help.
+// TestReadmeUsage keeps the usage section (docs/usage.md) equal to cobra's
+// own command tree: every command, its summary, and every flag with its help.
 func TestReadmeUsage(t *testing.T) {
-	const path = "../../README.md"
+	const path = usageDoc
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +69,7 @@ func TestReadmeUsage(t *testing.T) {
 	s := string(b)
 	i, j := strings.Index(s, usageStart), strings.Index(s, usageEnd)
 	if i < 0 || j < i {
-		t.Fatalf("README.md has no usage markers %q ... %q", strings.TrimSpace(usageStart), usageEnd)
+		t.Fatalf("%s has no usage markers %q ... %q", path, strings.TrimSpace(usageStart), usageEnd)
 	}
 	want := "\n" + UsageMarkdown(CommandTree()) + "\n"
 	got := s[i+len(usageStart) : j]
@@ -73,12 +80,12 @@ func TestReadmeUsage(t *testing.T) {
 		return
 	}
 	if got != want {
-		t.Errorf("README.md's usage section differs from the command tree; run go test ./internal/cli -run TestReadmeUsage -update\n--- want ---\n%s", want)
+		t.Errorf("%s's usage section differs from the command tree; run go test ./internal/cli -run TestReadmeUsage -update\n--- want ---\n%s", path, want)
 	}
 	// The section names every command and flag of the tree.
 	for _, c := range CommandTree().Commands() {
 		if c.IsAvailableCommand() && !strings.Contains(got, c.CommandPath()) {
-			t.Errorf("README.md's usage does not name %s", c.CommandPath())
+			t.Errorf("%s's usage does not name %s", path, c.CommandPath())
 		}
 	}
 }
@@ -126,20 +133,20 @@ func TestReadmeTryIt(t *testing.T) {
 	}
 }
 
-// The README's .doctor.yaml example is a file doctor reads.
+// The .doctor.yaml example of docs/usage.md is a file doctor reads.
 func TestReadmeDoctorYAMLExample(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile(usageDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(b)
 	i := strings.Index(s, "### Ignores\n")
 	if i < 0 {
-		t.Fatal("README.md has no Ignores section")
+		t.Fatal("docs/usage.md has no Ignores section")
 	}
 	start := strings.Index(s[i:], "```yaml\n")
 	if start < 0 {
-		t.Fatal("README.md's Ignores section has no yaml example")
+		t.Fatal("docs/usage.md's Ignores section has no yaml example")
 	}
 	body := s[i+start+len("```yaml\n"):]
 	body = body[:strings.Index(body, "```")]
@@ -147,6 +154,6 @@ func TestReadmeDoctorYAMLExample(t *testing.T) {
 	noErr(t, os.WriteFile(p, []byte(body), 0o644))
 	igs, _, err := loadDoctorFile(p)
 	if err != nil || len(igs) != 2 || igs[0].ExpiresAt.IsZero() || igs[1].Runner != "2" || igs[1].Fingerprint == "" {
-		t.Errorf("README's example: %+v, %v", igs, err)
+		t.Errorf("docs/usage.md's example: %+v, %v", igs, err)
 	}
 }

@@ -57,12 +57,7 @@ type added struct {
 func runScenario(t *testing.T, dir string, add *added) {
 	sc := fixture.Load(t, dir)
 	root := fixture.LayRoot(t, dir, sc)
-	base := []string{"run", "--root", root, "--now", sc.Now}
-	for _, a := range sc.Args {
-		// $FIXTURE is the fixture's directory, for files beside root/
-		// (a .doctor.yaml).
-		base = append(base, strings.ReplaceAll(a, "$FIXTURE", dir))
-	}
+	base := sc.RunArgs(dir, root)
 	want := sc.Want
 	catalog := all.Checks()
 	if add != nil {
