@@ -39,7 +39,7 @@ var Check = &checks.Check{
 // to talk to a kcp mount: without it, doctor expects the mount only when
 // the kubeconfig holds one the runner does not use.
 var ExpectKcpMount = &checks.Setting{Name: "expect-kcp-mount",
-	Usage: "`true` when every Kubernetes runner is meant to talk to a kcp mount URL: a cluster on the runner's own host is then an error"}
+	Usage: "whether every Kubernetes runner is meant to talk to a kcp mount URL (`BOOL`), so a cluster on the runner's own host is an error (default: only when the kubeconfig holds a kcp mount the runner does not use)"}
 
 func run(p *checks.Pass) error {
 	e := facts.RunnerEntryFact.Get(p)
