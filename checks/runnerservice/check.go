@@ -58,8 +58,18 @@ func run(p *checks.Pass) error {
 	}
 	proc := r.Selected
 	var reported map[systemd.Source]bool
+	var unknown error
 	if proc == nil && len(r.All) == 0 {
-		reported = missingEnvironmentFiles(p, svc)
+		// systemd tests the conditions first, and a skipped start goes no
+		// further: no environment file is read, nothing is executed.
+		skipped, err := skippedStart(p, svc)
+		unknown = err
+		if !skipped {
+			reported = missingEnvironmentFiles(p, svc)
+			if err := unexecutableStart(p, svc); err != nil {
+				unknown = err
+			}
+		}
 	}
 	for _, pr := range u.Problems {
 		if pr.Fatal && reported[pr.Source] {
@@ -79,7 +89,7 @@ func run(p *checks.Pass) error {
 		})
 	}
 	if proc == nil {
-		return nil // runner-process says that nothing runs
+		return unknown // runner-process says that nothing runs
 	}
 	staleEnvironment(p, svc, facts.EnvironFact.Get(p), restart)
 	if !proc.Started.IsZero() {
