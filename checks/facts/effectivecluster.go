@@ -67,7 +67,7 @@ func (c *EffectiveCluster) Evidence() checks.Evidence {
 	if server == "" {
 		server = "(none)"
 	}
-	d := "effective cluster " + server + ": " + c.Why
+	d := effectiveClusterPrefix + server + ": " + c.Why
 	if c.Context != "" {
 		d += fmt.Sprintf("; context %q (%s)", c.Context, c.ContextBy)
 	}
@@ -82,6 +82,15 @@ func (c *EffectiveCluster) Evidence() checks.Evidence {
 	}
 	return checks.Evidence{Source: c.At, Detail: d}
 }
+
+// CitesEffectiveCluster says e is the effective cluster an API check's
+// finding cites (EffectiveCluster.Evidence), which the engine adds to every
+// such finding.
+func CitesEffectiveCluster(e checks.Evidence) bool {
+	return strings.HasPrefix(e.Detail, effectiveClusterPrefix)
+}
+
+const effectiveClusterPrefix = "effective cluster "
 
 // OnOwnHost says the server is the runner's own host: a loopback address or
 // localhost, as a kind or k3d context is.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 	"github.com/socialwebcomputer/doctor/report"
@@ -36,7 +36,7 @@ func TestAPIFindingsCiteTheEffectiveCluster(t *testing.T) {
 		"cluster defined in " + testroot.KubeconfigPath, "kubeconfig path list from KUBECONFIG in /proc/4242/environ"}
 	cited := 0
 	for _, f := range rep.Findings {
-		i := slices.IndexFunc(f.Evidence, func(e checks.Evidence) bool { return strings.HasPrefix(e.Detail, "effective cluster ") })
+		i := slices.IndexFunc(f.Evidence, facts.CitesEffectiveCluster)
 		if i < 0 {
 			continue
 		}

@@ -98,7 +98,7 @@ func assertCitesCluster(t *testing.T, rep *report.Report) {
 		if c == nil || !checks.Reads(catalog, c, facts.APIClientFact) {
 			continue
 		}
-		if !slices.ContainsFunc(f.Evidence, func(e checks.Evidence) bool { return strings.HasPrefix(e.Detail, "effective cluster ") }) {
+		if !slices.ContainsFunc(f.Evidence, facts.CitesEffectiveCluster) {
 			t.Errorf("%s reads the cluster, and its finding %q does not cite the effective cluster: %v", f.Check, f.Cause, f.Evidence)
 		}
 	}
