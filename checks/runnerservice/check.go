@@ -31,6 +31,12 @@ var Check = &checks.Check{
 			// with client-go's ErrEmptyConfig (tools/clientcmd/validation.go, v0.36.3): the process
 			// never got the drop-in's KUBECONFIG.
 			"getting Kubernetes config: invalid configuration: no configuration has been provided",
+			// systemd 252 (libsystemd-core-252.so; src/core/execute.c exec_child, src/core/unit.c):
+			// "%s: Failed to locate executable %s: %m", "%s: Failed at step %s spawning %s: %m",
+			// "%s was skipped because of an unmet condition check (%s=%s%s)." for the runner's binary.
+			"Failed to locate executable *gitlab-runner: ",
+			"Failed at step EXEC spawning *gitlab-runner: ",
+			"was skipped because of an unmet condition check (ConditionFileIsExecutable=*gitlab-runner)",
 		},
 	},
 	Requires: []checks.Node{facts.ServiceFact, facts.RunnerFact, facts.EnvironFact},
