@@ -166,10 +166,12 @@ func restConfig(p *checks.Pass) (*rest.Config, string, error) {
 		cfg, err := outOfCluster(e.File.Files, e.Kube())
 		return cfg, "[runners.kubernetes] host", err
 	case RuleInCluster:
+		// InClusterFact's config is the process's, shared by its runners.
+		cfg := rest.CopyConfig(ec.inCluster.Config)
 		if ec.inCluster.CANote != "" {
-			return ec.inCluster.Config, "in-cluster service account (" + ec.inCluster.CANote + ")", nil
+			return cfg, "in-cluster service account (" + ec.inCluster.CANote + ")", nil
 		}
-		return ec.inCluster.Config, "in-cluster service account", nil
+		return cfg, "in-cluster service account", nil
 	default:
 		return contextConfig(p.Env, ec.kube)
 	}
