@@ -134,6 +134,36 @@ func RequiredChecks(catalog []*Check, c *Check) []*Check {
 	return out
 }
 
+// Reads says whether c cannot run without n: c requires n, directly or
+// through facts, and never optionally (a check c requires reads its own
+// facts, and a gate is waited for, not read). A fact's Cites then reaches
+// every finding of c.
+func Reads(catalog []*Check, c *Check, n Node) bool {
+	cat := catalogOf(catalog)
+	seen := map[Node]bool{}
+	var walk func(from Node) bool
+	walk = func(from Node) bool {
+		for _, r := range from.requirements() {
+			if isGate(r) {
+				continue
+			}
+			r, opt := cat.unwrap(r)
+			if opt || seen[r] {
+				continue
+			}
+			seen[r] = true
+			if r == n {
+				return true
+			}
+			if _, isCheck := r.(*Check); !isCheck && walk(r) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(c)
+}
+
 // SkipError is returned by a Run that finds nothing to check (no kubeconfig
 // to examine, namespace_per_job set): the status is skipped with its reason.
 type SkipError struct{ Reason string }

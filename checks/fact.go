@@ -20,6 +20,12 @@ type Fact[T any] struct {
 	// the ForEach node lists (its value is a RunnerLister), and so is every
 	// node that requires it. Pass.Runner names the runner.
 	ForEach Node
+	// Cites is evidence every finding of a check that requires the fact,
+	// directly or through other facts, carries: what the finding stands
+	// on (the cluster an API check read, and the rule that chose it).
+	// The engine adds it, so no check has to remember to; nil cites
+	// nothing.
+	Cites func(T) []Evidence
 	// Settings are the settings Compute reads (Setting.Value), for the CLI
 	// to offer as flags.
 	Settings []*Setting

@@ -563,6 +563,9 @@ func execute(x *run, s *scope, n Node, r *nodeResult) {
 		block(r, reason, grr)
 		return
 	}
+	if c, ok := n.(*Check); ok {
+		r.findings = cite(s, c, r.findings)
+	}
 	r.settle(o.err)
 }
 

@@ -98,5 +98,6 @@ func Settings() []*checks.Setting {
 		nodedns.ServerSetting,
 		facts.RepositoryURLSetting,
 		execupgrade.ProbeImageSetting,
+		clusteroverride.ExpectKcpMount,
 	}
 }

@@ -18,8 +18,10 @@ var Check = &checks.Check{
 		Cause: "getKubeClientConfig takes the out-of-cluster branch whenever [runners.kubernetes] host is non-empty, " +
 			"and then never reads the kubeconfig; with host empty it tries in-cluster config first, which wins " +
 			"whenever KUBERNETES_SERVICE_HOST and _PORT are in the runner's environment and its service-account token can be read. With host set, cert_file without key_file " +
-			"or ca_file decodes fine and fails only when a job starts; with host empty the three are never read.",
-		Symptom: "The runner talks to the wrong cluster (or its own); or every job fails with \"ca file, cert file and key file must be specified when using file based auth\".",
+			"or ca_file decodes fine and fails only when a job starts; with host empty the three are never read. " +
+			"A kind or k3d context left current in a kubeconfig that also holds the kcp mount sends every job to a cluster on the runner's own host.",
+		// The guide's row (runner-gateway-cluster, "Failure modes").
+		Symptom: "The runner talks to the wrong cluster, or to a cluster on its own host; or every job fails with \"ca file, cert file and key file must be specified when using file based auth\".",
 		Fix:     "Remove host, cert_file, key_file and ca_file from [runners.kubernetes] (the kubeconfig carries them), and do not run the kubeconfig-shaped runner inside a pod.",
 		Verify:  "grep -nE '^\\s*(host|cert_file|key_file|ca_file)\\s*=' /etc/gitlab-runner/config.toml; doctor run --only cluster-override",
 		Patterns: []string{
@@ -27,10 +29,17 @@ var Check = &checks.Check{
 			"ca file, cert file and key file must be specified when using file based auth",
 		},
 	},
-	Requires:  []checks.Node{facts.RunnerEntryFact, facts.EnvironFact, facts.InClusterFact, facts.KubeconfigFact},
+	Requires:  []checks.Node{facts.RunnerEntryFact, facts.EnvironFact, facts.InClusterFact, facts.KubeconfigFact, facts.EffectiveClusterFact},
 	Executors: []string{checks.Kubernetes},
+	Settings:  []*checks.Setting{ExpectKcpMount},
 	Run:       run,
 }
+
+// ExpectKcpMount is the operator saying every Kubernetes runner is meant
+// to talk to a kcp mount: without it, doctor expects the mount only when
+// the kubeconfig holds one the runner does not use.
+var ExpectKcpMount = &checks.Setting{Name: "expect-kcp-mount",
+	Usage: "whether every Kubernetes runner is meant to talk to a kcp mount URL (`BOOL`), so a cluster on the runner's own host is an error (default: only when the kubeconfig holds a kcp mount the runner does not use)"}
 
 func run(p *checks.Pass) error {
 	e := facts.RunnerEntryFact.Get(p)
@@ -77,6 +86,9 @@ func run(p *checks.Pass) error {
 			Evidence: []checks.Evidence{{Source: src, Detail: line}},
 			Fix:      "Remove cert_file (the kubeconfig carries the certificate), or set all three of cert_file, key_file and ca_file.",
 		})
+	}
+	if err := wrongCluster(p, e); err != nil {
+		return err
 	}
 	ic := facts.InClusterFact.Get(p)
 	if host := ic.HostPort; ic.Vars() && k.Host == "" && ic.Config == nil {

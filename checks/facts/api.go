@@ -49,6 +49,9 @@ type APIClient struct {
 	// "in-cluster service account", "kubeconfig context X" or
 	// "[runners.kubernetes] host".
 	Source string
+	// Cluster is the runner's effective cluster with its provenance, which
+	// every finding of a check that requires this fact cites.
+	Cluster *EffectiveCluster
 }
 
 // AfterAPIAuth gates a read of the cluster on api-auth (checks.Gate): the
@@ -67,8 +70,17 @@ var AfterAPIAuth = checks.Gate(checks.Ref("api-auth"))
 var APIClientFact = &checks.Fact[*APIClient]{
 	ID:       "api-client",
 	Doc:      "a client-go client for a runner's cluster, chosen as the executor chooses: host, in-cluster config, then the kubeconfig and context",
-	Requires: []checks.Node{KubeContextFact, RunnerEntryFact, RunnerFact, EnvironFact, RunAsFact},
+	Requires: []checks.Node{EffectiveClusterFact, RunnerEntryFact, RunnerFact, EnvironFact, RunAsFact},
 	Network:  true,
+	// The engine adds it to every finding of every check that reads this
+	// runner's cluster: which cluster, and which rule, file and context
+	// chose it.
+	Cites: func(api *APIClient) []checks.Evidence {
+		if api == nil || api.Cluster == nil {
+			return nil
+		}
+		return []checks.Evidence{api.Cluster.Evidence()}
+	},
 	Compute: func(p *checks.Pass) (*APIClient, error) {
 		cfg, source, err := restConfig(p)
 		if err != nil {
@@ -84,11 +96,12 @@ var APIClientFact = &checks.Fact[*APIClient]{
 			}
 			return keyedAPI(p.Env, cfg, cred, source, key)
 		})
-		if api != nil && api.Source != source {
-			// The target's client, made first for another branch (or by
-			// EarlyIdentityFact): the same connection, this runner's source.
+		if api != nil {
+			// The target's client, shared with every runner of the same
+			// server and credential (and EarlyIdentityFact): the same
+			// connection, this runner's source and provenance.
 			own := *api
-			own.Source = source
+			own.Source, own.Cluster = source, EffectiveClusterFact.Get(p)
 			api = &own
 		}
 		return api, err
@@ -142,24 +155,26 @@ var EarlyIdentityFact = &checks.Fact[struct{}]{
 	},
 }
 
-// restConfig is the rest.Config of the running pass's runner, and which
-// branch of the executor's choice gave it. An operator's --kubeconfig wins
-// over all of them.
+// restConfig is the rest.Config of the running pass's runner, built for
+// the cluster EffectiveClusterFact chose (one decision: the evidence every
+// API check cites is the branch the client was built from), and which
+// branch gave it, for trace.
 func restConfig(p *checks.Pass) (*rest.Config, string, error) {
-	k, kube := KubeContextFact.Get(p), RunnerEntryFact.Get(p).Kube()
-	if p.Env.KubeconfigPath == "" {
-		if kube.Host != "" {
-			cfg, err := outOfCluster(RunnerEntryFact.Get(p).File.Files, kube)
-			return cfg, "[runners.kubernetes] host", err
+	switch ec := EffectiveClusterFact.Get(p); ec.Rule {
+	case RuleHost:
+		e := RunnerEntryFact.Get(p)
+		cfg, err := outOfCluster(e.File.Files, e.Kube())
+		return cfg, "[runners.kubernetes] host", err
+	case RuleInCluster:
+		// InClusterFact's config is the process's, shared by its runners.
+		cfg := rest.CopyConfig(ec.inCluster.Config)
+		if ec.inCluster.CANote != "" {
+			return cfg, "in-cluster service account (" + ec.inCluster.CANote + ")", nil
 		}
-		if ic := inCluster(RunnerEntryFact.Get(p).File.Files, RunnerFact.Get(p).Selected, EnvironFact.Get(p)); ic.Config != nil {
-			if ic.CANote != "" {
-				return ic.Config, "in-cluster service account (" + ic.CANote + ")", nil
-			}
-			return ic.Config, "in-cluster service account", nil
-		}
+		return cfg, "in-cluster service account", nil
+	default:
+		return contextConfig(p.Env, ec.kube)
 	}
-	return contextConfig(p.Env, k)
 }
 
 // contextConfig is the rest.Config of a kubeconfig context, as client-go

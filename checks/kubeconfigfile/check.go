@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"os"
 	"path"
-	"regexp"
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
@@ -40,10 +39,6 @@ var Check = &checks.Check{
 	Executors: []string{checks.Kubernetes},
 	Run:       run,
 }
-
-// MountPath is the kcp mount form of a tenant cluster's URL path:
-// /clusters/root:<accountHash>:<cluster>:clusters.
-var MountPath = regexp.MustCompile(`^/clusters/root:[0-9a-z]+:[a-z0-9]([-a-z0-9]*[a-z0-9])?:clusters/?$`)
 
 func run(p *checks.Pass) error {
 	k := facts.KubeconfigFact.Get(p)
@@ -212,7 +207,7 @@ func examineContext(p *checks.Pass, k *facts.KubeContext, runner *checks.RunnerR
 			Evidence: []checks.Evidence{src, {Source: "clusters." + k.Context.Cluster + ".server", Detail: server}},
 			Fix:      "Use the https kcp mount URL getKubeconfig returns.",
 		})
-	case !MountPath.MatchString(u.Path):
+	case !facts.KcpMountPath.MatchString(u.Path):
 		report(checks.Finding{
 			Severity: checks.Info,
 			Cause:    fmt.Sprintf("The server %s is not of the kcp mount form https://<kcp front>/clusters/root:<accountHash>:<cluster>:clusters: this kubeconfig did not come from getKubeconfig, or it was edited.", server),

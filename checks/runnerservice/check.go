@@ -31,6 +31,12 @@ var Check = &checks.Check{
 			// with client-go's ErrEmptyConfig (tools/clientcmd/validation.go, v0.36.3): the process
 			// never got the drop-in's KUBECONFIG.
 			"getting Kubernetes config: invalid configuration: no configuration has been provided",
+			// systemd 252 (libsystemd-core-252.so; src/core/execute.c exec_child, src/core/unit.c):
+			// "%s: Failed to locate executable %s: %m", "%s: Failed at step %s spawning %s: %m",
+			// "%s was skipped because of an unmet condition check (%s=%s%s)." for the runner's binary.
+			"Failed to locate executable *gitlab-runner: ",
+			"Failed at step EXEC spawning *gitlab-runner: ",
+			"was skipped because of an unmet condition check (ConditionFileIsExecutable=*gitlab-runner)",
 		},
 	},
 	Requires: []checks.Node{facts.ServiceFact, facts.RunnerFact, facts.EnvironFact},
@@ -58,8 +64,18 @@ func run(p *checks.Pass) error {
 	}
 	proc := r.Selected
 	var reported map[systemd.Source]bool
+	var unknown error
 	if proc == nil && len(r.All) == 0 {
-		reported = missingEnvironmentFiles(p, svc)
+		// systemd tests the conditions first, and a skipped start goes no
+		// further: no environment file is read, nothing is executed.
+		skipped, err := skippedStart(p, svc)
+		unknown = err
+		if !skipped {
+			reported = missingEnvironmentFiles(p, svc)
+			if err := unexecutableStart(p, svc); err != nil {
+				unknown = err
+			}
+		}
 	}
 	for _, pr := range u.Problems {
 		if pr.Fatal && reported[pr.Source] {
@@ -79,7 +95,7 @@ func run(p *checks.Pass) error {
 		})
 	}
 	if proc == nil {
-		return nil // runner-process says that nothing runs
+		return unknown // runner-process says that nothing runs
 	}
 	staleEnvironment(p, svc, facts.EnvironFact.Get(p), restart)
 	if !proc.Started.IsZero() {

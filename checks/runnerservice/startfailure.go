@@ -26,7 +26,7 @@ func missingEnvironmentFiles(p *checks.Pass, svc *facts.Service) map[systemd.Sou
 		// files: %m") and src/core/service.c service_enter_start: "Failed to run 'start' task: %m"
 		// (systemd 252, Debian 12's libsystemd-core-252.so), "Failed to spawn 'start' task: %m"
 		// (the PidRef API, v255 on), then service_enter_signal(..., SERVICE_FAILURE_RESOURCES).
-		why := errnoText(f.Err)
+		why := systemd.Strerror(f.Err)
 		p.Report(checks.Finding{
 			Severity: checks.Critical,
 			Cause: fmt.Sprintf("systemd does not start %s: its EnvironmentFile=%s (no \"-\" before the path) cannot be read (%v), so no runner "+
@@ -45,17 +45,123 @@ func missingEnvironmentFiles(p *checks.Pass, svc *facts.Service) map[systemd.Sou
 	return done
 }
 
-// errnoText is strerror(3) of the failure, as systemd's %m prints it.
-func errnoText(err error) string {
+// skippedStart reports, for a runner that is down, the
+// ConditionFileIsExecutable= that does not hold: systemd skips the start
+// (not a failure: result success, no restart even with Restart=always,
+// service_shall_restart(), src/core/service.c), so nothing runs and
+// nothing retries. It says whether it reported: the rest of the unit is
+// never reached.
+func skippedStart(p *checks.Pass, svc *facts.Service) (bool, error) {
+	u := svc.Unit
+	c, st, err := u.UnmetCondition(p.Env)
+	if c == nil {
+		return false, nil
+	}
+	if errors.Is(err, fs.ErrPermission) {
+		return false, fmt.Errorf("cannot tell whether %s holds: doctor may not stat %s (%v); systemd tests it as root", c, c.Path, err)
+	}
+	state := "is not an executable regular file (" + modeText(st) + ")"
+	if err != nil {
+		state = "cannot be found: " + systemd.Strerror(err)
+	}
+	if c.Negate {
+		state = "is an executable file, and the condition is negated"
+	}
+	// systemd 252 (Debian 12's libsystemd-core-252.so, src/core/unit.c):
+	// "%s was skipped because of an unmet condition check (%s=%s%s)."; and
+	// systemctl status (libsystemd-shared-252.so, src/systemctl/systemctl-show.c):
+	// "Condition: start condition failed at %s; %s" then "%s=%s%s was not met".
+	p.Report(checks.Finding{
+		Severity: checks.Critical,
+		Cause: fmt.Sprintf("systemd skips %s: its %s does not hold, as %s %s, so no runner process is ever started; a skipped "+
+			"start is no failure, so Restart= never retries it. The journal says \"%s was skipped because of an unmet condition check (%s).\" "+
+			"and systemctl status says \"Condition: start condition failed\" and \"%s was not met\".",
+			svc.Name, c, c.Path, state, statusName(u, svc.Name), c, c),
+		Evidence: []checks.Evidence{
+			{Source: c.Source.String(), Detail: c.String()},
+			{Source: c.Path, Detail: fileDetail(st, err)},
+		},
+		Fix: fmt.Sprintf("Install the gitlab-runner binary at %s with mode 0755, then sudo systemctl start %s.", c.Path, svc.Name),
+	})
+	return true, nil
+}
+
+// unexecutableStart reports, for a runner that is down, an ExecStart= whose
+// binary systemd cannot execute: the forked child fails before execve, the
+// main process exits 203/EXEC, and with Restart= the unit retries without
+// end.
+func unexecutableStart(p *checks.Pass, svc *facts.Service) error {
+	u := svc.Unit
+	if u.ExecStartPath == "" || u.Masked {
+		return nil
+	}
+	st, err := systemd.ExecutableError(p.Env, u.ExecStartPath)
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, fs.ErrPermission) && !errors.Is(err, systemd.ErrNoExecuteBit) {
+		return fmt.Errorf("cannot tell whether systemd can execute %s: doctor may not stat it (%v)", u.ExecStartPath, err)
+	}
+	why := systemd.Strerror(err)
+	restart := "the unit stays failed"
+	if u.Restart != "" && u.Restart != "no" {
+		restart = fmt.Sprintf("with Restart=%s systemd retries every RestartSec= and the unit never runs", u.Restart)
+	}
+	// systemd 252 (Debian 12's libsystemd-core-252.so, src/core/execute.c exec_child):
+	// "%s: Failed to locate executable %s: %m", "%s: Failed at step %s spawning %s: %m" (step EXEC);
+	// src/core/service.c: "Main process exited, code=%s, status=%i/%s", "Failed with result '%s'.";
+	// check_x_access(), src/basic/path-util.c, decides the errno.
+	p.Report(checks.Finding{
+		Severity: checks.Critical,
+		Cause: fmt.Sprintf("systemd cannot start %s: its ExecStart= binary %s %s, so the runner process never starts. The journal says "+
+			"\"%s: Failed to locate executable %s: %s\", \"%s: Failed at step EXEC spawning %s: %s\", then "+
+			"\"Main process exited, code=exited, status=203/EXEC\" and \"Failed with result 'exit-code'.\"; %s.",
+			svc.Name, u.ExecStartPath, execState(st, err), svc.Name, u.ExecStartPath, why, svc.Name, u.ExecStartPath, why, restart),
+		Evidence: []checks.Evidence{
+			{Source: u.ExecStartSource.String(), Detail: "ExecStart=" + strings.Join(u.ExecStart, " ")},
+			{Source: u.ExecStartPath, Detail: fileDetail(st, err)},
+		},
+		Fix: fmt.Sprintf("Install the gitlab-runner binary at %s with mode 0755 (or point ExecStart= at it), then sudo systemctl daemon-reload && sudo systemctl restart %s.",
+			u.ExecStartPath, svc.Name),
+	})
+	return nil
+}
+
+func execState(st fs.FileInfo, err error) string {
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return "No such file or directory"
-	case errors.Is(err, fs.ErrPermission):
-		return "Permission denied"
+	case st == nil:
+		return "does not exist"
+	case errors.Is(err, systemd.ErrNoExecuteBit):
+		return "has no execute bit (" + modeText(st) + ")"
 	}
-	s := hostio.FileCause(err).Error()
-	if s != "" {
-		s = strings.ToUpper(s[:1]) + s[1:]
+	return "is not a regular file (" + modeText(st) + ")"
+}
+
+func fileDetail(st fs.FileInfo, err error) string {
+	if st == nil {
+		return hostio.FileCause(err).Error()
 	}
-	return s
+	return modeText(st)
+}
+
+func modeText(st fs.FileInfo) string {
+	if st == nil {
+		return "missing"
+	}
+	if st.IsDir() {
+		return fmt.Sprintf("a directory, mode %04o", st.Mode().Perm())
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Sprintf("%s, mode %04o", st.Mode().Type(), st.Mode().Perm())
+	}
+	return fmt.Sprintf("mode %04o", st.Mode().Perm())
+}
+
+// statusName is how systemd names the unit in a status line: "name -
+// description" (StatusUnitFormat=combined), the name alone without one.
+func statusName(u *systemd.Unit, name string) string {
+	if u.Description == "" {
+		return name
+	}
+	return name + " - " + u.Description
 }

@@ -132,7 +132,9 @@ func TestInClusterDeployment(t *testing.T) {
 		{name: "guide", want: fixture.Want{Exit: 1, Findings: []string{"config-lint"}, Absent: []string{"runner-rbac", "api-auth", "namespace", "config-decode"},
 			Status: map[string]string{"config-decode": "pass", "runner-rbac": "pass", "api-auth": "pass"}}},
 		{name: "role-without-create", verbs: []string{"get", "list", "watch", "update", "patch", "delete"},
-			want: fixture.Want{Exit: 2, Top: "runner-rbac", Says: map[string][]string{"runner-rbac": {"create pods", "create secrets", "system:serviceaccount:code-runner-1:code-runner"}}}},
+			want: fixture.Want{Exit: 2, Top: "runner-rbac", Says: map[string][]string{"runner-rbac": {"create pods", "create secrets", "system:serviceaccount:code-runner-1:code-runner",
+				// The effective cluster every API finding cites: in-cluster, and why.
+				"effective cluster https://127.0.0.1:", "in-cluster: host is empty, KUBERNETES_SERVICE_HOST and _PORT (127.0.0.1:", "the service-account token /var/run/secrets/kubernetes.io/serviceaccount/token can be read"}}}},
 		{name: "jobs-namespace-missing", jobsNamespace: "code-runner-jobs",
 			want: fixture.Want{Exit: 2, Top: "runner-rbac", Status: map[string]string{"namespace": "unknown"}, Reason: map[string]string{"namespace": `may not get namespaces in the namespace "code-runner-jobs"; its RBAC lacks verb "get" on resource "namespaces"`},
 				Says: map[string][]string{"runner-rbac": {`in namespace "code-runner-jobs"`, `belongs to namespace "code-runner-2"`, "missing or misspelt"}}}},

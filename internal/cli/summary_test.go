@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/all"
+	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
 	"github.com/socialwebcomputer/doctor/report"
 )
@@ -71,8 +74,32 @@ func runReport(t *testing.T, args ...string) (*report.Report, string) {
 		t.Errorf("exit %d but summary says %d", code, rep.Summary.ExitCode)
 	}
 	fixture.AssertNoSecrets(t, map[string]string{"json": out.String()})
+	assertCitesCluster(t, &rep)
 	if t.Failed() || testing.Verbose() {
 		t.Logf("report:\n%s", summarize(&rep))
 	}
 	return &rep, out.String()
+}
+
+// assertCitesCluster fails the test when a finding of a check that reads
+// the runner's cluster (it cannot run without facts.APIClientFact) lacks
+// the effective cluster and its provenance: the engine adds it
+// (APIClientFact's Cites), so a finding without it is a check that reads
+// the cluster by another way, or an engine that lost the seam.
+func assertCitesCluster(t *testing.T, rep *report.Report) {
+	t.Helper()
+	catalog := all.Checks()
+	byID := map[string]*checks.Check{}
+	for _, c := range catalog {
+		byID[c.ID] = c
+	}
+	for _, f := range rep.Findings {
+		c := byID[f.Check]
+		if c == nil || !checks.Reads(catalog, c, facts.APIClientFact) {
+			continue
+		}
+		if !slices.ContainsFunc(f.Evidence, facts.CitesEffectiveCluster) {
+			t.Errorf("%s reads the cluster, and its finding %q does not cite the effective cluster: %v", f.Check, f.Cause, f.Evidence)
+		}
+	}
 }

@@ -25,8 +25,14 @@ func (u *Unit) setting(section, key, value string, src Source, fatal bool) bool 
 		// Only whether there is one matters (service_verify()); a bad
 		// ExecStop= would be reported by systemd, not here.
 		u.hasExecStop = value != ""
+	case "Service.Restart":
+		u.Restart = value
 	case "Service.RemainAfterExit":
 		u.remainAfterExit = parseBoolean(value)
+	case "Unit.ConditionFileIsExecutable":
+		u.setCondition(d, key, value)
+	case "Unit.Description":
+		u.Description = value
 	case "Unit.SuccessAction":
 		u.successAction = value != "" && value != "none"
 	case "Service.User":

@@ -145,6 +145,13 @@ type Unit struct {
 
 	WantedBy []string // [Install] WantedBy=, for messages about enabling
 
+	Description string // Description=, as systemd names the unit in its status lines
+	Restart     string // Restart= as written, "" when unset (systemd's "no")
+	// Conditions are the ConditionFileIsExecutable= settings, after
+	// resets: a condition that does not hold skips the start
+	// (UnmetCondition).
+	Conditions []Condition
+
 	Problems []Problem
 
 	typeSet         string // Type= as set
