@@ -39,16 +39,37 @@ check_interval = 0
 // at the root's /usr/bin/gitlab-runner.
 func (r *Root) StampedRunner(version string) {
 	r.t.Helper()
-	src := r.t.TempDir()
-	os.WriteFile(filepath.Join(src, "go.mod"), []byte("module example.com/runner\n\ngo 1.22\n"), 0o644)
-	os.WriteFile(filepath.Join(src, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644)
-	out := filepath.Join(r.Dir, "usr/bin/gitlab-runner")
+	if err := BuildStampedRunner(filepath.Join(r.Dir, "usr/bin/gitlab-runner"), version); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// BuildStampedRunner writes to out a program stamped as gitlab-runner
+// version is: a fixture's runner binary, whose version git carries rather
+// than the runner's megabytes. It is built offline from an empty main,
+// so nothing of the runner is in it and nothing in it runs.
+func BuildStampedRunner(out, version string) error {
+	src, err := os.MkdirTemp("", "stamped-runner-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(src)
+	if err := os.WriteFile(filepath.Join(src, "go.mod"), []byte("module example.com/runner\n\ngo 1.22\n"), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(src, "main.go"), []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return err
+	}
 	cmd := exec.Command("go", "build", "-buildvcs=false", "-o", out, "-ldflags", "-X gitlab.com/gitlab-org/gitlab-runner/common.VERSION="+version, ".")
 	cmd.Dir = src
 	cmd.Env = append(os.Environ(), "GOPROXY=off", "GOFLAGS=", "CGO_ENABLED=0", "GOWORK=off")
 	if b, err := cmd.CombinedOutput(); err != nil {
-		r.t.Fatalf("go build: %v\n%s", err, b)
+		return fmt.Errorf("go build of a runner stamped %s: %v\n%s", version, err, b)
 	}
+	return nil
 }
 
 // DockerRunner writes the runner process of the Deckhouse document's docker
