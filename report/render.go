@@ -8,6 +8,7 @@ import (
 	"github.com/jedib0t/go-pretty/v6/text"
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/internal/text/safetext"
+	"github.com/socialwebcomputer/doctor/internal/text/wrap"
 )
 
 // Formats lists the -o values of doctor run ("md" is markdown too).
@@ -136,7 +137,7 @@ func (g glyphs) exit(code int) string {
 func renderTail(w io.Writer, rep *Report, g glyphs, width int) {
 	s := rep.Summary
 	line := func(format string, a ...any) {
-		for _, l := range wrapWords(fmt.Sprintf(format, a...), width, "", "  ") {
+		for _, l := range wrap.Words(fmt.Sprintf(format, a...), width, "", "  ") {
 			fmt.Fprintln(w, l)
 		}
 	}

@@ -72,6 +72,9 @@ func (a *app) width() int {
 	if a.io.Width > 0 {
 		return a.io.Width
 	}
+	if a.io.Getenv == nil {
+		return report.DefaultWidth
+	}
 	if n, err := strconv.Atoi(strings.TrimSpace(a.io.Getenv("COLUMNS"))); err == nil && n > 0 {
 		return n
 	}

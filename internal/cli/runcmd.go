@@ -248,6 +248,7 @@ func (a *app) run(cmd *cobra.Command, f *runFlags) (int, error) {
 	writeErr := saveOutputs(cmd, f, in, res, rep)
 	ropt := report.Options{Colour: a.io.TTY && a.io.Getenv("NO_COLOR") == "", UTF8: a.utf8(), Width: a.width()}
 	a.printMatches(f, scans, named)
+	a.printPassing(f, rep, named)
 	if err := report.RenderWith(a.io.Out, rep, f.output, ropt); err != nil {
 		return 0, usageError("%v", err)
 	}

@@ -110,7 +110,7 @@ func (a *app) trace(f *traceFlags) (int, error) {
 	v, err := trace.Run(ctx, trace.Options{Client: tgt.Client, Namespace: tgt.Namespace, Pod: f.pod, Next: f.next,
 		RunnerName: tgt.RunnerName, PollTimeout: poll, Budgets: budgets, Timeout: f.timeout, RequestTimeout: env.APITimeout(),
 		OnStuck: trace.Explainer(env, all.Checks(), tgt.Selector())},
-		trace.Output{W: a.io.Out, TTY: a.io.TTY, UTF8: a.utf8()})
+		trace.Output{W: a.io.Out, TTY: a.io.TTY, UTF8: a.utf8(), Width: a.width()})
 	if err != nil {
 		return 0, usageError("%v", err)
 	}
