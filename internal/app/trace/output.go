@@ -223,11 +223,16 @@ const clearLine = "\r\x1b[2K"
 // terminal would obey is shown escaped, so the renderer's own clearLine
 // and newline are the only controls written.
 func (t *ttyRenderer) line(format string, args ...any) {
+	t.lineUnder(hang, format, args...)
+}
+
+// lineUnder is line with the continuation indented by rest.
+func (t *ttyRenderer) lineUnder(rest, format string, args ...any) {
 	if t.live {
 		io.WriteString(t.w, clearLine)
 		t.live = false
 	}
-	for _, l := range wrap.Hang(safetext.Line(fmt.Sprintf(format, args...)), t.width, hang) {
+	for _, l := range wrap.Hang(safetext.Line(fmt.Sprintf(format, args...)), t.width, rest) {
 		io.WriteString(t.w, l+"\n")
 	}
 }
@@ -247,10 +252,10 @@ func (t *ttyRenderer) render(r Record) {
 		if s.Nodes == 1 {
 			nodes = "1 node"
 		}
-		t.line("doctor trace: following %s; %s now; poll_timeout %s. Ctrl-C stops and names the stage it is in.", what, nodes, s.Poll)
+		t.lineUnder("  ", "doctor trace: following %s; %s now; poll_timeout %s. Ctrl-C stops and names the stage it is in.", what, nodes, s.Poll)
 		// Two clocks: machine.go's reach calls take an object's or an
 		// event's timestamp where one exists, and now otherwise.
-		t.line("Each stage's time and its +time since the previous stage come from the cluster's timestamps (objects and events) where there is one, and from this host's clock otherwise (finished, scaled down, budgets, the verdict): the two differ by the clock skew between them.")
+		t.lineUnder("  ", "Each stage's time and its +time since the previous stage come from the cluster's timestamps (objects and events) where there is one, and from this host's clock otherwise (finished, scaled down, budgets, the verdict): the two differ by the clock skew between them.")
 	case KindStage:
 		g := t.g.ok
 		switch {
