@@ -73,8 +73,9 @@ type Summary struct {
 	Fail     int `json:"fail"`
 	Unknown  int `json:"unknown"`
 	Skipped  int `json:"skipped"`
-	// Ran counts the checks that proved something (pass or fail) of Checks,
-	// each per-runner check once per runner: "12 of 20 checks ran".
+	// Ran counts the checks of Checks that ran: Pass + Fail + Unknown (an
+	// unknown check ran and could not check). Checks is Ran + Skipped, each
+	// per-runner check once per runner: "12 of 20 checks ran".
 	Ran    int `json:"ran"`
 	Checks int `json:"checks"`
 	// Incomplete says why the run proved less than it set out to: a check

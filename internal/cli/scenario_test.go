@@ -129,6 +129,7 @@ func runScenario(t *testing.T, dir string, add *added) {
 	}
 	fixture.AssertNoSecrets(t, outputs)
 	fixture.AssertNoGuideHosts(t, &rep)
+	assertCountsAddUp(t, rep.Summary)
 	if *update {
 		if add != nil {
 			t.Fatal("-update records the registry's checks, not a test's additions")
