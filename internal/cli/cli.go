@@ -153,11 +153,14 @@ critical, 3 could not run.`,
 	root.SetErr(a.io.Err)
 	root.Flags().BoolVar(&showVersion, "version", false, "print the version, as doctor version does")
 	root.SetFlagErrorFunc(flagError)
+	root.SetUsageFunc(a.usage)
+	root.SetHelpFunc(a.help)
 	root.AddCommand(a.runCommand(), a.analyzeCommand(), a.whyCommand(), a.traceCommand(), a.checksCommand(), a.explainCommand(), a.versionCommand())
 	root.SetHelpCommand(helpCommand())
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	fixCompletionCommand(root)
+	setExamples(root)
 	return root
 }
 

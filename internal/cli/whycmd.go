@@ -21,13 +21,18 @@ func (a *app) whyCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "why [FILE|-|'LINE']",
 		Short: "Name the checks a job log's or runner log's error lines point to, and run them",
-		Long: `Read a job log or a runner log (a file, - for stdin, a line pasted in quotes,
-or --journal for the runner service's journal) and match every line against every check's
-documented symptoms. Print each line that names a check (its number, the
-line without colours and section markers, secrets redacted), the check,
-and its cause and fix; then run those checks, and what they require, on
-this host, as doctor run would with --only, and report their findings
-first. -o json lists each match as {source, lineNumber, line, check}.
+		Long: `Read a job log or a runner log (a file, - for stdin, a line pasted in
+quotes, or --journal for the runner service's journal) and match every line
+against every check's documented symptoms. Print each line that names a
+check (its number, the line without colours and section markers, secrets
+redacted), the check, and its cause and fix; then run those checks, and what
+they require, on this host, as doctor run would with --only, and report their
+findings first. When a check the log names passes now, say so: what the log
+shows is not happening at this moment. -o json lists each match as {source,
+lineNumber, line, check}.
+
+A line is pasted as the argument when no file of that name exists and it has
+a space (and does not start with /, ./, ../ or ~/).
 
 The file is read as given, not under --root: at most 64 MiB, each line up
 to 64 KiB; a FIFO or a directory is refused (pipe a stream in with -).
