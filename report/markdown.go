@@ -45,7 +45,7 @@ func renderMarkdown(w io.Writer, rep *Report) error {
 		fmt.Fprintf(w, "\n> `%s` was used instead of %s.\n", mdCode(o.Flag+" "+o.Value), mdText(o.Replaces))
 	}
 	if len(rep.Findings) == 0 {
-		fmt.Fprintln(w, "\nNo findings.")
+		fmt.Fprintln(w, "\n"+noFindings(rep))
 	} else {
 		// The findings at a glance, root causes first, as ranked.
 		t := table.NewWriter()

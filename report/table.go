@@ -32,7 +32,7 @@ func renderTable(w io.Writer, rep *Report, opt Options, wide bool) error {
 	g := glyphsFor(opt)
 	var b strings.Builder
 	if len(rep.Findings) == 0 {
-		fmt.Fprintln(&b, "No findings.")
+		fmt.Fprintln(&b, noFindings(rep))
 	} else if !renderRows(&b, rep, opt, g, wide) {
 		renderStacked(&b, rep, opt, g, wide)
 	}
@@ -52,7 +52,19 @@ func renderTable(w io.Writer, rep *Report, opt Options, wide bool) error {
 	return nil
 }
 
+// noFindings is what a report with no finding says: "No findings.", or
+// in a --changes-only report what stands unchanged.
+func noFindings(rep *Report) string {
+	if rep.NoChanges != "" {
+		return rep.NoChanges
+	}
+	return "No findings."
+}
+
 func (g glyphs) severityCell(f Finding, colour bool) string {
+	if f.Change == ChangeResolved {
+		return g.pass + " RESOLVED"
+	}
 	s := g.severity(f.Severity) + " " + strings.ToUpper(f.Severity.String())
 	if colour {
 		return severityColour[f.Severity].Sprint(s)
