@@ -131,7 +131,11 @@ func renderMarkdownFinding(w io.Writer, rep *Report, f Finding) {
 	} else if f.Fix != "" {
 		fmt.Fprintf(w, "\n**Fix:**\n\n%s\n\n**Verify:**\n\n%s\n", fence(indentQuickActions(f.Fix)), fence(indentQuickActions(verifyCommand(rep, f))))
 	}
-	fmt.Fprintf(w, "\nAbout this check: `doctor explain %s`\n", mdCode(f.Check))
+	if p := docsPointer(f); !strings.HasPrefix(p, "doctor explain ") {
+		fmt.Fprintf(w, "\nAbout this check: `doctor explain %s`, `%s`\n", mdCode(f.Check), mdCode(p))
+	} else {
+		fmt.Fprintf(w, "\nAbout this check: `doctor explain %s`\n", mdCode(f.Check))
+	}
 }
 
 // FindingTitle is what was found, in a line: the cause's first clause,

@@ -88,15 +88,23 @@ func checkCell(f Finding, g glyphs) []string {
 	return lines
 }
 
+// docsPointer is where a finding's check is documented: the page a docs
+// URL gave it (--docs-url), else doctor explain, which works wherever
+// doctor does (a README anchor is not on the host).
+func docsPointer(f Finding) string {
+	if strings.HasPrefix(f.Docs, "https://") || strings.HasPrefix(f.Docs, "http://") {
+		return f.Docs
+	}
+	return "doctor explain " + f.Check
+}
+
 // findingLines are a finding's cause, whom it follows from, and its docs.
 func findingLines(f Finding) []string {
 	lines := strings.Split(f.Cause, "\n")
 	if f.CausedBy != nil {
 		lines = append(lines, "(follows from "+*f.CausedBy+")")
 	}
-	if f.Docs != "" {
-		lines = append(lines, "see "+f.Docs)
-	}
+	lines = append(lines, "see "+docsPointer(f))
 	return lines
 }
 

@@ -183,7 +183,8 @@ func dash(s []string) string {
 }
 
 func (a *app) explainCommand() *cobra.Command {
-	return &cobra.Command{
+	var docs string
+	cmd := &cobra.Command{
 		Use:   "explain ID",
 		Short: "Show a check's cause, symptom, fix and verification command",
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -238,11 +239,15 @@ func (a *app) explainCommand() *cobra.Command {
 				fmt.Fprintf(out, "Requires: %s\n", strings.Join(ids, ", "))
 			}
 			fmt.Fprintf(out, "Applies to: %s runners\n", c.ExecutorList())
-			fmt.Fprintf(out, "Docs: %s\n", checks.DocsAnchor(c.ID))
+			if base := a.docsURL(docs); base != "" {
+				fmt.Fprintf(out, "Docs: %s\n", docsLink(base, c.ID))
+			}
 			_, err := io.WriteString(cmd.OutOrStdout(), safetext.Lines(b.String()))
 			return err
 		},
 	}
+	docsFlag(cmd.Flags(), &docs)
+	return cmd
 }
 
 // docFixSegments is a check's documented fix as wrap lays it out. A fix is

@@ -41,6 +41,7 @@ type runFlags struct {
 	// log is --log; journal is --journal; why is doctor why's FILE|- (or
 	// "" with --journal alone), and selects the checks its lines name.
 	log, whyArg string
+	docsURL     string
 	journal     bool
 	why         bool
 }
@@ -190,6 +191,7 @@ func registerRunFlags(cmd *cobra.Command, f *runFlags) {
 		fs.StringVar(&f.log, "log", "", "also read this job log or runner log `FILE` (- for stdin), and rank the findings of the checks its lines name first, as doctor why names them")
 	}
 	fs.BoolVar(&f.journal, "journal", false, "also read the runner service's journal of the last 24 hours (journalctl -u UNIT; under --root, the saved export <root>/var/log/journal-export/UNIT) for symptoms")
+	docsFlag(fs, &f.docsURL)
 	f.settings = registerSettings(fs)
 
 	_ = cmd.MarkFlagDirname("root")
@@ -245,6 +247,7 @@ func (a *app) run(cmd *cobra.Command, f *runFlags) (int, error) {
 		return 0, usageError("%v", err)
 	}
 	rep := buildReport(cmd, f, in, res, scans, named, started)
+	linkDocs(rep, a.docsURL(f.docsURL))
 	writeErr := saveOutputs(cmd, f, in, res, rep)
 	ropt := report.Options{Colour: a.io.TTY && a.io.Getenv("NO_COLOR") == "", UTF8: a.utf8(), Width: a.width()}
 	a.printMatches(f, scans, named)

@@ -130,7 +130,7 @@ func (a *app) printMatches(f *runFlags, scans []*symptom.Scan, named []string) {
 			p("%s: %d of its %s %s a check.\n", logSource(md, s.Source), n, plural(s.Lines, "line"), nameVerb(n))
 		}
 		for _, x := range s.Matches {
-			printMatch(w, md, width, x, byID, explained)
+			printMatch(w, md, width, a.docsURL(f.docsURL), x, byID, explained)
 		}
 		if s.Omitted > 0 {
 			p("… and %s more that repeat these symptoms.\n", plural(s.Omitted, "line"))
@@ -204,7 +204,7 @@ func hang(w io.Writer, width int, rest, s string) {
 	}
 }
 
-func printMatch(w io.Writer, md bool, width int, x symptom.Match, byID map[string]*checks.Check, explained map[string]bool) {
+func printMatch(w io.Writer, md bool, width int, docs string, x symptom.Match, byID map[string]*checks.Check, explained map[string]bool) {
 	if md {
 		fmt.Fprintf(w, "- line %d: `%s`\n", x.Line, report.MarkdownCode(x.Text))
 	} else {
@@ -218,7 +218,7 @@ func printMatch(w io.Writer, md bool, width int, x symptom.Match, byID map[strin
 	}
 	for _, id := range x.Checks {
 		if !shared[id] {
-			printCause(w, md, width, "", id, byID, explained)
+			printCause(w, md, width, docs, "", id, byID, explained)
 		}
 	}
 	// An ambiguous line names every cause and what tells them apart,
@@ -230,7 +230,7 @@ func printMatch(w io.Writer, md bool, width int, x symptom.Match, byID map[strin
 			hang(w, width, "          ", "        one of these causes; the line alone cannot tell which:")
 		}
 		for _, c := range o.Causes {
-			printCause(w, md, width, "  ", c, byID, explained)
+			printCause(w, md, width, docs, "  ", c, byID, explained)
 		}
 		if md {
 			fmt.Fprintf(w, "    - To tell them apart: %s\n", o.Tell)
@@ -246,7 +246,7 @@ func printMatch(w io.Writer, md bool, width int, x symptom.Match, byID map[strin
 // printCause is one cause of a matched line: a check with its title, and
 // its cause and fix the first time it is named; or a cause no check probes,
 // in words. indent nests the causes of an ambiguous verdict.
-func printCause(w io.Writer, md bool, width int, indent, id string, byID map[string]*checks.Check, explained map[string]bool) {
+func printCause(w io.Writer, md bool, width int, docs, indent, id string, byID map[string]*checks.Check, explained map[string]bool) {
 	c := byID[id]
 	under := indent + "          "
 	if c == nil {
@@ -258,7 +258,13 @@ func printCause(w io.Writer, md bool, width int, indent, id string, byID map[str
 		return
 	}
 	if md {
-		fmt.Fprintf(w, "%s  - [%s](%s): %s\n", indent, id, checks.DocsAnchor(id), c.Title)
+		// A link only to a published page: a README anchor is relative,
+		// and broken in the ticket the markdown is pasted into.
+		if docs != "" {
+			fmt.Fprintf(w, "%s  - [%s](%s): %s\n", indent, id, docsLink(docs, id), c.Title)
+		} else {
+			fmt.Fprintf(w, "%s  - `%s`: %s\n", indent, id, c.Title)
+		}
 	} else {
 		hang(w, width, under, fmt.Sprintf("%s        → %s: %s", indent, id, c.Title))
 	}
