@@ -138,6 +138,13 @@ func renderMarkdownFinding(w io.Writer, rep *Report, f Finding) {
 	}
 }
 
+// verbatimWord says a title's first word is written as it must be read: a
+// URL, a path, a file or a key (https://…, /etc/…, config.toml,
+// run_untagged), which a capital would misspell.
+func verbatimWord(w string) bool {
+	return strings.ContainsAny(w, "/._:")
+}
+
 // FindingTitle is what was found, in a line: the cause's first clause,
 // without the runner's label (the section says which runner).
 func FindingTitle(f Finding) string {
@@ -160,7 +167,7 @@ func FindingTitle(f Finding) string {
 		}
 		s = cut + "…"
 	}
-	if s != "" {
+	if s != "" && !verbatimWord(strings.Fields(s)[0]) {
 		s = strings.ToUpper(s[:1]) + s[1:]
 	}
 	return s
