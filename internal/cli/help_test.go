@@ -49,7 +49,9 @@ func (c streamCase) check(t *testing.T) {
 // stdout with exit 0 (doctor run --help wrote to stderr; doctor explain
 // --help looked for a check named --help; doctor version --help printed
 // the version).
-func TestEveryHelpPath(t *testing.T) {
+// commandPaths are the arguments that name each command of the tree, the
+// root's (none) first.
+func commandPaths() [][]string {
 	var paths [][]string
 	var walk func(c *cobra.Command, path []string)
 	walk = func(c *cobra.Command, path []string) {
@@ -61,6 +63,11 @@ func TestEveryHelpPath(t *testing.T) {
 		}
 	}
 	walk(CommandTree(), nil)
+	return paths
+}
+
+func TestEveryHelpPath(t *testing.T) {
+	paths := commandPaths()
 	if len(paths) < 10 {
 		t.Fatalf("only %d commands in the tree: %v", len(paths), paths)
 	}
@@ -211,17 +218,7 @@ func TestStdoutCommands(t *testing.T) {
 // them; and a terminal of 80 or 200 columns breaks no word, flag, path or
 // URL (wrap.Breaks; an example's command is a block, printed whole).
 func TestHelpAtEveryWidth(t *testing.T) {
-	var paths [][]string
-	var walk func(c *cobra.Command, path []string)
-	walk = func(c *cobra.Command, path []string) {
-		paths = append(paths, path)
-		for _, sub := range c.Commands() {
-			if sub.IsAvailableCommand() || sub.Name() == "help" {
-				walk(sub, append(append([]string{}, path...), sub.Name()))
-			}
-		}
-	}
-	walk(CommandTree(), nil)
+	paths := commandPaths()
 	for _, p := range paths {
 		name := strings.TrimSpace("doctor " + strings.Join(p, " "))
 		for _, width := range []int{80, 200} {
