@@ -23,8 +23,9 @@ type Break struct {
 // Two kinds of line are printed whole by design, and their folds are not
 // breaks: a line whole reports (a block's line: a command, a snippet of a
 // file, which must paste exactly as written), and a line that is one token
-// with no indent (a path longer than the terminal: nothing can shorten it).
-// whole may be nil.
+// with no indent, or a shell comment's "# " and one token (a path longer
+// than the terminal: nothing can shorten it; Words drops an indent, never
+// a comment's mark). whole may be nil.
 func Breaks(out string, width int, whole func(line string) bool) []Break {
 	var breaks []Break
 	for i, line := range strings.Split(out, "\n") {
@@ -35,7 +36,7 @@ func Breaks(out string, width int, whole func(line string) bool) []Break {
 		if whole != nil && whole(line) {
 			continue
 		}
-		if !strings.ContainsRune(strings.TrimRightFunc(plain, unicode.IsSpace), ' ') {
+		if !strings.ContainsRune(strings.TrimPrefix(strings.TrimRightFunc(plain, unicode.IsSpace), "# "), ' ') {
 			continue
 		}
 		rs := []rune(plain)

@@ -77,10 +77,12 @@ func TestBreaks(t *testing.T) {
 		"/one/long/path/x", // one token, no indent: whole
 		"  /one/long/path", // indented: the indent could have gone
 		"sudo a b c d e f", // whole by the caller's word
+		"# /a/long/path",   // a comment's one token: whole
+		"#  /a/long/path",  // not one token after "# "
 		"ab 日本語",           // the wide 語 does not fit at 7 of 8: 日本|語
 	}, "\n")
 	got := Breaks(out, 8, func(l string) bool { return strings.HasPrefix(l, "sudo") })
-	want := []Break{{2, "efg|h"}, {5, "/one/l|ong/path"}, {7, "日本|語"}}
+	want := []Break{{2, "efg|h"}, {5, "/one/l|ong/path"}, {8, "/a/lo|ng/path"}, {9, "日本|語"}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Breaks = %v, want %v", got, want)
 	}
