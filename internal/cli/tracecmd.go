@@ -69,6 +69,9 @@ Exit codes: 0 the job was seen through, 2 it is stuck, 3 doctor could not run.`,
 	fs.IntVarP(&f.run.verbosity, "v", "v", 0, "log to stderr at level `N`, redacted: 2 every dial, 6 every API request, 8 with headers")
 	fs.BoolVar(&f.run.debug, "debug", false, "log everything -v can (--v=8)")
 	f.run.settings = registerSettings(fs) // the checks run at a stuck stage read the DNS settings
+	// The probe pod is --deep's, which trace does not have: its image is
+	// no setting of trace's (the flag still parses, for scripts that pass it).
+	_ = fs.MarkHidden("probe-image")
 	_ = cmd.MarkFlagDirname("root")
 	for _, name := range []string{"pod", "runner", "budget", "poll-timeout", "timeout", "context", "namespace", "request-timeout", "v", "runner-pid"} {
 		_ = cmd.RegisterFlagCompletionFunc(name, cobra.NoFileCompletions)
