@@ -45,7 +45,7 @@ func renderMarkdown(w io.Writer, rep *Report) error {
 		fmt.Fprintf(w, "\n> `%s` was used instead of %s.\n", mdCode(o.Flag+" "+o.Value), mdText(o.Replaces))
 	}
 	if len(rep.Findings) == 0 {
-		fmt.Fprintln(w, "\nNo findings.")
+		fmt.Fprintln(w, "\n"+noFindings(rep))
 	} else {
 		// The findings at a glance, root causes first, as ranked.
 		t := table.NewWriter()
@@ -131,7 +131,18 @@ func renderMarkdownFinding(w io.Writer, rep *Report, f Finding) {
 	} else if f.Fix != "" {
 		fmt.Fprintf(w, "\n**Fix:**\n\n%s\n\n**Verify:**\n\n%s\n", fence(indentQuickActions(f.Fix)), fence(indentQuickActions(verifyCommand(rep, f))))
 	}
-	fmt.Fprintf(w, "\nAbout this check: `doctor explain %s`\n", mdCode(f.Check))
+	if p := docsPointer(f); !strings.HasPrefix(p, "doctor explain ") {
+		fmt.Fprintf(w, "\nAbout this check: `doctor explain %s`, `%s`\n", mdCode(f.Check), mdCode(p))
+	} else {
+		fmt.Fprintf(w, "\nAbout this check: `doctor explain %s`\n", mdCode(f.Check))
+	}
+}
+
+// verbatimWord says a title's first word is written as it must be read: a
+// URL, a path, a file or a key (https://…, /etc/…, config.toml,
+// run_untagged), which a capital would misspell.
+func verbatimWord(w string) bool {
+	return strings.ContainsAny(w, "/._:")
 }
 
 // FindingTitle is what was found, in a line: the cause's first clause,
@@ -156,7 +167,7 @@ func FindingTitle(f Finding) string {
 		}
 		s = cut + "…"
 	}
-	if s != "" {
+	if s != "" && !verbatimWord(strings.Fields(s)[0]) {
 		s = strings.ToUpper(s[:1]) + s[1:]
 	}
 	return s

@@ -96,3 +96,18 @@ func TestMarkdownRendersAsAGitLabIssue(t *testing.T) {
 		t.Errorf("the header is a table:\n%s", h)
 	}
 }
+
+// A title starts with a capital, unless its first word is a URL, a path,
+// a file or a key, which a capital would misspell.
+func TestFindingTitleKeepsVerbatimWords(t *testing.T) {
+	for cause, want := range map[string]string{
+		"https://127.0.0.1:6443 answers 401 Unauthorized to a certificate within its dates": "https://127.0.0.1:6443 answers 401 Unauthorized to a certificate within its dates",
+		"config.toml has mode 0644 and holds a runner token":                                "config.toml has mode 0644 and holds a runner token",
+		"/etc/gitlab-runner/config.toml has mode 0644":                                      "/etc/gitlab-runner/config.toml has mode 0644",
+		"the client certificate expired":                                                    "The client certificate expired",
+	} {
+		if got := FindingTitle(Finding{Cause: cause}); got != want {
+			t.Errorf("FindingTitle(%q) = %q, want %q", cause, got, want)
+		}
+	}
+}

@@ -68,7 +68,7 @@ func Build(res *checks.Result, ignores []Ignore, version string, startedAt time.
 			worst = f.Severity
 		}
 	}
-	rep.Summary.Ran, rep.Summary.Checks = rep.Summary.Pass+rep.Summary.Fail, len(rep.Checks)
+	rep.Summary.Ran, rep.Summary.Checks = rep.Summary.Pass+rep.Summary.Fail+rep.Summary.Unknown, len(rep.Checks)
 	rep.Summary.Incomplete = incomplete(res, rep.Summary)
 	for _, ig := range rep.Ignores {
 		if ig.Status == IgnoreExpired {
@@ -79,7 +79,7 @@ func Build(res *checks.Result, ignores []Ignore, version string, startedAt time.
 	// A run that could not check proves nothing healthy: a cron must not
 	// read "could not check" as "fine", nor "nothing ran" as anything.
 	switch {
-	case rep.Summary.Ran == 0:
+	case proved(rep.Summary) == 0:
 		rep.Summary.ExitCode = ExitCantRun
 	case len(rep.Summary.Incomplete) > 0 && rep.Summary.ExitCode == ExitOK:
 		rep.Summary.ExitCode = ExitWarning
@@ -116,6 +116,10 @@ func incomplete(res *checks.Result, s Summary) []string {
 	}
 	return out
 }
+
+// proved counts the checks that proved something, pass or fail: a run
+// that proved nothing exits 3, however many could not check.
+func proved(s Summary) int { return s.Pass + s.Fail }
 
 // plural is "1 check", "2 checks".
 func plural(n int, noun string) string {

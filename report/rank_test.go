@@ -207,9 +207,20 @@ func TestSummaryCounts(t *testing.T) {
 		{Check: &checks.Check{ID: "s"}, Status: checks.StatusSkipped, Reason: "needs p"},
 	}}
 	s := Build(res, nil, "v", time.Time{}).Summary
-	want := Summary{Warning: 1, Info: 1, Roots: 2, Pass: 1, Fail: 1, Unknown: 1, Skipped: 1, Ran: 2, Checks: 4,
+	// ran = pass + fail + unknown; skipped apart; checks = ran + skipped.
+	want := Summary{Warning: 1, Info: 1, Roots: 2, Pass: 1, Fail: 1, Unknown: 1, Skipped: 1, Ran: 3, Checks: 4,
 		Incomplete: []string{"1 check could not check (unknown)"}, ExitCode: ExitWarning}
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("summary %+v, want %+v", s, want)
+	}
+	// Checks that ran and could not check proved nothing: exit 3, though
+	// they ran.
+	res = &checks.Result{Checks: []checks.CheckResult{
+		{Check: &checks.Check{ID: "u"}, Status: checks.StatusUnknown, Reason: "no kubeconfig"},
+		{Check: &checks.Check{ID: "s"}, Status: checks.StatusSkipped, Reason: "needs u"},
+	}}
+	s = Build(res, nil, "v", time.Time{}).Summary
+	if s.Ran != 1 || s.Checks != 2 || s.ExitCode != ExitCantRun {
+		t.Errorf("only an unknown check: ran %d of %d, exit %d; want 1 of 2, exit %d", s.Ran, s.Checks, s.ExitCode, ExitCantRun)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/jedib0t/go-pretty/v6/text"
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/internal/text/safetext"
+	"github.com/socialwebcomputer/doctor/internal/text/wrap"
 )
 
 // Formats lists the -o values of doctor run ("md" is markdown too).
@@ -136,7 +137,7 @@ func (g glyphs) exit(code int) string {
 func renderTail(w io.Writer, rep *Report, g glyphs, width int) {
 	s := rep.Summary
 	line := func(format string, a ...any) {
-		for _, l := range wrapWords(fmt.Sprintf(format, a...), width, "", "  ") {
+		for _, l := range wrap.Words(fmt.Sprintf(format, a...), width, "", "  ") {
 			fmt.Fprintln(w, l)
 		}
 	}
@@ -151,8 +152,25 @@ func renderTail(w io.Writer, rep *Report, g glyphs, width int) {
 	for _, why := range s.Incomplete {
 		line("Incomplete: %s.", why)
 	}
+	// With no runner found, say where doctor looked (the process, the
+	// unit, the config paths), which the checks that found nothing give as
+	// their reasons, without --verbose.
+	looked := map[string]bool{}
+	noRunner := len(rep.Runners) == 0 && !rep.Verbose
+	if noRunner {
+		for _, c := range rep.Checks {
+			if c.Status == checks.StatusSkipped && searchedFor(c.Reason) {
+				line("No runner was found here; where doctor looked:")
+				break
+			}
+		}
+	}
 	for _, c := range rep.Checks {
-		if c.Status == checks.StatusUnknown || rep.Verbose {
+		searched := noRunner && c.Status == checks.StatusSkipped && searchedFor(c.Reason) && !looked[c.Reason]
+		if searched {
+			looked[c.Reason] = true
+		}
+		if c.Status == checks.StatusUnknown || rep.Verbose || searched {
 			id := c.ID
 			if c.Runner != nil {
 				id += " " + runnerTag(c.Runner)
@@ -186,6 +204,13 @@ func renderTail(w io.Writer, rep *Report, g glyphs, width int) {
 			line("ignore %s matched nothing (%s): %s", name, ig.Reason, ig.Note)
 		}
 	}
+}
+
+// searchedFor says a skipped check's reason is what it looked for and did
+// not find (a unit, a config file), not a dependency, --offline or an
+// executor it does not apply to.
+func searchedFor(reason string) bool {
+	return reason != "" && reason != "offline" && !strings.HasPrefix(reason, "needs ") && !strings.HasPrefix(reason, "applies to ")
 }
 
 // ignoreName is an ignore as it is written: ID[:RUNNER][@FINGERPRINT].

@@ -49,6 +49,11 @@ type Report struct {
 	// the flags that chose what to read); a finding's verify line adds
 	// --only and --runner to it. Empty: "doctor run".
 	Rerun string `json:"-"`
+	// NoChanges, in a --changes-only report with nothing new or resolved,
+	// is what the table and markdown say instead of "No findings.": the
+	// findings that stand and since when ("No changes (1 critical,
+	// unchanged since 2026-11-29T12:00Z).").
+	NoChanges string `json:"-"`
 }
 
 // Override is one flag that replaced a value the runner has of its own.
@@ -73,8 +78,9 @@ type Summary struct {
 	Fail     int `json:"fail"`
 	Unknown  int `json:"unknown"`
 	Skipped  int `json:"skipped"`
-	// Ran counts the checks that proved something (pass or fail) of Checks,
-	// each per-runner check once per runner: "12 of 20 checks ran".
+	// Ran counts the checks of Checks that ran: Pass + Fail + Unknown (an
+	// unknown check ran and could not check). Checks is Ran + Skipped, each
+	// per-runner check once per runner: "12 of 20 checks ran".
 	Ran    int `json:"ran"`
 	Checks int `json:"checks"`
 	// Incomplete says why the run proved less than it set out to: a check
@@ -118,6 +124,10 @@ type Finding struct {
 	Change string `json:"change,omitempty"`
 	depth  int    // 0 for a root; for indenting renderers
 }
+
+// ChangeResolved is the Change of a finding a --changes-only report
+// prints because it is gone since the run --state remembers.
+const ChangeResolved = "resolved"
 
 // Depth is 0 for a root cause, 1 for what it explains, and so on.
 func (f Finding) Depth() int { return f.depth }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/jedib0t/go-pretty/v6/table"
 	"github.com/jedib0t/go-pretty/v6/text"
+
+	"github.com/socialwebcomputer/doctor/internal/text/wrap"
 )
 
 // The table fits the terminal. At StackedBelow columns and over, findings
@@ -15,8 +17,8 @@ import (
 // each finding is a block, as linkerd check prints them. Text wraps at
 // spaces and never inside a token: a token longer than its column keeps a
 // line of its own. Fixes and verify commands are never in a cell: they
-// follow as plain lines, each as the check wrote it, so a terminal's own
-// wrapping is the only one and a copied line pastes whole.
+// follow the findings, prose wrapped to the terminal, and every block line
+// (a command, a snippet) whole, so that a copied line pastes as written.
 
 const (
 	maxFindingWidth  = 100 // a cause is prose; longer lines read badly
@@ -30,7 +32,7 @@ func renderTable(w io.Writer, rep *Report, opt Options, wide bool) error {
 	g := glyphsFor(opt)
 	var b strings.Builder
 	if len(rep.Findings) == 0 {
-		fmt.Fprintln(&b, "No findings.")
+		fmt.Fprintln(&b, noFindings(rep))
 	} else if !renderRows(&b, rep, opt, g, wide) {
 		renderStacked(&b, rep, opt, g, wide)
 	}
@@ -50,7 +52,19 @@ func renderTable(w io.Writer, rep *Report, opt Options, wide bool) error {
 	return nil
 }
 
+// noFindings is what a report with no finding says: "No findings.", or
+// in a --changes-only report what stands unchanged.
+func noFindings(rep *Report) string {
+	if rep.NoChanges != "" {
+		return rep.NoChanges
+	}
+	return "No findings."
+}
+
 func (g glyphs) severityCell(f Finding, colour bool) string {
+	if f.Change == ChangeResolved {
+		return g.pass + " RESOLVED"
+	}
 	s := g.severity(f.Severity) + " " + strings.ToUpper(f.Severity.String())
 	if colour {
 		return severityColour[f.Severity].Sprint(s)
@@ -74,15 +88,23 @@ func checkCell(f Finding, g glyphs) []string {
 	return lines
 }
 
+// docsPointer is where a finding's check is documented: the page a docs
+// URL gave it (--docs-url), else doctor explain, which works wherever
+// doctor does (a README anchor is not on the host).
+func docsPointer(f Finding) string {
+	if strings.HasPrefix(f.Docs, "https://") || strings.HasPrefix(f.Docs, "http://") {
+		return f.Docs
+	}
+	return "doctor explain " + f.Check
+}
+
 // findingLines are a finding's cause, whom it follows from, and its docs.
 func findingLines(f Finding) []string {
 	lines := strings.Split(f.Cause, "\n")
 	if f.CausedBy != nil {
 		lines = append(lines, "(follows from "+*f.CausedBy+")")
 	}
-	if f.Docs != "" {
-		lines = append(lines, "see "+f.Docs)
-	}
+	lines = append(lines, "see "+docsPointer(f))
 	return lines
 }
 
@@ -190,7 +212,7 @@ func keepTokens(s string, max int) string {
 	var out []string
 	for _, l := range strings.Split(s, "\n") {
 		lead := l[:len(l)-len(strings.TrimLeft(l, " "))]
-		out = append(out, wrapWords(l, max, lead, lead)...)
+		out = append(out, wrap.Words(l, max, lead, lead)...)
 	}
 	return strings.Join(out, "\n")
 }
@@ -199,7 +221,7 @@ func keepTokens(s string, max int) string {
 func hangTokens(s string, max int) string {
 	var out []string
 	for _, l := range strings.Split(s, "\n") {
-		out = append(out, wrapWords(l, max, "", "  ")...)
+		out = append(out, wrap.Words(l, max, "", "  ")...)
 	}
 	return strings.Join(out, "\n")
 }
@@ -220,11 +242,11 @@ func renderStacked(w io.Writer, rep *Report, opt Options, g glyphs, wide bool) {
 			head += "  " + runnerTag(f.Runner)
 		}
 		body := strings.Repeat(" ", text.StringWidthWithoutEscSequences(lead)+4)
-		for _, l := range wrapWords(head, opt.Width, "", body) {
+		for _, l := range wrap.Words(head, opt.Width, "", body) {
 			fmt.Fprintln(w, l)
 		}
 		for _, para := range findingLines(f) {
-			for _, l := range wrapWords(para, opt.Width, body, body) {
+			for _, l := range wrap.Words(para, opt.Width, body, body) {
 				fmt.Fprintln(w, l)
 			}
 		}
@@ -232,7 +254,7 @@ func renderStacked(w io.Writer, rep *Report, opt Options, g glyphs, wide bool) {
 			if ev := evidenceLines(f); len(ev) > 0 {
 				fmt.Fprintf(w, "%sevidence:\n", body)
 				for _, e := range ev {
-					for _, l := range wrapWords(e, opt.Width, body+"  ", body+"    ") {
+					for _, l := range wrap.Words(e, opt.Width, body+"  ", body+"    ") {
 						fmt.Fprintln(w, l)
 					}
 				}
@@ -243,8 +265,8 @@ func renderStacked(w io.Writer, rep *Report, opt Options, g glyphs, wide bool) {
 }
 
 // renderFixes writes each root cause's fix and the command that verifies
-// it, every line as it is: a shell comment names the finding, so a block
-// copied whole pastes without harm.
+// it: the fix's prose wrapped to the width, its blocks and the verify
+// command as whole lines (wrap.Layout). A shell comment names the finding.
 func renderFixes(w io.Writer, rep *Report, width int) {
 	// One verify command for a check and runner, after its last fix.
 	type key struct {
@@ -278,10 +300,10 @@ func renderFixes(w io.Writer, rep *Report, width int) {
 		if f.Runner != nil {
 			on = ", " + runnerTag(f.Runner)
 		}
-		for _, l := range wrapWords(fmt.Sprintf("# %d. %s%s: fix", f.Rank, f.Check, on), width, "", "#   ") {
+		for _, l := range wrap.Words(fmt.Sprintf("# %d. %s%s: fix", f.Rank, f.Check, on), width, "", "#   ") {
 			fmt.Fprintln(w, l)
 		}
-		for _, l := range strings.Split(strings.TrimRight(f.Fix, "\n"), "\n") {
+		for _, l := range wrap.Layout(fixSegments(f), width, "") {
 			fmt.Fprintln(w, l)
 		}
 		if last[keyOf(f)] == i {
@@ -294,34 +316,8 @@ func renderFixes(w io.Writer, rep *Report, width int) {
 	}
 }
 
-// wrapWords breaks s at spaces into lines of at most width columns, the
-// first starting with first and the rest with rest. A token is never cut: one
-// longer than the room has a line of its own. width <= 0 does not wrap.
-func wrapWords(s string, width int, first, rest string) []string {
-	words := strings.Fields(s)
-	if len(words) == 0 {
-		return []string{strings.TrimRight(first, " ")}
-	}
-	if width <= 0 {
-		return []string{first + strings.Join(words, " ")}
-	}
-	var out []string
-	cur, curW := first, text.StringWidthWithoutEscSequences(first)
-	empty := true
-	for _, word := range words {
-		ww := text.StringWidthWithoutEscSequences(word)
-		switch {
-		case empty:
-			cur += word
-			curW += ww
-			empty = false
-		case curW+1+ww > width:
-			out = append(out, cur)
-			cur, curW = rest+word, text.StringWidthWithoutEscSequences(rest)+ww
-		default:
-			cur += " " + word
-			curW += 1 + ww
-		}
-	}
-	return append(out, cur)
+// fixSegments is a finding's fix as wrap lays it out. A fix is text today:
+// each of its lines is prose, and a `quoted command` in it is one token.
+func fixSegments(f Finding) []wrap.Segment {
+	return []wrap.Segment{wrap.Prose(f.Fix)}
 }

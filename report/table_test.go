@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/text/wrap"
 )
 
 var now = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -54,8 +55,9 @@ func render(t *testing.T, rep *Report, format string, opt Options) string {
 }
 
 // The table fits every width: no line is wider than the terminal but the
-// fix and verify lines (printed whole, for the terminal to wrap) and a
-// line that is one token; no token is cut; the fix lines are whole lines.
+// verify lines (printed whole, for the terminal to wrap) and a line that is
+// one token; no token is cut, in the findings nor in the fixes' prose (which
+// wraps to the width); the verify lines are whole lines.
 func TestTableFitsTheTerminal(t *testing.T) {
 	rep := wideWorld()
 	rep.Rerun = "doctor run --root /srv/fixture"
@@ -67,11 +69,11 @@ func TestTableFitsTheTerminal(t *testing.T) {
 				verbatim := map[string]bool{}
 				for _, f := range rep.Findings {
 					if f.CausedBy == nil {
-						for _, l := range strings.Split(f.Fix, "\n") {
-							verbatim[l] = true
-						}
 						verbatim[verifyCommand(rep, f)] = true
 					}
+				}
+				if b := wrap.Breaks(out, width, func(l string) bool { return verbatim[l] }); len(b) > 0 {
+					t.Errorf("%s at %d: tokens broken by the terminal: %v\n%s", format, width, b, out)
 				}
 				for _, l := range lines {
 					n := utf8.RuneCountInString(l)
@@ -88,11 +90,14 @@ func TestTableFitsTheTerminal(t *testing.T) {
 				}
 				for l := range verbatim {
 					if !have[l] {
-						t.Errorf("%s at %d: fix or verify line %q is not a line of its own:\n%s", format, width, l, out)
+						t.Errorf("%s at %d: verify line %q is not a line of its own:\n%s", format, width, l, out)
 					}
 				}
 				for _, f := range rep.Findings {
 					texts := []string{f.Cause}
+					if f.CausedBy == nil {
+						texts = append(texts, f.Fix)
+					}
 					if format == "wide" {
 						for _, e := range f.Evidence {
 							texts = append(texts, e.Source, e.Detail)

@@ -57,7 +57,11 @@ var hints = map[string]string{
 func run(p *checks.Pass) error {
 	c := facts.ConfigFact.Get(p)
 	if !c.Decoded() {
-		return checks.Skip("needs config-decode: config.toml did not decode")
+		// Only a file that was read can be said not to decode.
+		if c.DecodeErr != nil {
+			return checks.Skip("needs config-decode: config.toml did not decode")
+		}
+		return checks.Skip("needs config-decode: no config.toml was read")
 	}
 	caseDuplicates(p, c)
 	ver := facts.VersionFact.Get(p)

@@ -163,8 +163,8 @@ func checkVMs(p *checks.Pass, ctx context.Context, dyn dynamic.Interface, pool *
 	}
 	sort.Strings(stuck)
 	p.Report(checks.Finding{
-		Cause: fmt.Sprintf("%s: %d VM(s) of pool %s have not been Running for longer than %s (%s): the instance never becomes ready, and the jobs waiting on it fail with `unable to acquire instance`.",
-			r.Label(), len(stuck), pc.Pool(), budget, budgetFrom),
+		Cause: fmt.Sprintf("%s: %s of pool %s %s not been Running for longer than %s (%s): the instance never becomes ready, and the jobs waiting on it fail with `unable to acquire instance`.",
+			r.Label(), checks.Count(len(stuck), "VM", "VMs"), pc.Pool(), hasHave(len(stuck)), budget, budgetFrom),
 		Evidence: ev,
 		Fix: fmt.Sprintf("Read why with d8 k -n %s describe vm %s (its conditions and events: the disk image, storage class, VirtualMachineClass or node resources), "+
 			"fix the pool's template, then delete the stuck VMs so the plugin makes new ones.", pc.Namespace, stuck[0]),
@@ -217,4 +217,12 @@ func falseConditions(vm *unstructured.Unstructured) string {
 		return ""
 	}
 	return "; " + strings.Join(out, "; ")
+}
+
+// hasHave is the verb for n VMs.
+func hasHave(n int) string {
+	if n == 1 {
+		return "has"
+	}
+	return "have"
 }

@@ -17,7 +17,7 @@ var Check = &checks.Check{
 	Severity: checks.Error,
 	Doc: checks.Doc{
 		Cause: "fleeting-plugin-dvp reads and patches the VirtualMachinePool (spec.replicas) and reads, lists and deletes its " +
-			"VirtualMachines, all in group virtualization.deckhouse.io in the pool's namespace: the guide's code-runner Role " +
+			"VirtualMachines, all in group virtualization.deckhouse.io in the pool's namespace: a Role for it " +
 			"grants exactly virtualmachinepools get, patch and virtualmachines get, list, delete. Its identity is the " +
 			"kubeconfig at plugin_config kubeconfig_path, or the pod's service account when none is given. Without one of " +
 			"these verbs the plugin cannot scale up, cannot see its instances, or cannot remove a finished VM.",

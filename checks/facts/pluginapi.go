@@ -200,7 +200,7 @@ func podMount(env *hostio.Env, proc *Process, p string) string {
 			what := strings.TrimPrefix(kind, "kubernetes.io~")
 			note := fmt.Sprintf(" (%s is the pod's %s volume %q", best, what, strings.SplitN(vol, "/", 2)[0])
 			if what == "empty-dir" {
-				note += ": filled when the pod starts, by an init container in the guide's pattern, so change the file at its source, the Secret it is copied from"
+				note += ": filled when the pod starts, by an init container, so change the file at its source, the Secret it is copied from"
 			}
 			return note + ")"
 		}

@@ -127,7 +127,7 @@ func run(p *checks.Pass, in inputs) error {
 	}
 	wg.Wait()
 	kubelet.Remember(p, in.cacheKey, in.remembered, probes)
-	of := fmt.Sprintf("%d of %d nodes sampled", len(sample), len(in.nodes))
+	of := fmt.Sprintf("%d of %s sampled", len(sample), checks.Count(len(in.nodes), "node", "nodes"))
 	p.Observe(checks.Observation{Name: "kubelet_reach_nodes_sampled", Labels: map[string]string{}, Value: float64(len(sample))})
 	var read, reached int
 	var notChecked []string

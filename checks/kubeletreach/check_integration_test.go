@@ -36,7 +36,7 @@ func TestLive(t *testing.T) {
 		{name: "kubelet-port-refused", kubelet: func(t *testing.T, _ *checktest.Live) (int, func() []string) {
 			return testenv.ClosedKubeletPort(t), nil
 		}, want: checktest.ResultWant{Status: checks.StatusFail, Findings: []checktest.FindingWant{{Severity: checks.Error,
-			Says: []string{"cannot reach the kubelet of node rented-1", "connection refused", "1 of 1 nodes sampled"}}}}},
+			Says: []string{"cannot reach the kubelet of node rented-1", "connection refused", "1 of 1 node sampled"}}}}},
 		// A kubelet that accepts and never answers: the read is bounded by
 		// --request-timeout, and the finding says it went unanswered.
 		{name: "kubelet-never-answers", timeout: 3 * time.Second, elapsed: 20 * time.Second,

@@ -125,8 +125,8 @@ func judge(p *checks.Pass, e *facts.RunnerEntry, h Helper, nodes []corev1.Node, 
 			}
 		}
 	}
-	nodeEv := checks.Evidence{Source: "GET /api/v1/nodes", Detail: fmt.Sprintf("%d of %d nodes admitted by the node_selector; architectures: %s",
-		len(admitted), len(nodes), archList(archs))}
+	nodeEv := checks.Evidence{Source: "GET /api/v1/nodes", Detail: fmt.Sprintf("%d of %s admitted by the node_selector; architectures: %s",
+		len(admitted), checks.Count(len(nodes), "node", "nodes"), archList(archs))}
 	selEv := checks.Evidence{Source: src, Detail: orNone(line, "no node_selector")}
 	switch {
 	case len(mismatched) > 0:
@@ -146,8 +146,8 @@ func judge(p *checks.Pass, e *facts.RunnerEntry, h Helper, nodes []corev1.Node, 
 		})
 	case sel[ArchLabel] != "" && len(nodes) > 0 && len(archs[sel[ArchLabel]]) == 0:
 		p.Report(checks.Finding{Severity: checks.Warning,
-			Cause: fmt.Sprintf("%s: node_selector %s = %q matches none of the %d nodes (%s): job pods stay Pending until the "+
-				"cluster rents a %s node.", label, ArchLabel, sel[ArchLabel], len(nodes), archList(archs), sel[ArchLabel]),
+			Cause: fmt.Sprintf("%s: node_selector %s = %q matches no node (the cluster has %s: %s): job pods stay Pending until the "+
+				"cluster rents a %s node.", label, ArchLabel, sel[ArchLabel], checks.Count(len(nodes), "node", "nodes"), archList(archs), sel[ArchLabel]),
 			Evidence: []checks.Evidence{selEv, nodeEv},
 			Fix:      fmt.Sprintf("Rent %s nodes, or set node_selector %s to one of %s.", sel[ArchLabel], ArchLabel, archList(archs)),
 		})

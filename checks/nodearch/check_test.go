@@ -87,7 +87,7 @@ func TestJudge(t *testing.T) {
 			[]string{"may land on rented-1 (arm64)", `"kubernetes.io/arch" = "amd64"`}},
 		{"selector-arm64", runnerconfig.Kubernetes{NodeSelector: arm}, []corev1.Node{node("rented-1", "arm64"), node("rented-2", "amd64")}, nil, checks.StatusPass, 0, nil},
 		{"selector-matches-none", runnerconfig.Kubernetes{NodeSelector: arm}, []corev1.Node{node("rented-2", "amd64")}, nil, checks.StatusFail, checks.Warning,
-			[]string{`node_selector kubernetes.io/arch = "arm64" matches none of the 1 nodes (amd64: rented-2)`}},
+			[]string{`node_selector kubernetes.io/arch = "arm64" matches no node (the cluster has 1 node: amd64: rented-2)`}},
 		{"build-image-wrong-arch", runnerconfig.Kubernetes{}, []corev1.Node{node("rented-1", "amd64")}, []corev1.Pod{crashed}, checks.StatusFail, checks.Error,
 			[]string{"a recent job pod's container died with `exec format error`", `container "build" (image example.invalid/amd64-only:1) on node rented-1: exec /bin/sh: exec format error`}},
 	}

@@ -65,7 +65,7 @@ func TestLive(t *testing.T) {
 			nodednsworld.Node(t, live.Env, "rented-1", "4", "16Gi", 0, true)
 		}, server: func(t *testing.T) (string, func() int64) { return dnsqtest.Closed(t), nil },
 			want: checktest.ResultWant{Status: checks.StatusFail, Findings: []checktest.FindingWant{
-				finding(checks.Error, "None of the 1 node runs a DNS server"),
+				finding(checks.Error, "The one node does not run a DNS server"),
 				finding(checks.Error, "refuses DNS over UDP and TCP")}},
 			folded: map[string]string{"add-on pass": "", "refuses DNS": ID}},
 		{name: "node-without-label", shape: func(live *checktest.Live) {

@@ -153,7 +153,7 @@ func TestClusterSide(t *testing.T) {
 		{"healthy", healthyCluster(), checks.StatusPass, 0, ""},
 		{"no-daemonset-at-rest", apiState{}, checks.StatusFail, checks.Warning, "zero nodes, so no job has failed from it yet"},
 		{"no-daemonset-with-a-node", apiState{nodes: []corev1.Node{node("rented-1", true, true)}}, checks.StatusFail, checks.Error,
-			"the provider's add-on pass never applied the node network add-ons. None of the 1 node"},
+			"the provider's add-on pass never applied the node network add-ons. The one node does not run"},
 		{"node-without-label", apiState{nodes: []corev1.Node{node("rented-1", false, true)}, objects: []runtime.Object{daemonSet()}},
 			checks.StatusFail, checks.Error, "Node rented-1 is not labelled socialweb.computer/node-local-dns=true, so the DaemonSet places no DNS pod there: it joined with an older user_data"},
 		{"labelled-node-without-pod", apiState{nodes: []corev1.Node{node("rented-1", true, true)}, objects: []runtime.Object{daemonSet()}},

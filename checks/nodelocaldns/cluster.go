@@ -127,8 +127,11 @@ func noDaemonSet(nodes []corev1.Node, v *nodedns.AddonObjects) checks.Finding {
 	for i := range nodes {
 		names[i] = nodes[i].Name
 	}
-	f.Cause = missing + fmt.Sprintf(" None of the %s runs a DNS server at 169.254.20.10, so every job placed there fails at the clone with `Could not resolve host`.",
-		count(len(nodes), "node", "nodes"))
+	none := fmt.Sprintf("None of the %d nodes runs", len(nodes))
+	if len(nodes) == 1 {
+		none = "The one node does not run"
+	}
+	f.Cause = missing + " " + none + " a DNS server at 169.254.20.10, so every job placed there fails at the clone with `Could not resolve host`."
 	f.Evidence = append(f.Evidence, checks.Evidence{Source: "GET /api/v1/nodes", Detail: first(names, 10)})
 	return f
 }
@@ -216,13 +219,6 @@ func labels(m map[string]string) string {
 	}
 	sort.Strings(kv)
 	return strings.Join(kv, ",")
-}
-
-func count(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 // nodesPhrase is "node a" or "3 nodes (a, b, c)".

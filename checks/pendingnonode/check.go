@@ -67,8 +67,8 @@ func run(p *checks.Pass) error {
 		return waiting[i].CreationTimestamp.Before(&waiting[j].CreationTimestamp)
 	})
 	oldest := cluster.Age(waiting[0].CreationTimestamp.Time, now)
-	counts := checks.Evidence{Source: "GET pods, nodes", Detail: fmt.Sprintf("%d job pods Pending with no node in %s (%d Pending cluster-wide); %d nodes",
-		len(waiting), l.Namespace, len(l.PendingPods), len(l.Nodes))}
+	counts := checks.Evidence{Source: "GET pods, nodes", Detail: fmt.Sprintf("%s Pending with no node in %s (%d Pending cluster-wide); %s",
+		checks.Count(len(waiting), "job pod", "job pods"), l.Namespace, len(l.PendingPods), checks.Count(len(l.Nodes), "node", "nodes"))}
 	var ev []checks.Evidence
 	for i, pod := range waiting {
 		if i == 5 {
@@ -83,8 +83,8 @@ func run(p *checks.Pass) error {
 	case oldest < poll && len(l.Nodes) == 0:
 		p.Report(checks.Finding{
 			Severity: checks.Info,
-			Cause: fmt.Sprintf("%d job pods Pending for up to %s with zero nodes: normal, a rented node is booting (poll_timeout %s).",
-				len(waiting), round(oldest), poll),
+			Cause: fmt.Sprintf("%s Pending for up to %s with zero nodes: normal, a rented node is booting (poll_timeout %s).",
+				checks.Count(len(waiting), "job pod", "job pods"), round(oldest), poll),
 			Evidence: ev,
 			Fix:      "None: the gap between \"pod Pending\" and \"node Ready\" is a market round trip plus a VM boot.",
 		})
@@ -96,7 +96,7 @@ func run(p *checks.Pass) error {
 		})
 	case oldest >= poll:
 		p.Report(checks.Finding{
-			Cause:    fmt.Sprintf("A job pod has been Pending %s with no node, past poll_timeout (%s), although %d nodes exist.", round(oldest), poll, len(l.Nodes)),
+			Cause:    fmt.Sprintf("A job pod has been Pending %s with no node, past poll_timeout (%s), although %s.", round(oldest), poll, exist(len(l.Nodes))),
 			Evidence: ev,
 			Fix:      "See pending-unschedulable: a pod that waits while nodes exist does not fit them.",
 		})
@@ -105,3 +105,11 @@ func run(p *checks.Pass) error {
 }
 
 func round(d time.Duration) time.Duration { return d.Truncate(time.Second) }
+
+// exist is "1 node exists", "3 nodes exist".
+func exist(n int) string {
+	if n == 1 {
+		return "1 node exists"
+	}
+	return fmt.Sprintf("%d nodes exist", n)
+}

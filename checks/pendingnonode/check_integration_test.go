@@ -27,8 +27,8 @@ func TestLive(t *testing.T) {
 
 	t.Run("young-pod-zero-nodes-is-normal", func(t *testing.T) {
 		checktest.WantResults(t, live.Check(t, Check, withAPIAuth), checktest.ResultWant{Runner: 1, Status: checks.StatusPass,
-			Findings: []checktest.FindingWant{{Severity: checks.Info, Says: []string{"1 job pods Pending for up to", "with zero nodes: normal, a rented node is booting (poll_timeout 1h0m0s)",
-				"1 job pods Pending with no node in gitlab-runner (2 Pending cluster-wide); 0 nodes",
+			Findings: []checktest.FindingWant{{Severity: checks.Info, Says: []string{"1 job pod Pending for up to", "with zero nodes: normal, a rented node is booting (poll_timeout 1h0m0s)",
+				"1 job pod Pending with no node in gitlab-runner (2 Pending cluster-wide); 0 nodes",
 				"pod gitlab-runner/runner-abc123-project-5-concurrent-0-x1y2z3: Pending"}}}})
 	})
 	t.Run("past-poll-timeout", func(t *testing.T) {

@@ -61,7 +61,7 @@ func diagnose(p *checks.Pass, l *cluster.Lists, pod *corev1.Pod, largest corev1.
 	src := "pod " + pod.Namespace + "/" + pod.Name
 	ev := []checks.Evidence{
 		{Source: src, Detail: "requests " + list(req)},
-		{Source: "largest node allocatable", Detail: fmt.Sprintf("%s (of %d nodes)", list(largest), len(l.Nodes))},
+		{Source: "largest node allocatable", Detail: fmt.Sprintf("%s (of %s)", list(largest), checks.Count(len(l.Nodes), "node", "nodes"))},
 	}
 	for _, e := range l.PendingEvents[pod.Namespace+"/"+pod.Name] {
 		if e.Reason == "FailedScheduling" {

@@ -30,7 +30,7 @@ func TestLive(t *testing.T) {
 	})
 	checktest.WantResults(t, live.Check(t, Check, withAPIAuth), checktest.ResultWant{Runner: 1, Status: checks.StatusFail, Findings: []checktest.FindingWant{
 		{Severity: checks.Error, Says: []string{"pod gitlab-runner/runner-abc123-project-5-concurrent-0-big is Pending while nodes exist: its requests fit no node size (cpu 64 > 4)",
-			"largest node allocatable: cpu=4, memory=16Gi (of 1 nodes)", "event FailedScheduling: 0/1 nodes are available: 1 Insufficient cpu."}},
+			"largest node allocatable: cpu=4, memory=16Gi (of 1 node)", "event FailedScheduling: 0/1 nodes are available: 1 Insufficient cpu."}},
 		{Severity: checks.Warning, Says: []string{"pod gitlab-runner/runner-abc123-project-5-concurrent-1-small is Pending while nodes exist, its requests fit the largest node, and no scheduler event says why yet"}},
 	}})
 }

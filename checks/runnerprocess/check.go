@@ -56,8 +56,8 @@ func run(p *checks.Pass) error {
 	switch len(r.All) {
 	case 0:
 		f := checks.Finding{
-			Cause: "No `gitlab-runner run` process is running: no job runs here, though GitLab may still show " +
-				"the runner online (the guide, Verify, step 1).",
+			Cause: "No `gitlab-runner run` process is running (none in /proc whose comm or argv[0] is gitlab-runner " +
+				"with the run subcommand): no job runs here, though GitLab may still show the runner online.",
 			Evidence: append([]checks.Evidence{{Source: "/proc", Detail: "no process whose comm or argv[0] is gitlab-runner with the run subcommand"}},
 				r.NotRun...),
 		}

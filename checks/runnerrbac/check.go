@@ -67,7 +67,7 @@ func run(p *checks.Pass) error {
 		// A runner Deployment's Role lives in its own namespace (the
 		// guide's pattern); a service account cannot read namespaces, so
 		// whether ns exists at all is unknown to it.
-		cause += fmt.Sprintf(" The runner's service account belongs to namespace %q, where the guide puts its Role: is %q, the namespace config.toml sends jobs to, missing or misspelt?", own, ns)
+		cause += fmt.Sprintf(" The runner's service account belongs to namespace %q, where a runner Deployment's Role lives: is %q, the namespace config.toml sends jobs to, missing or misspelt?", own, ns)
 	}
 	p.Report(checks.Finding{
 		Cause:    cause,

@@ -49,7 +49,7 @@ func run(p *checks.Pass) error {
 		return fmt.Errorf("reading %s: %w", svc.Name, svc.Err)
 	}
 	if !svc.Found() {
-		return checks.Skip("no %s on systemd's unit path: the runner is not run by systemd here", svc.Name)
+		return checks.Skip("no %s on systemd's unit path (%s): the runner is not run by systemd here", svc.Name, strings.Join(systemd.SearchPath, ", "))
 	}
 	u := svc.Unit
 	restart := fmt.Sprintf("sudo systemctl daemon-reload && sudo systemctl restart %s", svc.Name)

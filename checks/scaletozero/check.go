@@ -89,20 +89,23 @@ func idleNodes(p *checks.Pass, l *cluster.Lists, r *runnerconfig.Runner) {
 			holders = append(holders, pod.Namespace+"/"+pod.Name)
 		}
 	}
-	ev := []checks.Evidence{{Source: "GET nodes", Detail: fmt.Sprintf("%d of %d nodes run no job pod: %s", len(idle), len(l.Nodes), first(idle, 10))}}
+	ev := []checks.Evidence{{Source: "GET nodes", Detail: fmt.Sprintf("%d of %s %s no job pod: %s", len(idle), checks.Count(len(l.Nodes), "node", "nodes"), runs(len(idle)), first(idle, 10))}}
 	if len(holders) == 0 {
 		p.Report(checks.Finding{
 			Severity: checks.Info,
-			Cause:    fmt.Sprintf("%d nodes run no job pod and nothing non-job is Pending: scale-down should remove them; if they stay, the provider is not scaling down.", len(idle)),
+			Cause: fmt.Sprintf("%s %s no job pod and nothing non-job is Pending: scale-down should remove %s; if %s, the provider is not scaling down.",
+				checks.Count(len(idle), "node", "nodes"), runs(len(idle)), them(len(idle), "it", "them"), them(len(idle), "it stays", "they stay")),
 			Evidence: ev,
 			Fix:      "None if they go within the provider's idle time; otherwise check the provider.",
 		})
 		return
 	}
-	ev = append(ev, checks.Evidence{Source: "GET pods --field-selector=status.phase=Pending", Detail: fmt.Sprintf("%d Pending pods that are neither jobs nor add-ons: %s", len(holders), first(holders, 10))})
+	ev = append(ev, checks.Evidence{Source: "GET pods --field-selector=status.phase=Pending", Detail: fmt.Sprintf("%s that %s: %s", checks.Count(len(holders), "Pending pod", "Pending pods"),
+		them(len(holders), "is neither a job nor an add-on", "are neither jobs nor add-ons"), first(holders, 10))})
 	p.Report(checks.Finding{
-		Cause: fmt.Sprintf("%d nodes run no job pod while %d Pending non-job pods (pause pods or others) count as intent: the cluster never returns to zero, and those nodes are billed without a job.",
-			len(idle), len(holders)),
+		Cause: fmt.Sprintf("%s %s no job pod while %s (pause pods or others) %s as intent: the cluster never returns to zero, and %s billed without a job.",
+			checks.Count(len(idle), "node", "nodes"), runs(len(idle)), checks.Count(len(holders), "Pending non-job pod", "Pending non-job pods"),
+			them(len(holders), "counts", "count"), them(len(idle), "that node is", "those nodes are")),
 		Evidence: ev,
 	})
 }
@@ -128,7 +131,7 @@ func pausePriority(p *checks.Pass, l *cluster.Lists, name string) {
 		p.Report(checks.Finding{
 			Severity: checks.Error,
 			Cause:    fmt.Sprintf("pause_pod_priority_class_name = %q, but no PriorityClass %q exists: the runner's pause pods are refused at creation.", name, name),
-			Evidence: []checks.Evidence{{Source: "GET /apis/scheduling.k8s.io/v1/priorityclasses", Detail: fmt.Sprintf("%d classes, none named %s", len(l.PriorityClasses), name)}},
+			Evidence: []checks.Evidence{{Source: "GET /apis/scheduling.k8s.io/v1/priorityclasses", Detail: fmt.Sprintf("%s, none named %s", checks.Count(len(l.PriorityClasses), "class", "classes"), name)}},
 			Fix: fmt.Sprintf("kubectl apply -f - <<'EOF'\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: %s\nvalue: -10\nglobalDefault: false\n"+
 				"description: \"Pause pods, below job pods, so a job preempts one.\"\nEOF", name),
 		})
@@ -157,4 +160,15 @@ func first(xs []string, n int) string {
 		return strings.Join(xs[:n], ", ") + fmt.Sprintf(" and %d more", len(xs)-n)
 	}
 	return strings.Join(xs, ", ")
+}
+
+// runs is the verb for n nodes: "1 node runs", "2 nodes run".
+func runs(n int) string { return them(n, "runs", "run") }
+
+// them is one's word for one of a thing, many's for any other number.
+func them(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -33,12 +33,12 @@ func TestLive(t *testing.T) {
 	live.CreateNode("rented-1", testenv.ReadyNodeStatus("4", "16Gi", 0))
 	t.Run("node-with-no-pods", func(t *testing.T) {
 		checktest.WantResults(t, live.Check(t, Check, withAPIAuth), result(checks.StatusPass, checktest.FindingWant{Severity: checks.Info,
-			Says: []string{"1 nodes run no job pod and nothing non-job is Pending", "1 of 1 nodes run no job pod: rented-1"}}))
+			Says: []string{"1 node runs no job pod and nothing non-job is Pending", "1 of 1 node runs no job pod: rented-1"}}))
 	})
 
 	live.CreatePod("gitlab-runner", "pause-pod-0", "")
 	t.Run("pause-pods-hold-a-node", func(t *testing.T) {
 		checktest.WantResults(t, live.Check(t, Check, withAPIAuth), result(checks.StatusFail, checktest.FindingWant{Severity: checks.Warning,
-			Says: []string{"1 nodes run no job pod while 1 Pending non-job pods (pause pods or others) count as intent", "gitlab-runner/pause-pod-0"}}))
+			Says: []string{"1 node runs no job pod while 1 Pending non-job pod (pause pods or others) counts as intent", "gitlab-runner/pause-pod-0"}}))
 	})
 }

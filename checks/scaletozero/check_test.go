@@ -83,8 +83,8 @@ func TestIdleNodes(t *testing.T) {
 				"2 nodes run no job pod and nothing non-job is Pending: scale-down should remove them", "GET nodes: 2 of 2 nodes run no job pod: rented-1, rented-2"}})},
 		{"pause-pod-holds-a-node", cluster.Lists{Nodes: []corev1.Node{node("rented-1", 2*time.Hour)}, PendingPods: []corev1.Pod{pause, addon}},
 			result(checks.StatusFail, checktest.FindingWant{Severity: checks.Warning, Says: []string{
-				"1 nodes run no job pod while 1 Pending non-job pods (pause pods or others) count as intent: the cluster never returns to zero",
-				"1 Pending pods that are neither jobs nor add-ons: gitlab-runner/pause-pod-0"}})},
+				"1 node runs no job pod while 1 Pending non-job pod (pause pods or others) counts as intent: the cluster never returns to zero",
+				"1 Pending pod that is neither a job nor an add-on: gitlab-runner/pause-pod-0"}})},
 		{"nodes-not-listed", cluster.Lists{Errs: map[string]error{"nodes": errors.New("the server was slow")}},
 			checktest.ResultWant{Runner: 1, Status: checks.StatusUnknown, Reason: "listing nodes: the server was slow"}},
 	} {
@@ -110,7 +110,7 @@ func TestPausePriority(t *testing.T) {
 		{"class-missing", cluster.Lists{PriorityClasses: []schedv1.PriorityClass{class("other", 5, false)}},
 			result(checks.StatusFail, checktest.FindingWant{Severity: checks.Error, Says: []string{
 				`pause_pod_priority_class_name = "gitlab-pause", but no PriorityClass "gitlab-pause" exists: the runner's pause pods are refused at creation`,
-				"1 classes, none named gitlab-pause", "kind: PriorityClass\nmetadata:\n  name: gitlab-pause\nvalue: -10"}})},
+				"1 class, none named gitlab-pause", "kind: PriorityClass\nmetadata:\n  name: gitlab-pause\nvalue: -10"}})},
 		// The job pods' priority is the global default's when no job pod says.
 		{"not-below-the-global-default", cluster.Lists{PriorityClasses: []schedv1.PriorityClass{class("gitlab-pause", 0, false), class("default", 0, true)}},
 			result(checks.StatusFail, checktest.FindingWant{Severity: checks.Warning, Says: []string{

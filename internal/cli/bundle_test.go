@@ -224,3 +224,18 @@ func TestAnalyzeRefusesWhatIsNotABundle(t *testing.T) {
 		t.Errorf("a directory: exit %d, %q", code, errs)
 	}
 }
+
+// A fix is applied on the host the bundle came from: analyze's verify
+// command is the doctor run that shows it worked there, with the live run's
+// input flags, never doctor analyze of the same bundle.
+func TestAnalyzeVerifiesWithDoctorRun(t *testing.T) {
+	root := fixtureRoot(t, "cert-expired")
+	bundlePath := filepath.Join(t.TempDir(), "ticket.tar.gz")
+	if code, _, errs := runDoctor("run", "--root", root, "--offline", "--now", "2026-11-29T12:00:00Z", "--bundle", bundlePath); code == report.ExitCantRun {
+		t.Fatalf("run --bundle: exit %d, %s", code, errs)
+	}
+	_, out, _ := runDoctor("analyze", bundlePath)
+	if !strings.Contains(out, "# verify\ndoctor run --offline --only cert-expiry --runner 1\n") || strings.Contains(out, "doctor analyze") {
+		t.Errorf("analyze's verify command:\n%s", out)
+	}
+}

@@ -79,6 +79,7 @@ type analyzeFlags struct {
 	only, skip     []string
 	ignores        []string
 	verbose        bool
+	docsURL        string
 	timeout        time.Duration
 }
 
@@ -113,6 +114,7 @@ sent to any network. The exit code is the findings', as for doctor run.`,
 	fs.StringArrayVar(&f.ignores, "ignore", nil, "hide findings: `ID[:RUNNER][@FINGERPRINT]:REASON` (repeatable)")
 	fs.BoolVar(&f.verbose, "verbose", false, "list every check's status under the findings")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "deadline for the whole analysis")
+	docsFlag(fs, &f.docsURL)
 	_ = cmd.RegisterFlagCompletionFunc("only", completeCheckList)
 	_ = cmd.RegisterFlagCompletionFunc("skip", completeCheckList)
 	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(report.Formats, cobra.ShellCompDirectiveNoFileComp))
@@ -178,7 +180,8 @@ func (a *app) analyze(p string, f *analyzeFlags) (int, error) {
 	rep.Host, rep.Args = m.Host, m.Args
 	rep.Bundle = &report.BundleInfo{File: filepath.Base(p), Doctor: m.Doctor}
 	rep.Verbose = f.verbose
-	rep.Rerun = "doctor analyze " + shellQuote(p)
+	rep.Rerun = liveRerun(in)
+	linkDocs(rep, a.docsURL(f.docsURL))
 	opt := report.Options{Colour: a.io.TTY && a.io.Getenv("NO_COLOR") == "", UTF8: a.utf8(), Width: a.width()}
 	if err := report.RenderWith(a.io.Out, rep, f.output, opt); err != nil {
 		return 0, usageError("%v", err)
@@ -229,4 +232,23 @@ func hostName(env *hostio.Env) string {
 func isSlice(v pflag.Value) bool {
 	_, ok := v.(pflag.SliceValue)
 	return ok
+}
+
+// liveRerun is the doctor run that verifies a fix on the host the bundle
+// came from: a fix is applied there, so its verify command runs there,
+// with the flags that chose the live run's input (not doctor analyze of the
+// same bundle, which can only show what was).
+func liveRerun(in bundle.EnvInputs) string {
+	parts := []string{"doctor", "run"}
+	for _, fl := range []struct{ name, value string }{
+		{"--config", in.ConfigPath}, {"--kubeconfig", in.KubeconfigPath}, {"--context", in.Context}, {"--namespace", in.Namespace},
+	} {
+		if fl.value != "" {
+			parts = append(parts, fl.name, shellQuote(fl.value))
+		}
+	}
+	if in.Offline {
+		parts = append(parts, "--offline")
+	}
+	return strings.Join(parts, " ")
 }

@@ -7,7 +7,6 @@ import (
 	"runtime/debug"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/all"
 	"github.com/socialwebcomputer/doctor/internal/text/lazyre"
 	"github.com/socialwebcomputer/doctor/internal/text/safetext"
+	"github.com/socialwebcomputer/doctor/internal/text/wrap"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
@@ -113,26 +113,66 @@ give all of it as data.`,
 			if output == "json" || output == "yaml" {
 				return encode(out, output, entries)
 			}
-			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+			rows := [][]string{{"ID", "SEVERITY", "EXECUTORS", "TITLE"}}
 			if output == "wide" {
-				fmt.Fprintln(tw, "ID\tSEVERITY\tEXECUTORS\tREQUIRES\tEXPLAINS\tTITLE")
-			} else {
-				fmt.Fprintln(tw, "ID\tSEVERITY\tEXECUTORS\tTITLE")
+				rows[0] = []string{"ID", "SEVERITY", "EXECUTORS", "REQUIRES", "EXPLAINS", "TITLE"}
 			}
 			for _, e := range entries {
-				e.ID, e.Title = safetext.Line(e.ID), safetext.Line(e.Title)
+				id, title := safetext.Line(e.ID), safetext.Line(e.Title)
 				if output == "wide" {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Severity, strings.Join(e.Executors, ","),
-						dash(e.Requires), dash(e.Explains), e.Title)
+					rows = append(rows, []string{id, e.Severity, strings.Join(e.Executors, ","), dash(e.Requires), dash(e.Explains), title})
 				} else {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.ID, e.Severity, strings.Join(e.Executors, ","), e.Title)
+					rows = append(rows, []string{id, e.Severity, strings.Join(e.Executors, ","), title})
 				}
 			}
-			return tw.Flush()
+			_, err := io.WriteString(out, columns(rows, a.width()))
+			return err
 		},
 	}
 	formatFlag(cmd, &output, "table", formats...)
 	return cmd
+}
+
+// minTitle is the narrowest a last column may be beside the others; below
+// it, the last column's text goes under its row.
+const minTitle = 24
+
+// columns lays rows out in columns two spaces apart, as tabwriter would,
+// with the last column's text wrapped to the width at spaces: in its
+// column, or indented under its row when the other columns leave it less
+// than minTitle.
+func columns(rows [][]string, width int) string {
+	n := len(rows[0])
+	colW := make([]int, n-1)
+	for _, r := range rows {
+		for i := range colW {
+			colW[i] = max(colW[i], wrap.Width(r[i]))
+		}
+	}
+	lead := 0
+	for _, w := range colW {
+		lead += w + 2
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		var head strings.Builder
+		for i, w := range colW {
+			head.WriteString(r[i] + strings.Repeat(" ", w-wrap.Width(r[i])+2))
+		}
+		if width-lead >= minTitle {
+			for _, l := range wrap.Words(r[n-1], width, head.String(), strings.Repeat(" ", lead)) {
+				fmt.Fprintln(&b, l)
+			}
+			continue
+		}
+		for _, l := range wrap.Hang(strings.TrimRight(head.String(), " "), width, "    ") {
+			fmt.Fprintln(&b, l)
+		}
+		for _, l := range wrap.Words(r[n-1], width, "    ", "    ") {
+			fmt.Fprintln(&b, l)
+		}
+	}
+	return b.String()
 }
 
 func dash(s []string) string {
@@ -143,7 +183,8 @@ func dash(s []string) string {
 }
 
 func (a *app) explainCommand() *cobra.Command {
-	return &cobra.Command{
+	var docs string
+	cmd := &cobra.Command{
 		Use:   "explain ID",
 		Short: "Show a check's cause, symptom, fix and verification command",
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -168,10 +209,27 @@ func (a *app) explainCommand() *cobra.Command {
 			// it is printed through safetext all the same, as every text.
 			var b strings.Builder
 			out := &b
-			fmt.Fprintf(out, "%s — %s (default severity %s)\n\nCause:\n%s\n\nSymptom:\n%s\n\nFix:\n%s\n\nVerify:\n%s\n",
-				c.ID, c.Title, c.Severity, indent(c.Doc.Cause), indent(c.Doc.Symptom), indent(c.Doc.Fix), indent(c.Doc.Verify))
+			width := a.width()
+			for _, l := range wrap.Words(fmt.Sprintf("%s — %s (default severity %s)", c.ID, c.Title, c.Severity), width, "", "  ") {
+				fmt.Fprintln(out, l)
+			}
+			for _, sec := range []struct {
+				label string
+				segs  []wrap.Segment
+			}{
+				{"Cause", []wrap.Segment{wrap.Prose(c.Doc.Cause)}},
+				{"Symptom", []wrap.Segment{wrap.Prose(c.Doc.Symptom)}},
+				{"Fix", docFixSegments(c.Doc)},
+				{"Verify", docVerifySegments(c.Doc)},
+			} {
+				fmt.Fprintf(out, "\n%s:\n", sec.label)
+				for _, l := range wrap.Layout(sec.segs, width, "  ") {
+					fmt.Fprintln(out, l)
+				}
+			}
+			fmt.Fprintln(out)
 			if len(c.Explains) > 0 {
-				fmt.Fprintf(out, "\nExplains: %s\n", strings.Join(c.Explains, ", "))
+				fmt.Fprintf(out, "Explains: %s\n", strings.Join(c.Explains, ", "))
 			}
 			if req := checks.RequiredChecks(catalog, c); len(req) > 0 {
 				ids := make([]string, len(req))
@@ -181,15 +239,28 @@ func (a *app) explainCommand() *cobra.Command {
 				fmt.Fprintf(out, "Requires: %s\n", strings.Join(ids, ", "))
 			}
 			fmt.Fprintf(out, "Applies to: %s runners\n", c.ExecutorList())
-			fmt.Fprintf(out, "Docs: %s\n", checks.DocsAnchor(c.ID))
+			if base := a.docsURL(docs); base != "" {
+				fmt.Fprintf(out, "Docs: %s\n", docsLink(base, c.ID))
+			}
 			_, err := io.WriteString(cmd.OutOrStdout(), safetext.Lines(b.String()))
 			return err
 		},
 	}
+	docsFlag(cmd.Flags(), &docs)
+	return cmd
 }
 
-func indent(s string) string {
-	return "  " + strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n  ")
+// docFixSegments is a check's documented fix as wrap lays it out. A fix is
+// text today: each of its lines is prose, wrapped under its label, and a
+// `quoted command` in it is one token.
+func docFixSegments(d checks.Doc) []wrap.Segment {
+	return []wrap.Segment{wrap.Prose(d.Fix)}
+}
+
+// docVerifySegments is a check's documented verification: commands, as
+// whole lines flush left, so that they paste as written.
+func docVerifySegments(d checks.Doc) []wrap.Segment {
+	return []wrap.Segment{wrap.Block("shell", strings.TrimSpace(d.Verify))}
 }
 
 // VersionInfo is `doctor version -o json`.

@@ -72,6 +72,9 @@ func (a *app) width() int {
 	if a.io.Width > 0 {
 		return a.io.Width
 	}
+	if a.io.Getenv == nil {
+		return report.DefaultWidth
+	}
 	if n, err := strconv.Atoi(strings.TrimSpace(a.io.Getenv("COLUMNS"))); err == nil && n > 0 {
 		return n
 	}
@@ -150,11 +153,14 @@ critical, 3 could not run.`,
 	root.SetErr(a.io.Err)
 	root.Flags().BoolVar(&showVersion, "version", false, "print the version, as doctor version does")
 	root.SetFlagErrorFunc(flagError)
+	root.SetUsageFunc(a.usage)
+	root.SetHelpFunc(a.help)
 	root.AddCommand(a.runCommand(), a.analyzeCommand(), a.whyCommand(), a.traceCommand(), a.checksCommand(), a.explainCommand(), a.versionCommand())
 	root.SetHelpCommand(helpCommand())
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	fixCompletionCommand(root)
+	setExamples(root)
 	return root
 }
 

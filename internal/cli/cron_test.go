@@ -58,6 +58,45 @@ func TestCronStateAndChangesOnly(t *testing.T) {
 	}
 }
 
+// The cron's mail as it reads: with nothing new or resolved it says what
+// stands and since when, and prints no finding; a resolved finding has the
+// pass glyph, the time it was last seen, and no fix to apply.
+func TestChangesOnlyTable(t *testing.T) {
+	stateFile := filepath.Join(t.TempDir(), "state.json")
+	expired, healthy := fixtureRoot(t, "cert-expired"), fixtureRoot(t, "healthy")
+	run := func(root, now string) string {
+		t.Helper()
+		var out, errb strings.Builder
+		Main([]string{"run", "--root", root, "--now", now, "--offline", "--state", stateFile, "--changes-only"},
+			IO{Out: &out, Err: &errb, Width: 80, Getenv: func(k string) string {
+				if k == "LANG" {
+					return "C.UTF-8"
+				}
+				return ""
+			}})
+		if errb.Len() > 0 {
+			t.Errorf("stderr %q", errb.String())
+		}
+		return out.String()
+	}
+	if out := run(expired, "2026-11-29T12:00:00Z"); !strings.Contains(out, "× CRITICAL") {
+		t.Errorf("first run: the new finding is not printed:\n%s", out)
+	}
+	out := run(expired, "2026-11-29T12:05:00Z")
+	if !strings.HasPrefix(out, "No changes (1 critical, unchanged since 2026-11-29T12:00Z).\n") ||
+		strings.Contains(out, "CRITICAL") || strings.Contains(out, ": fix") {
+		t.Errorf("unchanged: want only what stands, since when:\n%s", out)
+	}
+	out = run(healthy, "2026-11-29T12:10:00Z")
+	if !strings.Contains(out, "√ RESOLVED") || !strings.Contains(flat(out), "Resolved since 2026-11-29T12:05Z: The kubeconfig's client certificate is valid now") ||
+		strings.Contains(out, ": fix") || strings.Contains(out, "None: resolved") || strings.Contains(out, "# verify") {
+		t.Errorf("resolved: want the pass glyph, the time and no fix:\n%s", out)
+	}
+	if out := run(healthy, "2026-11-29T12:15:00Z"); !strings.HasPrefix(out, "No changes (no findings).\n") {
+		t.Errorf("healthy again:\n%s", out)
+	}
+}
+
 func TestChangesOnlyNeedsState(t *testing.T) {
 	code, _, stderr := runDoctor("run", "--root", fixtureRoot(t, "healthy"), "--offline", "--changes-only")
 	if code != report.ExitCantRun || !strings.Contains(stderr, "--changes-only needs --state FILE") {

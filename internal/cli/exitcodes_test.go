@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -155,9 +156,48 @@ func TestChecksAndExplain(t *testing.T) {
 		t.Errorf("checks: exit %d\n%s", code, out)
 	}
 	code, out, _ = runDoctor("explain", "runner-kubeconfig-env")
-	for _, want := range []string{"Cause:", "Symptom:", "Fix:", "Verify:", "Docs: README.md#runner-kubeconfig-env"} {
+	for _, want := range []string{"Cause:", "Symptom:", "Fix:", "Verify:"} {
 		if code != report.ExitOK || !strings.Contains(out, want) {
 			t.Errorf("explain: exit %d, no %q\n%s", code, want, out)
 		}
+	}
+	// explain is the documentation on the host: it points at a README
+	// anchor the host does not have never, and at a site when given one.
+	if strings.Contains(out, "README.md") || strings.Contains(out, "Docs:") {
+		t.Errorf("explain points elsewhere without --docs-url:\n%s", out)
+	}
+	_, out, _ = runDoctor("explain", "runner-kubeconfig-env", "--docs-url", "https://wiki.example.invalid/doctor/{id}")
+	if !strings.Contains(out, "Docs: https://wiki.example.invalid/doctor/runner-kubeconfig-env\n") {
+		t.Errorf("explain --docs-url:\n%s", out)
+	}
+}
+
+// A finding points at doctor explain ID, which works wherever doctor does;
+// with --docs-url (or DOCTOR_DOCS_URL) at that site's page, in the table,
+// markdown and JSON.
+func TestDocsPointers(t *testing.T) {
+	root := fixtureRoot(t, "cert-expired")
+	base := []string{"run", "--root", root, "--offline", "--now", "2026-11-29T12:00:00Z"}
+	_, out, _ := runDoctor(base...)
+	if !strings.Contains(out, "see doctor explain cert-expiry") || strings.Contains(out, "README.md") {
+		t.Errorf("table without a docs URL:\n%s", out)
+	}
+	_, out, _ = runDoctor(append(base, "--docs-url", "https://wiki.example.invalid/doctor")...)
+	if !strings.Contains(out, "see https://wiki.example.invalid/doctor#cert-expiry") {
+		t.Errorf("table with --docs-url:\n%s", out)
+	}
+	var js bytes.Buffer
+	Main(append(base, "-o", "json"), IO{Out: &js, Err: io.Discard, Getenv: func(k string) string {
+		if k == "DOCTOR_DOCS_URL" {
+			return "https://wiki.example.invalid/doctor"
+		}
+		return ""
+	}})
+	if !strings.Contains(js.String(), `"docs": "https://wiki.example.invalid/doctor#cert-expiry"`) {
+		t.Errorf("json with DOCTOR_DOCS_URL:\n%s", js.String())
+	}
+	_, md, _ := runDoctor(append(base, "-o", "markdown", "--docs-url", "https://wiki.example.invalid/doctor")...)
+	if !strings.Contains(md, "About this check: `doctor explain cert-expiry`, `https://wiki.example.invalid/doctor#cert-expiry`") {
+		t.Errorf("markdown with --docs-url:\n%s", md)
 	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/socialwebcomputer/doctor/internal/text/wrap"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
@@ -47,7 +49,9 @@ func (c streamCase) check(t *testing.T) {
 // stdout with exit 0 (doctor run --help wrote to stderr; doctor explain
 // --help looked for a check named --help; doctor version --help printed
 // the version).
-func TestEveryHelpPath(t *testing.T) {
+// commandPaths are the arguments that name each command of the tree, the
+// root's (none) first.
+func commandPaths() [][]string {
 	var paths [][]string
 	var walk func(c *cobra.Command, path []string)
 	walk = func(c *cobra.Command, path []string) {
@@ -59,6 +63,11 @@ func TestEveryHelpPath(t *testing.T) {
 		}
 	}
 	walk(CommandTree(), nil)
+	return paths
+}
+
+func TestEveryHelpPath(t *testing.T) {
+	paths := commandPaths()
 	if len(paths) < 10 {
 		t.Fatalf("only %d commands in the tree: %v", len(paths), paths)
 	}
@@ -193,12 +202,62 @@ func TestStdoutCommands(t *testing.T) {
 		{[]string{"version", "-o", "yaml"}, report.ExitOK, "go: go"},
 		{[]string{"checks"}, report.ExitOK, "cert-expiry"},
 		{[]string{"checks", "-o", "wide"}, report.ExitOK, "REQUIRES"},
-		{[]string{"explain", "cert-expiry"}, report.ExitOK, "Docs: README.md#cert-expiry"},
+		{[]string{"explain", "cert-expiry"}, report.ExitOK, "Verify:\nkubectl "},
 		{[]string{"completion", "bash"}, report.ExitOK, "__start_doctor"},
 		{[]string{"completion", "zsh"}, report.ExitOK, "#compdef doctor"},
 		{[]string{"completion", "fish"}, report.ExitOK, "complete -c doctor"},
 		{[]string{"completion", "powershell"}, report.ExitOK, "Register-ArgumentCompleter"},
 	} {
 		c.check(t)
+	}
+}
+
+// Help reads as kubectl's does at any width: every command has Examples;
+// no boolean flag shows "[=true|false]"; below flagColumnsFrom columns a
+// flag's meaning is on indented lines under its names, from it beside
+// them; and a terminal of 80 or 200 columns breaks no word, flag, path or
+// URL (wrap.Breaks; an example's command is a block, printed whole).
+func TestHelpAtEveryWidth(t *testing.T) {
+	paths := commandPaths()
+	for _, p := range paths {
+		name := strings.TrimSpace("doctor " + strings.Join(p, " "))
+		for _, width := range []int{80, 200} {
+			var out, errb bytes.Buffer
+			code := Main(append(append([]string{}, p...), "--help"), IO{Out: &out, Err: &errb, Width: width, Getenv: func(string) string { return "" }})
+			help := out.String()
+			if code != 0 || errb.Len() > 0 {
+				t.Fatalf("%s --help: exit %d, stderr %q", name, code, errb.String())
+			}
+			if !strings.Contains(help, "\nExamples:\n  # ") {
+				t.Errorf("%s --help has no Examples:\n%s", name, help)
+			}
+			if strings.Contains(help, "[=true|false]") {
+				t.Errorf("%s --help shows [=true|false]:\n%s", name, help)
+			}
+			examples := map[string]bool{}
+			section := ""
+			lines := strings.Split(help, "\n")
+			for i, l := range lines {
+				if strings.HasSuffix(l, ":") && !strings.HasPrefix(l, " ") {
+					section = l
+					continue
+				}
+				if section == "Examples:" && !strings.HasPrefix(strings.TrimSpace(l), "#") {
+					examples[l] = true
+				}
+				if section == "Flags:" && (strings.HasPrefix(l, "  -") || strings.HasPrefix(l, "      --")) {
+					under := i+1 < len(lines) && strings.HasPrefix(lines[i+1], "        ") && strings.TrimSpace(lines[i+1]) != ""
+					if width < flagColumnsFrom && (!under || len(strings.Fields(l)) > 3) {
+						t.Errorf("%s --help at %d: flag line %q does not have its meaning under it", name, width, l)
+					}
+					if width >= flagColumnsFrom && len(strings.Fields(l)) < 3 {
+						t.Errorf("%s --help at %d: flag line %q has no meaning beside it", name, width, l)
+					}
+				}
+			}
+			for _, b := range wrap.Breaks(help, width, func(l string) bool { return examples[l] }) {
+				t.Errorf("%s --help at %d: line %d breaks %q", name, width, b.Line, b.Token)
+			}
+		}
 	}
 }

@@ -63,7 +63,7 @@ func TestNodeScenarios(t *testing.T) {
 			Says: map[string][]string{
 				ks: {"node rented-1 is Ready, but its kubelet serving certificate request csr-rented-1 is Pending (not approved)", "kubectl certificate approve csr-rented-1",
 					"does not set FF_WAIT_FOR_POD_TO_BE_REACHABLE"},
-				kr: {"remote error: tls: internal error", "1 of 1 nodes sampled"}},
+				kr: {"remote error: tls: internal error", "1 of 1 node sampled"}},
 			Status: map[string]string{na: "pass", cs: "pass"}}},
 		// The cluster rents arm64 nodes; the runner keeps the amd64 helper.
 		{name: "arm64-nodes-amd64-helper", setup: func(t *testing.T, env *testenv.Env) func() []string {

@@ -57,6 +57,9 @@ func (a *app) scanFile(m *symptom.Matcher, path string) (*symptom.Scan, error) {
 		}
 		return m.Scan("-", a.io.In)
 	}
+	if pastedLine(path) {
+		return m.Scan(pastedSource, strings.NewReader(path))
+	}
 	// O_NONBLOCK: opening a FIFO with no writer returns at once, and the
 	// stat below refuses it.
 	fh, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
@@ -78,6 +81,27 @@ func (a *app) scanFile(m *symptom.Matcher, path string) (*symptom.Scan, error) {
 			path, st.Size()>>20, symptom.MaxInput>>20, symptom.MaxInput>>20, shellQuote(path))
 	}
 	return m.Scan(path, io.Reader(fh))
+}
+
+// pastedSource names a log line given as doctor why's argument.
+const pastedSource = "the line given"
+
+// pastedLine says an argument of doctor why is a log line pasted whole,
+// not a file: no file of that name exists, it has a space or a line end,
+// which a log line has and a path the operator typed rarely does, and it
+// does not start as a path does (/, ./, ../, ~/). A missing path stays an
+// error that names it.
+func pastedLine(arg string) bool {
+	if !strings.ContainsAny(arg, " \t\n") {
+		return false
+	}
+	for _, p := range []string{"/", "./", "../", "~/"} {
+		if strings.HasPrefix(arg, p) {
+			return false
+		}
+	}
+	_, err := os.Lstat(arg)
+	return errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENAMETOOLONG)
 }
 
 func unwrapPath(err error) error {

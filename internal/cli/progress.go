@@ -23,6 +23,7 @@ const slowAfter = 750 * time.Millisecond
 // go-pretty's progress writer. It is never used when stderr is not a TTY.
 type liveProgress struct {
 	pw      progress.Writer
+	out     *trackingWriter
 	tracker *progress.Tracker
 	done    chan struct{}
 
@@ -35,7 +36,8 @@ type liveProgress struct {
 
 func startProgress(w io.Writer, width int) *liveProgress {
 	pw := progress.NewWriter()
-	pw.SetOutputWriter(w)
+	tw := &trackingWriter{w: w}
+	pw.SetOutputWriter(tw)
 	pw.SetAutoStop(false)
 	pw.SetUpdateFrequency(100 * time.Millisecond)
 	// The line must stay shorter than the terminal: a wrapped line would
@@ -48,7 +50,7 @@ func startProgress(w io.Writer, width int) *liveProgress {
 	pw.Style().Visibility.Value = false
 	pw.Style().Visibility.Time = false
 	pw.Style().Options.DoneString = "done"
-	lp := &liveProgress{pw: pw, running: map[string]time.Time{}, done: make(chan struct{}), stop: make(chan struct{}),
+	lp := &liveProgress{pw: pw, out: tw, running: map[string]time.Time{}, done: make(chan struct{}), stop: make(chan struct{}),
 		tracker: &progress.Tracker{Message: "checks", Total: 1, Units: progress.UnitsDefault}}
 	pw.AppendTracker(lp.tracker)
 	go func() { defer close(lp.done); pw.Render() }()
@@ -115,12 +117,42 @@ func (lp *liveProgress) tick() {
 	}
 }
 
-// finish draws the last state and stops, before the report is printed.
+// finish stops the progress line and erases it, before the report is
+// printed: the report is what stays on the screen.
 func (lp *liveProgress) finish() {
 	close(lp.stop)
 	lp.update()
 	lp.tracker.MarkAsDone()
 	lp.pw.Stop() // the writer draws the last state before it returns
-
 	<-lp.done
+	lp.out.erase()
+}
+
+// trackingWriter is the progress writer's terminal, remembering whether a
+// line is on it and whether the cursor is past its end, so that it can be
+// erased.
+type trackingWriter struct {
+	w       io.Writer
+	wrote   bool
+	newline bool // the last byte written was a newline
+}
+
+func (t *trackingWriter) Write(p []byte) (int, error) {
+	if len(p) > 0 {
+		t.wrote, t.newline = true, p[len(p)-1] == '\n'
+	}
+	return t.w.Write(p)
+}
+
+// erase clears the progress line: the line above the cursor when the last
+// drawing ended with a newline (cursor up, ECMA-48 CUU), else the cursor's
+// own line (carriage return); then erase line (EL 2).
+func (t *trackingWriter) erase() {
+	switch {
+	case !t.wrote:
+	case t.newline:
+		io.WriteString(t.w, "\x1b[1A\r\x1b[2K")
+	default:
+		io.WriteString(t.w, "\r\x1b[2K")
+	}
 }

@@ -56,6 +56,10 @@ func TestProgressOnATerminal(t *testing.T) {
 	if !sawCounts || !sawSlow {
 		t.Errorf("progress counts seen %v, the slow check named %v; last screen:\n%s", sawCounts, sawSlow, screen)
 	}
+	// The report starts where the progress line was: none is left.
+	if strings.Contains(screen, "pending, ") || strings.Contains(screen, "checks:") {
+		t.Errorf("the progress line stays on the screen:\n%s", screen)
+	}
 	for _, l := range strings.Split(screen, "\n") {
 		if n := len([]rune(l)); n > 100 {
 			t.Errorf("a line of %d columns on a 100-column terminal: %q", n, l)

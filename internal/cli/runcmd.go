@@ -41,6 +41,7 @@ type runFlags struct {
 	// log is --log; journal is --journal; why is doctor why's FILE|- (or
 	// "" with --journal alone), and selects the checks its lines name.
 	log, whyArg string
+	docsURL     string
 	journal     bool
 	why         bool
 }
@@ -190,6 +191,7 @@ func registerRunFlags(cmd *cobra.Command, f *runFlags) {
 		fs.StringVar(&f.log, "log", "", "also read this job log or runner log `FILE` (- for stdin), and rank the findings of the checks its lines name first, as doctor why names them")
 	}
 	fs.BoolVar(&f.journal, "journal", false, "also read the runner service's journal of the last 24 hours (journalctl -u UNIT; under --root, the saved export <root>/var/log/journal-export/UNIT) for symptoms")
+	docsFlag(fs, &f.docsURL)
 	f.settings = registerSettings(fs)
 
 	_ = cmd.MarkFlagDirname("root")
@@ -245,9 +247,11 @@ func (a *app) run(cmd *cobra.Command, f *runFlags) (int, error) {
 		return 0, usageError("%v", err)
 	}
 	rep := buildReport(cmd, f, in, res, scans, named, started)
+	linkDocs(rep, a.docsURL(f.docsURL))
 	writeErr := saveOutputs(cmd, f, in, res, rep)
 	ropt := report.Options{Colour: a.io.TTY && a.io.Getenv("NO_COLOR") == "", UTF8: a.utf8(), Width: a.width()}
 	a.printMatches(f, scans, named)
+	a.printPassing(f, rep, named)
 	if err := report.RenderWith(a.io.Out, rep, f.output, ropt); err != nil {
 		return 0, usageError("%v", err)
 	}
@@ -408,16 +412,20 @@ func saveOutputs(cmd *cobra.Command, f *runFlags, in *runInputs, res *checks.Res
 			writeErr = err
 		}
 		if f.changesOnly {
-			rep.Findings = changeFindings(changes)
+			standing := rep.Findings
+			rep.Findings = changeFindings(changes, in.prev)
+			if len(changes) == 0 {
+				rep.NoChanges = noChanges(standing, next)
+			}
 		}
 	}
 	return writeErr
 }
 
 // changeFindings are the transitions as findings: a new one as it is, marked
-// new; a resolved one from what the state remembers of it. A cron that
-// mails its output mails only these.
-func changeFindings(changes []state.Transition) []report.Finding {
+// new; a resolved one from what the state remembers of it, with no fix (there
+// is nothing to do). A cron that mails its output mails only these.
+func changeFindings(changes []state.Transition, prev *state.State) []report.Finding {
 	out := []report.Finding{}
 	for _, tr := range changes {
 		var f report.Finding
@@ -425,15 +433,58 @@ func changeFindings(changes []state.Transition) []report.Finding {
 			f = *tr.Finding
 			f.Cause = "New since the last run: " + f.Cause
 		} else {
+			since := "the last run"
+			if e, ok := prev.Findings[tr.Fingerprint]; ok && !e.LastSeen.IsZero() {
+				since = stamp(e.LastSeen)
+			}
 			f = report.Finding{Check: tr.Check, Runner: tr.Runner, Severity: tr.Severity, Title: tr.Title,
-				Cause: "Resolved since the last run: " + tr.Title, Evidence: []checks.Evidence{}, Explains: []string{},
-				Fingerprint: tr.Fingerprint, Docs: checks.DocsAnchor(tr.Check), Fix: "None: resolved."}
+				Cause: "Resolved since " + since + ": " + tr.Title, Evidence: []checks.Evidence{}, Explains: []string{},
+				Fingerprint: tr.Fingerprint, Docs: checks.DocsAnchor(tr.Check)}
 		}
 		f.Change, f.Rank, f.CausedBy = tr.Kind, len(out)+1, nil
 		out = append(out, f)
 	}
 	return out
 }
+
+// noChanges is what a --changes-only run with nothing new or resolved says
+// instead of its findings: how many stand, and since when none changed (the
+// latest a standing finding was first seen).
+func noChanges(standing []report.Finding, next *state.State) string {
+	var sev [checks.Critical + 1]int
+	var since time.Time
+	for _, f := range standing {
+		sev[f.Severity]++
+		if e, ok := next.Findings[state.FingerprintOf(&f)]; ok && e.FirstSeen.After(since) {
+			since = e.FirstSeen
+		}
+	}
+	var parts []string
+	for s := checks.Critical; s >= checks.Info; s-- {
+		if sev[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", sev[s], severityNoun(s, sev[s])))
+		}
+	}
+	if len(parts) == 0 {
+		return "No changes (no findings)."
+	}
+	return fmt.Sprintf("No changes (%s, unchanged since %s).", strings.Join(parts, ", "), stamp(since))
+}
+
+// severityNoun is a severity as the summary counts it: "critical",
+// "errors", "warnings", "info".
+func severityNoun(s checks.Severity, n int) string {
+	switch s {
+	case checks.Error, checks.Warning:
+		if n != 1 {
+			return s.String() + "s"
+		}
+	}
+	return s.String()
+}
+
+// stamp is a time as findings print one: UTC, to the minute.
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04Z") }
 
 // buildEnv is the checks' door to the outside, from the flags.
 func (a *app) buildEnv(f *runFlags, absRoot string) (*hostio.Env, error) {

@@ -10,11 +10,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/all"
 	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
+	"github.com/socialwebcomputer/doctor/internal/text/wrap"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
@@ -124,6 +124,7 @@ func runScenario(t *testing.T, dir string, add *added) {
 	}
 	fixture.AssertNoSecrets(t, outputs)
 	fixture.AssertNoGuideHosts(t, &rep)
+	assertCountsAddUp(t, rep.Summary)
 	if *update {
 		if add != nil {
 			t.Fatal("-update records the registry's checks, not a test's additions")
@@ -242,27 +243,25 @@ var widthGoldens = map[string]bool{
 	"doctor-yaml-expired-ignore":              true,
 }
 
-// assertFits fails when a line of a table is wider than the terminal,
-// except the fix and verify lines, which are printed whole for the
-// terminal to wrap, and a line that is one token too long to break.
+// assertFits fails when a terminal of the width breaks a word, command,
+// path or URL of a table (wrap.Breaks): only the verify command, a block
+// printed whole, may be longer than the terminal.
 func assertFits(t *testing.T, table string, width int) {
 	t.Helper()
-	fix := false
-	for _, line := range strings.Split(table, "\n") {
-		switch {
-		case strings.HasPrefix(line, "# ") && strings.HasSuffix(line, ": fix"), line == "# verify":
-			fix = true
-			continue
-		case line == "":
-			fix = false
-			continue
-		}
-		if fix || utf8.RuneCountInString(line) <= width {
-			continue
-		}
-		if f := strings.Fields(line); len(f) == 1 {
-			continue
-		}
-		t.Errorf("line of %d columns in a %d-column table: %q", utf8.RuneCountInString(line), width, line)
+	for _, b := range wrap.Breaks(table, width, verifyLines(table)) {
+		t.Errorf("%d columns: line %d breaks %q", width, b.Line, b.Token)
 	}
+}
+
+// verifyLines says whether a line of a table is a verify command: the line
+// after "# verify".
+func verifyLines(out string) func(string) bool {
+	verify := map[string]bool{}
+	lines := strings.Split(out, "\n")
+	for i := 1; i < len(lines); i++ {
+		if lines[i-1] == "# verify" {
+			verify[lines[i]] = true
+		}
+	}
+	return func(l string) bool { return verify[l] }
 }

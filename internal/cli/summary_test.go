@@ -73,6 +73,7 @@ func runReport(t *testing.T, args ...string) (*report.Report, string) {
 	if code != rep.Summary.ExitCode {
 		t.Errorf("exit %d but summary says %d", code, rep.Summary.ExitCode)
 	}
+	assertCountsAddUp(t, rep.Summary)
 	fixture.AssertNoSecrets(t, map[string]string{"json": out.String()})
 	assertCitesCluster(t, &rep)
 	if t.Failed() || testing.Verbose() {

@@ -6,10 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/socialwebcomputer/doctor/internal/text/wrap"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
@@ -32,16 +34,13 @@ func TestLiveTableInTmux(t *testing.T) {
 		_, js, _ := runDoctor(append(args, "-o", "json")...)
 		var rep report.Report
 		noErr(t, json.Unmarshal([]byte(js), &rep))
-		var whole []string // lines that must appear whole
+		var whole []string // lines that must appear whole: the verify commands
+		var fixes []string // the fixes' text, wrapped at spaces
 		for _, f := range rep.Findings {
 			if f.CausedBy != nil || f.Fix == "" {
 				continue
 			}
-			for _, l := range strings.Split(f.Fix, "\n") {
-				if strings.TrimSpace(l) != "" {
-					whole = append(whole, l)
-				}
-			}
+			fixes = append(fixes, f.Fix)
 			v := "doctor run --root " + root + " --now " + now + " --offline --only " + f.Check
 			if f.Runner != nil && f.Runner.Index > 0 {
 				v += fmt.Sprintf(" --runner %d", f.Runner.Index)
@@ -63,7 +62,17 @@ func TestLiveTableInTmux(t *testing.T) {
 				}
 				for _, w := range whole {
 					if !have[w] {
-						t.Errorf("fix line %q is not a whole line of the screen:\n%s", w, strings.Join(joined, "\n"))
+						t.Errorf("verify line %q is not a whole line of the screen:\n%s", w, strings.Join(joined, "\n"))
+					}
+				}
+				// The terminal cuts no token of what doctor printed: only a
+				// verify command is longer than the screen.
+				for _, b := range wrap.Breaks(strings.Join(joined, "\n"), width, func(l string) bool { return have[l] && slices.Contains(whole, l) }) {
+					t.Errorf("at %d columns the terminal breaks %q", width, b.Token)
+				}
+				for _, fix := range fixes {
+					if !strings.Contains(flat(strings.Join(joined, "\n")), flat(fix)) {
+						t.Errorf("fix %q is not on the screen:\n%s", fix, strings.Join(joined, "\n"))
 					}
 				}
 				for _, l := range screen {

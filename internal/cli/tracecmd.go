@@ -69,6 +69,9 @@ Exit codes: 0 the job was seen through, 2 it is stuck, 3 doctor could not run.`,
 	fs.IntVarP(&f.run.verbosity, "v", "v", 0, "log to stderr at level `N`, redacted: 2 every dial, 6 every API request, 8 with headers")
 	fs.BoolVar(&f.run.debug, "debug", false, "log everything -v can (--v=8)")
 	f.run.settings = registerSettings(fs) // the checks run at a stuck stage read the DNS settings
+	// The probe pod is --deep's, which trace does not have: its image is
+	// no setting of trace's (the flag still parses, for scripts that pass it).
+	_ = fs.MarkHidden("probe-image")
 	_ = cmd.MarkFlagDirname("root")
 	for _, name := range []string{"pod", "runner", "budget", "poll-timeout", "timeout", "context", "namespace", "request-timeout", "v", "runner-pid"} {
 		_ = cmd.RegisterFlagCompletionFunc(name, cobra.NoFileCompletions)
@@ -110,7 +113,7 @@ func (a *app) trace(f *traceFlags) (int, error) {
 	v, err := trace.Run(ctx, trace.Options{Client: tgt.Client, Namespace: tgt.Namespace, Pod: f.pod, Next: f.next,
 		RunnerName: tgt.RunnerName, PollTimeout: poll, Budgets: budgets, Timeout: f.timeout, RequestTimeout: env.APITimeout(),
 		OnStuck: trace.Explainer(env, all.Checks(), tgt.Selector())},
-		trace.Output{W: a.io.Out, TTY: a.io.TTY, UTF8: a.utf8()})
+		trace.Output{W: a.io.Out, TTY: a.io.TTY, UTF8: a.utf8(), Width: a.width()})
 	if err != nil {
 		return 0, usageError("%v", err)
 	}

@@ -55,9 +55,9 @@ func UsageMarkdown(root *cobra.Command) string {
 		if len(flags) == 0 && c.Long == "" {
 			continue
 		}
-		fmt.Fprintf(&b, "\n### %s\n\n", c.CommandPath())
+		fmt.Fprintf(&b, "\n### %s\n", c.CommandPath())
 		if c.Long != "" {
-			fmt.Fprintf(&b, "%s\n", strings.TrimSpace(c.Long))
+			fmt.Fprintf(&b, "\n%s\n", strings.TrimSpace(c.Long))
 		}
 		if len(flags) == 0 {
 			continue

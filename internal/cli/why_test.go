@@ -34,6 +34,10 @@ func runDoctorStdin(stdin string, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
+// flat is s with every run of spaces and line ends one space: text as it
+// reads, however it was wrapped.
+func flat(s string) string { return strings.Join(strings.Fields(s), " ") }
+
 func decodeReport(t *testing.T, s string) report.Report {
 	t.Helper()
 	var rep report.Report
@@ -49,14 +53,16 @@ func TestWhyNamesTheCheckPrintsItsCauseAndRunsIt(t *testing.T) {
 	if code != report.ExitError {
 		t.Errorf("exit %d, want %d (%s)\n%s", code, report.ExitError, stderr, out)
 	}
+	// The output wraps at 120 columns: compared with its spaces and line
+	// ends as single spaces.
 	for _, want := range []string{
-		"job.log: 1 of its 3 lines name a check.",
-		"     3  ERROR: Job failed: getting Kubernetes config: ca file, cert file and key file must be specified when using file based auth\n",
+		"job.log: 1 of its 3 lines names a check.",
+		"3 ERROR: Job failed: getting Kubernetes config: ca file, cert file and key file must be specified when using file based auth",
 		"→ cluster-override: Nothing overrides the kubeconfig's cluster",
 		"Cause: getKubeClientConfig takes the out-of-cluster branch",
-		"Running cluster-override, and what they require, on this host:",
+		"Running cluster-override, and what it requires, on this host:",
 	} {
-		if !strings.Contains(out, want) {
+		if !strings.Contains(flat(out), want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
@@ -214,7 +220,7 @@ func TestRunLogRanksTheNamedChecksFirst(t *testing.T) {
 		t.Errorf("with --log: findings %+v, %d checks (without: %d)", rep.Findings, len(rep.Checks), len(base.Checks))
 	}
 	_, table, _ := runDoctor("run", "--root", root, "--offline", "--now", whyNow, "--log", log)
-	if !strings.Contains(table, "job.log: 1 line names config-unknown-keys; their findings rank first.") ||
+	if !strings.Contains(flat(table), "job.log: 1 line names config-unknown-keys; their findings rank first.") ||
 		strings.Index(table, "config-unknown-keys") > strings.Index(table, "runner-kubeconfig-env") {
 		t.Errorf("table:\n%s", table)
 	}
@@ -244,5 +250,44 @@ func TestWhyJournalUnderRootReadsTheExport(t *testing.T) {
 	}
 	if _, err := os.Stat(mark); err == nil {
 		t.Error("journalctl ran under --root")
+	}
+}
+
+// doctor why takes the pasted line itself; when the check it names passes
+// on this host, it says so. A missing file without a space is still a
+// missing file.
+func TestWhyTakesAPastedLine(t *testing.T) {
+	root := fixtureRoot(t, "healthy")
+	line := "ERROR: Job failed: getting Kubernetes config: ca file, cert file and key file must be specified when using file based auth"
+	code, out, stderr := runDoctor("why", line, "--root", root, "--offline", "--now", whyNow)
+	if code != report.ExitOK || stderr != "" {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	for _, want := range []string{
+		"the line given names a check.",
+		"1 " + line,
+		"→ cluster-override: Nothing overrides the kubeconfig's cluster",
+		"cluster-override passes now: what the log shows is not happening at this moment.",
+	} {
+		if !strings.Contains(flat(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// On the host-set fixture the check fails: no "passes now".
+	_, out, _ = runDoctor("why", line, "--root", fixtureRoot(t, "host-set"), "--offline", "--now", whyNow)
+	if strings.Contains(out, "passes now") {
+		t.Errorf("a failing check passes now:\n%s", out)
+	}
+	code, out, _ = runDoctor("why", "nothing a check knows about", "--root", root, "--offline", "--now", whyNow)
+	if code != report.ExitCantRun || !strings.Contains(out, "the line given: no check explains this line.") {
+		t.Errorf("an unknown line: exit %d\n%s", code, out)
+	}
+	code, _, stderr = runDoctor("why", "no-such-job.log", "--root", root, "--offline")
+	if code != report.ExitCantRun || !strings.Contains(stderr, "log no-such-job.log: no such file or directory") {
+		t.Errorf("a missing file: exit %d, stderr %q", code, stderr)
+	}
+	code, _, stderr = runDoctor("why", "ERROR:", "Job", "failed", "--root", root, "--offline")
+	if code != report.ExitCantRun || !strings.Contains(stderr, "one line in quotes") {
+		t.Errorf("an unquoted line: exit %d, stderr %q", code, stderr)
 	}
 }

@@ -12,21 +12,27 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/all"
 	"github.com/socialwebcomputer/doctor/internal/app/symptom"
 	"github.com/socialwebcomputer/doctor/internal/text/safetext"
+	"github.com/socialwebcomputer/doctor/internal/text/wrap"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
 func (a *app) whyCommand() *cobra.Command {
 	f := &runFlags{why: true}
 	cmd := &cobra.Command{
-		Use:   "why [FILE|-]",
+		Use:   "why [FILE|-|'LINE']",
 		Short: "Name the checks a job log's or runner log's error lines point to, and run them",
-		Long: `Read a job log or a runner log (a file, - for stdin, or --journal for the
-runner service's journal) and match every line against every check's
-documented symptoms. Print each line that names a check (its number, the
-line without colours and section markers, secrets redacted), the check,
-and its cause and fix; then run those checks, and what they require, on
-this host, as doctor run would with --only, and report their findings
-first. -o json lists each match as {source, lineNumber, line, check}.
+		Long: `Read a job log or a runner log (a file, - for stdin, a line pasted in
+quotes, or --journal for the runner service's journal) and match every line
+against every check's documented symptoms. Print each line that names a
+check (its number, the line without colours and section markers, secrets
+redacted), the check, and its cause and fix; then run those checks, and what
+they require, on this host, as doctor run would with --only, and report their
+findings first. When a check the log names passes now, say so: what the log
+shows is not happening at this moment. -o json lists each match as {source,
+lineNumber, line, check}.
+
+A line is pasted as the argument when no file of that name exists and it has
+a space (and does not start with /, ./, ../ or ~/).
 
 The file is read as given, not under --root: at most 64 MiB, each line up
 to 64 KiB; a FIFO or a directory is refused (pipe a stream in with -).
@@ -35,7 +41,7 @@ nothing was proved, healthy or not. Otherwise the exit code is doctor
 run's for the checks that ran.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 1 {
-				return usageError("doctor why reads one log: %s", strings.Join(args, " "))
+				return usageError("doctor why reads one log: a FILE, -, or one line in quotes (doctor why 'ERROR: Job failed …'), not %d arguments", len(args))
 			}
 			if len(args) == 0 && !f.journal {
 				return usageError("doctor why needs a log: a FILE, - for standard input, or --journal")
@@ -69,14 +75,15 @@ func (a *app) noSymptom(f *runFlags, scans []*symptom.Scan, started time.Time) (
 		}
 	default:
 		md := f.output == "markdown" || f.output == "md"
+		p := para(a.io.Out, md, a.width())
 		for _, s := range scans {
 			if s.Lines == 1 {
-				fmt.Fprintf(a.io.Out, "%s: no check explains this line.\n", logSource(md, s.Source))
+				p("%s: no check explains this line.", logSource(md, s.Source))
 				continue
 			}
-			fmt.Fprintf(a.io.Out, "%s: none of its %s matches a known symptom.\n", logSource(md, s.Source), plural(s.Lines, "line"))
+			p("%s: none of its %s matches a known symptom.", logSource(md, s.Source), plural(s.Lines, "line"))
 		}
-		fmt.Fprintf(a.io.Out, "doctor why names no check and ran none (exit %d: nothing was proved). doctor run runs every check.\n", rep.Summary.ExitCode)
+		p("doctor why names no check and ran none (exit %d: nothing was proved). doctor run runs every check.", rep.Summary.ExitCode)
 	}
 	return rep.Summary.ExitCode, nil
 }
@@ -91,6 +98,11 @@ func (a *app) printMatches(f *runFlags, scans []*symptom.Scan, named []string) {
 	}
 	w := a.io.Out
 	md := f.output == "markdown" || f.output == "md"
+	width := a.width()
+	if md {
+		width = 0 // markdown's paragraphs are the reader's to wrap
+	}
+	p := para(w, md, width)
 	byID := map[string]*checks.Check{}
 	for _, c := range all.Checks() {
 		byID[c.ID] = c
@@ -98,10 +110,10 @@ func (a *app) printMatches(f *runFlags, scans []*symptom.Scan, named []string) {
 	if !f.why {
 		for _, s := range scans {
 			if len(s.Checks) == 0 {
-				fmt.Fprintf(w, "%s: none of its %s matches a known symptom.\n", logSource(md, s.Source), plural(s.Lines, "line"))
+				p("%s: none of its %s matches a known symptom.", logSource(md, s.Source), plural(s.Lines, "line"))
 				continue
 			}
-			fmt.Fprintf(w, "%s: %s %s; their findings rank first.\n", logSource(md, s.Source),
+			p("%s: %s %s; their findings rank first.", logSource(md, s.Source),
 				plural(len(s.Matches)+s.Omitted, "line"), nameVerb(len(s.Matches)+s.Omitted)+" "+strings.Join(s.Checks, ", "))
 		}
 		fmt.Fprintln(w)
@@ -112,25 +124,91 @@ func (a *app) printMatches(f *runFlags, scans []*symptom.Scan, named []string) {
 		if md {
 			fmt.Fprintf(w, "## %s\n\n", report.MarkdownText(s.Source))
 		}
-		fmt.Fprintf(w, "%s: %d of its %s name a check.\n\n", logSource(md, s.Source), len(s.Matches)+s.Omitted, plural(s.Lines, "line"))
+		if n := len(s.Matches) + s.Omitted; s.Lines == 1 {
+			p("%s names a check.\n", logSource(md, s.Source))
+		} else {
+			p("%s: %d of its %s %s a check.\n", logSource(md, s.Source), n, plural(s.Lines, "line"), nameVerb(n))
+		}
 		for _, x := range s.Matches {
-			printMatch(w, md, x, byID, explained)
+			printMatch(w, md, width, a.docsURL(f.docsURL), x, byID, explained)
 		}
 		if s.Omitted > 0 {
-			fmt.Fprintf(w, "… and %s more that repeat these symptoms.\n\n", plural(s.Omitted, "line"))
+			p("… and %s more that repeat these symptoms.\n", plural(s.Omitted, "line"))
 		}
 		if s.Truncated {
-			fmt.Fprintf(w, "Only the first %d MiB of %s were read.\n\n", symptom.MaxInput>>20, logSource(md, s.Source))
+			p("Only the first %d MiB of %s were read.\n", symptom.MaxInput>>20, logSource(md, s.Source))
 		}
 	}
-	fmt.Fprintf(w, "Running %s, and what they require, on this host:\n\n", strings.Join(named, ", "))
+	what := "what they require"
+	if len(named) == 1 {
+		what = "what it requires"
+	}
+	p("Running %s, and %s, on this host:\n", strings.Join(named, ", "), what)
 }
 
-func printMatch(w io.Writer, md bool, x symptom.Match, byID map[string]*checks.Check, explained map[string]bool) {
+// printPassing says which checks the logs name pass now: the symptom the
+// log shows is not happening at this moment (it was when the log was
+// written, or it happens elsewhere).
+func (a *app) printPassing(f *runFlags, rep *report.Report, named []string) {
+	if !f.why || f.output == "json" || f.output == "yaml" {
+		return
+	}
+	p := para(a.io.Out, f.output == "markdown" || f.output == "md", a.width())
+	for _, id := range passingNow(rep, named) {
+		p("%s passes now: what the log shows is not happening at this moment.\n", id)
+	}
+}
+
+// passingNow are the named checks that ran and passed, for every runner
+// they ran for.
+func passingNow(rep *report.Report, named []string) []string {
+	var out []string
+	for _, id := range named {
+		ran, pass := false, true
+		for _, c := range rep.Checks {
+			if c.ID != id {
+				continue
+			}
+			ran = true
+			pass = pass && c.Status == checks.StatusPass
+		}
+		if ran && pass {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// para writes a paragraph (one line of format, and any blank lines it ends
+// with) wrapped to width at spaces, a continuation indented by two; md, or
+// width 0, leaves it whole.
+func para(w io.Writer, md bool, width int) func(format string, a ...any) {
+	if md {
+		width = 0
+	}
+	return func(format string, a ...any) {
+		s := fmt.Sprintf(format, a...)
+		body := strings.TrimRight(s, "\n")
+		for _, l := range wrap.Words(body, width, "", "  ") {
+			fmt.Fprintln(w, l)
+		}
+		io.WriteString(w, s[len(body):])
+	}
+}
+
+// hang writes a line laid out with columns, wrapped at width under rest
+// (wrap.Hang).
+func hang(w io.Writer, width int, rest, s string) {
+	for _, l := range wrap.Hang(s, width, rest) {
+		fmt.Fprintln(w, l)
+	}
+}
+
+func printMatch(w io.Writer, md bool, width int, docs string, x symptom.Match, byID map[string]*checks.Check, explained map[string]bool) {
 	if md {
 		fmt.Fprintf(w, "- line %d: `%s`\n", x.Line, report.MarkdownCode(x.Text))
 	} else {
-		fmt.Fprintf(w, "%6d  %s\n", x.Line, safetext.Line(x.Text))
+		hang(w, width, "        ", fmt.Sprintf("%6d  %s", x.Line, safetext.Line(x.Text)))
 	}
 	shared := map[string]bool{}
 	for _, o := range x.OneOf {
@@ -140,7 +218,7 @@ func printMatch(w io.Writer, md bool, x symptom.Match, byID map[string]*checks.C
 	}
 	for _, id := range x.Checks {
 		if !shared[id] {
-			printCause(w, md, "", id, byID, explained)
+			printCause(w, md, width, docs, "", id, byID, explained)
 		}
 	}
 	// An ambiguous line names every cause and what tells them apart,
@@ -149,15 +227,17 @@ func printMatch(w io.Writer, md bool, x symptom.Match, byID map[string]*checks.C
 		if md {
 			fmt.Fprintf(w, "  - one of these causes; the line alone cannot tell which:\n")
 		} else {
-			fmt.Fprintf(w, "        one of these causes; the line alone cannot tell which:\n")
+			hang(w, width, "          ", "        one of these causes; the line alone cannot tell which:")
 		}
 		for _, c := range o.Causes {
-			printCause(w, md, "  ", c, byID, explained)
+			printCause(w, md, width, docs, "  ", c, byID, explained)
 		}
 		if md {
 			fmt.Fprintf(w, "    - To tell them apart: %s\n", o.Tell)
 		} else {
-			fmt.Fprintf(w, "          To tell them apart: %s\n", o.Tell)
+			for _, l := range wrap.Words(o.Tell, width, "          To tell them apart: ", "            ") {
+				fmt.Fprintln(w, l)
+			}
 		}
 	}
 	fmt.Fprintln(w)
@@ -166,20 +246,27 @@ func printMatch(w io.Writer, md bool, x symptom.Match, byID map[string]*checks.C
 // printCause is one cause of a matched line: a check with its title, and
 // its cause and fix the first time it is named; or a cause no check probes,
 // in words. indent nests the causes of an ambiguous verdict.
-func printCause(w io.Writer, md bool, indent, id string, byID map[string]*checks.Check, explained map[string]bool) {
+func printCause(w io.Writer, md bool, width int, docs, indent, id string, byID map[string]*checks.Check, explained map[string]bool) {
 	c := byID[id]
+	under := indent + "          "
 	if c == nil {
 		if md {
 			fmt.Fprintf(w, "%s  - %s\n", indent, report.MarkdownText(id))
 		} else {
-			fmt.Fprintf(w, "%s        → %s\n", indent, id)
+			hang(w, width, under, fmt.Sprintf("%s        → %s", indent, id))
 		}
 		return
 	}
 	if md {
-		fmt.Fprintf(w, "%s  - [%s](%s): %s\n", indent, id, checks.DocsAnchor(id), c.Title)
+		// A link only to a published page: a README anchor is relative,
+		// and broken in the ticket the markdown is pasted into.
+		if docs != "" {
+			fmt.Fprintf(w, "%s  - [%s](%s): %s\n", indent, id, docsLink(docs, id), c.Title)
+		} else {
+			fmt.Fprintf(w, "%s  - `%s`: %s\n", indent, id, c.Title)
+		}
 	} else {
-		fmt.Fprintf(w, "%s        → %s: %s\n", indent, id, c.Title)
+		hang(w, width, under, fmt.Sprintf("%s        → %s: %s", indent, id, c.Title))
 	}
 	if explained[id] {
 		return
@@ -187,8 +274,13 @@ func printCause(w io.Writer, md bool, indent, id string, byID map[string]*checks
 	explained[id] = true
 	if md {
 		fmt.Fprintf(w, "%s    - Cause: %s\n%s    - Fix: %s\n", indent, c.Doc.Cause, indent, oneLine(c.Doc.Fix))
-	} else {
-		fmt.Fprintf(w, "%s          Cause: %s\n%s          Fix: %s\n", indent, c.Doc.Cause, indent, oneLine(c.Doc.Fix))
+		return
+	}
+	for _, l := range wrap.Words(c.Doc.Cause, width, under+"Cause: ", under+"  ") {
+		fmt.Fprintln(w, l)
+	}
+	for _, l := range wrap.Paragraphs(c.Doc.Fix, width, under+"Fix: ", under+"  ") {
+		fmt.Fprintln(w, l)
 	}
 }
 

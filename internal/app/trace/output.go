@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/socialwebcomputer/doctor/internal/text/safetext"
+	"github.com/socialwebcomputer/doctor/internal/text/wrap"
 )
 
 // Output is where a trace prints. On a terminal (TTY) it is a live view:
@@ -29,6 +30,9 @@ type Output struct {
 	W    io.Writer
 	TTY  bool
 	UTF8 bool // √ ‼ × … glyphs; ASCII otherwise
+	// Width is the terminal's, in columns: the live view wraps a line
+	// longer than it at a space (0 does not wrap).
+	Width int
 }
 
 // OutputFor is the output for w: the live view when w is a terminal, and
@@ -64,7 +68,7 @@ func newRenderer(o Output) renderer {
 		if o.UTF8 {
 			g = utf8Glyphs
 		}
-		return &ttyRenderer{w: o.W, g: g}
+		return &ttyRenderer{w: o.W, g: g, width: o.Width}
 	}
 	return &jsonRenderer{w: o.W}
 }
@@ -200,11 +204,16 @@ var (
 )
 
 type ttyRenderer struct {
-	mu   sync.Mutex
-	w    io.Writer
-	g    glyphs
-	live bool // the waiting line is on screen, without its newline
+	mu    sync.Mutex
+	w     io.Writer
+	g     glyphs
+	width int
+	live  bool // the waiting line is on screen, without its newline
 }
+
+// hang is the indent of a wrapped line's continuation: under the stage's
+// name, past the clock and glyph.
+const hang = "               "
 
 // clearLine is carriage return and erase line (ECMA-48 EL 2).
 const clearLine = "\r\x1b[2K"
@@ -214,11 +223,18 @@ const clearLine = "\r\x1b[2K"
 // terminal would obey is shown escaped, so the renderer's own clearLine
 // and newline are the only controls written.
 func (t *ttyRenderer) line(format string, args ...any) {
+	t.lineUnder(hang, format, args...)
+}
+
+// lineUnder is line with the continuation indented by rest.
+func (t *ttyRenderer) lineUnder(rest, format string, args ...any) {
 	if t.live {
 		io.WriteString(t.w, clearLine)
 		t.live = false
 	}
-	io.WriteString(t.w, safetext.Line(fmt.Sprintf(format, args...))+"\n")
+	for _, l := range wrap.Hang(safetext.Line(fmt.Sprintf(format, args...)), t.width, rest) {
+		io.WriteString(t.w, l+"\n")
+	}
 }
 
 func (t *ttyRenderer) render(r Record) {
@@ -232,7 +248,14 @@ func (t *ttyRenderer) render(r Record) {
 		if s.Next {
 			what = "the next job pod in " + s.Namespace
 		}
-		t.line("doctor trace: following %s; %d nodes now; poll_timeout %s. Ctrl-C stops and names the stage it is in.", what, s.Nodes, s.Poll)
+		nodes := fmt.Sprintf("%d nodes", s.Nodes)
+		if s.Nodes == 1 {
+			nodes = "1 node"
+		}
+		t.lineUnder("  ", "doctor trace: following %s; %s now; poll_timeout %s. Ctrl-C stops and names the stage it is in.", what, nodes, s.Poll)
+		// Two clocks: machine.go's reach calls take an object's or an
+		// event's timestamp where one exists, and now otherwise.
+		t.lineUnder("  ", "Each stage's time and its +time since the previous stage come from the cluster's timestamps (objects and events) where there is one, and from this host's clock otherwise (finished, scaled down, budgets, the verdict): the two differ by the clock skew between them.")
 	case KindStage:
 		g := t.g.ok
 		switch {
