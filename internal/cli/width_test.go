@@ -21,8 +21,10 @@ import (
 // are the scenario fixtures' table-80.txt and table-200.txt (TestScenarios,
 // assertFits); trace's live view is TestLiveViewWidth (internal/app/trace).
 func TestWidthGoldens(t *testing.T) {
-	root := fixtureRoot(t, quickstartFixture)
-	catalog := goldenCatalog(t, filepath.Join(fixtures, quickstartFixture), all.Checks())
+	// The README's quick starts run on this fixture too.
+	const fixture = "guide-config-as-is"
+	root := fixtureRoot(t, fixture)
+	catalog := goldenCatalog(t, filepath.Join(fixtures, fixture), all.Checks())
 	utf8 := func(k string) string {
 		if k == "LANG" {
 			return "C.UTF-8"
