@@ -52,8 +52,8 @@ func (p *Pass) Report(f Finding) {
 	if f.Title == "" {
 		f.Title = c.Title
 	}
-	docFix := f.Fix == "" || f.Fix == c.Doc.Fix
-	if f.Fix == "" {
+	docFix := len(f.Fix) == 0 || f.Fix.Equal(c.Doc.Fix)
+	if len(f.Fix) == 0 {
 		f.Fix = c.Doc.Fix
 	}
 	if f.Docs == "" {
@@ -70,7 +70,7 @@ func (p *Pass) Report(f Finding) {
 	// to redact, and its commands ("--token …") stay as written.
 	f.Cause = redact.Text(f.Cause)
 	if !docFix {
-		f.Fix = redact.Text(f.Fix)
+		f.Fix = f.Fix.Map(redact.Text)
 	}
 	for i := range f.Evidence {
 		f.Evidence[i].Source = redact.Text(f.Evidence[i].Source)

@@ -243,8 +243,9 @@ func renderStacked(w io.Writer, rep *Report, opt Options, g glyphs, wide bool) {
 }
 
 // renderFixes writes each root cause's fix and the command that verifies
-// it, every line as it is: a shell comment names the finding, so a block
-// copied whole pastes without harm.
+// it: a shell comment names the finding, its sentences are comments and
+// its blocks lines of their own (StepLines), so a block copied whole
+// pastes without harm.
 func renderFixes(w io.Writer, rep *Report, width int) {
 	// One verify command for a check and runner, after its last fix.
 	type key struct {
@@ -259,13 +260,13 @@ func renderFixes(w io.Writer, rep *Report, width int) {
 	}
 	last := map[key]int{}
 	for i, f := range rep.Findings {
-		if f.CausedBy == nil && f.Fix != "" {
+		if f.CausedBy == nil && len(f.FixSteps) > 0 {
 			last[keyOf(f)] = i
 		}
 	}
 	first := true
 	for i, f := range rep.Findings {
-		if f.CausedBy != nil || f.Fix == "" {
+		if f.CausedBy != nil || len(f.FixSteps) == 0 {
 			continue
 		}
 		if first {
@@ -281,7 +282,7 @@ func renderFixes(w io.Writer, rep *Report, width int) {
 		for _, l := range wrapWords(fmt.Sprintf("# %d. %s%s: fix", f.Rank, f.Check, on), width, "", "#   ") {
 			fmt.Fprintln(w, l)
 		}
-		for _, l := range strings.Split(strings.TrimRight(f.Fix, "\n"), "\n") {
+		for _, l := range StepLines(f.FixSteps, width, "# ") {
 			fmt.Fprintln(w, l)
 		}
 		if last[keyOf(f)] == i {

@@ -49,6 +49,21 @@ type APIClient struct {
 	// "in-cluster service account", "kubeconfig context X" or
 	// "[runners.kubernetes] host".
 	Source string
+	// KubectlCommand is the kubectl command a fix gives for this runner's
+	// cluster (KubeContext.Kubectl): with the kubeconfig files and context
+	// the runner uses when its client comes from a kubeconfig; Kubectl
+	// reads it.
+	KubectlCommand string
+}
+
+// Kubectl is the kubectl command aimed at this runner's cluster: plain
+// kubectl when its client is not a kubeconfig's (in the runner's pod, its
+// service account is kubectl's in-cluster default).
+func (a *APIClient) Kubectl() string {
+	if a == nil || a.KubectlCommand == "" {
+		return "kubectl"
+	}
+	return a.KubectlCommand
 }
 
 // AfterAPIAuth gates a read of the cluster on api-auth (checks.Gate): the
@@ -74,6 +89,10 @@ var APIClientFact = &checks.Fact[*APIClient]{
 		if err != nil {
 			return nil, err
 		}
+		kubectl := "kubectl"
+		if strings.HasPrefix(source, "kubeconfig context ") {
+			kubectl = KubeContextFact.Get(p).Kubectl()
+		}
 		key := TargetKey(cfg)
 		api, err := checks.Shared(p, "api "+key, func() (*APIClient, error) {
 			// An exec plugin runs only when the operator asks, on a live
@@ -84,11 +103,11 @@ var APIClientFact = &checks.Fact[*APIClient]{
 			}
 			return keyedAPI(p.Env, cfg, cred, source, key)
 		})
-		if api != nil && api.Source != source {
+		if api != nil && (api.Source != source || api.KubectlCommand != kubectl) {
 			// The target's client, made first for another branch (or by
 			// EarlyIdentityFact): the same connection, this runner's source.
 			own := *api
-			own.Source = source
+			own.Source, own.KubectlCommand = source, kubectl
 			api = &own
 		}
 		return api, err

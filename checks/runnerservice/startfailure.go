@@ -38,8 +38,10 @@ func missingEnvironmentFiles(p *checks.Pass, svc *facts.Service) map[systemd.Sou
 				{Source: f.Source.String(), Detail: "EnvironmentFile=" + f.Path},
 				{Source: f.Path, Detail: hostio.FileCause(f.Err).Error()},
 			},
-			Fix: fmt.Sprintf("Create %s (or write EnvironmentFile=-%s if it is optional), then sudo systemctl daemon-reload && sudo systemctl restart %s.",
-				f.Path, f.Path, svc.Name),
+			Fix: checks.Steps{
+				checks.Say(fmt.Sprintf("Create %s (or write EnvironmentFile=-%s in the unit if it is optional), then restart the runner:", f.Path, f.Path)),
+				checks.Sh("sudo systemctl daemon-reload\nsudo systemctl restart " + checks.Quote(svc.Name)),
+			},
 		})
 	}
 	return done

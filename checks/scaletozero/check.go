@@ -23,8 +23,9 @@ var Check = &checks.Check{
 			"node is billed with no job on it. Pause pods also need their PriorityClass, below the job pods', so a " +
 			"job preempts them.",
 		Symptom: "kubectl get nodes is never empty after the last job; a node runs only pause or other non-job pods.",
-		Fix:     "Set idle_count = 0 outside working hours (a policy with periods, or a cron on the runner), and remove Pending pods that are not jobs.",
-		Verify:  "kubectl get pods -A --field-selector=status.phase=Pending; kubectl get nodes; kubectl get priorityclass",
+		Fix:     checks.Text("Set idle_count = 0 outside working hours (a policy with periods, or a cron on the runner), and remove Pending pods that are not jobs."),
+		Verify: checks.Target(checks.Sh(checks.CatalogKubectl + " get pods -A --field-selector=status.phase=Pending\n" +
+			checks.CatalogKubectl + " get nodes\n" + checks.CatalogKubectl + " get priorityclass")),
 		Patterns: []string{
 			// executors/kubernetes/autoscaler/pause_pod_manager.go, v19.3.0: the runner keeps pause pods,
 			// which the scale decision counts as intent.
@@ -95,7 +96,7 @@ func idleNodes(p *checks.Pass, l *cluster.Lists, r *runnerconfig.Runner) {
 			Severity: checks.Info,
 			Cause:    fmt.Sprintf("%d nodes run no job pod and nothing non-job is Pending: scale-down should remove them; if they stay, the provider is not scaling down.", len(idle)),
 			Evidence: ev,
-			Fix:      "None if they go within the provider's idle time; otherwise check the provider.",
+			Fix:      checks.Text("None if they go within the provider's idle time; otherwise check the provider."),
 		})
 		return
 	}
@@ -129,8 +130,8 @@ func pausePriority(p *checks.Pass, l *cluster.Lists, name string) {
 			Severity: checks.Error,
 			Cause:    fmt.Sprintf("pause_pod_priority_class_name = %q, but no PriorityClass %q exists: the runner's pause pods are refused at creation.", name, name),
 			Evidence: []checks.Evidence{{Source: "GET /apis/scheduling.k8s.io/v1/priorityclasses", Detail: fmt.Sprintf("%d classes, none named %s", len(l.PriorityClasses), name)}},
-			Fix: fmt.Sprintf("kubectl apply -f - <<'EOF'\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: %s\nvalue: -10\nglobalDefault: false\n"+
-				"description: \"Pause pods, below job pods, so a job preempts one.\"\nEOF", name),
+			Fix: checks.Steps{checks.Say("Create it in the runner's cluster:"),
+				checks.Sh(priorityClass(cluster.ListsFact.Get(p).Kubectl(), "apply", name))},
 		})
 		return
 	}
@@ -147,7 +148,8 @@ func pausePriority(p *checks.Pass, l *cluster.Lists, name string) {
 			Cause: fmt.Sprintf("PriorityClass %s has value %d, not below the job pods' %d (%s): a job cannot preempt a pause pod and waits for a new node instead.",
 				name, *pause, jobPriority, source),
 			Evidence: []checks.Evidence{{Source: "priorityclass " + name, Detail: fmt.Sprintf("value %d", *pause)}},
-			Fix:      fmt.Sprintf("Give %s a negative value (the guide uses -10): kubectl delete priorityclass %s and apply it again with value: -10.", name, name),
+			Fix: checks.Steps{checks.Say(fmt.Sprintf("Give %s a negative value (the guide uses -10): a PriorityClass's value cannot change, so replace it:", name)),
+				checks.Sh(priorityClass(cluster.ListsFact.Get(p).Kubectl(), "replace --force", name))},
 		})
 	}
 }
@@ -157,4 +159,12 @@ func first(xs []string, n int) string {
 		return strings.Join(xs[:n], ", ") + fmt.Sprintf(" and %d more", len(xs)-n)
 	}
 	return strings.Join(xs, ", ")
+}
+
+// priorityClass is the command that writes the pause pods' PriorityClass
+// (the guide's, value -10) with kubectl, a command aimed at the runner's
+// cluster; verb is apply, or replace --force for one whose value must change.
+func priorityClass(kubectl, verb, name string) string {
+	return fmt.Sprintf("%s %s -f - <<'EOF'\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: %s\nvalue: -10\nglobalDefault: false\n"+
+		"description: \"Pause pods, below job pods, so a job preempts one.\"\nEOF", kubectl, verb, name)
 }

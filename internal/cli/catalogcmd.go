@@ -169,7 +169,7 @@ func (a *app) explainCommand() *cobra.Command {
 			var b strings.Builder
 			out := &b
 			fmt.Fprintf(out, "%s — %s (default severity %s)\n\nCause:\n%s\n\nSymptom:\n%s\n\nFix:\n%s\n\nVerify:\n%s\n",
-				c.ID, c.Title, c.Severity, indent(c.Doc.Cause), indent(c.Doc.Symptom), indent(c.Doc.Fix), indent(c.Doc.Verify))
+				c.ID, c.Title, c.Severity, indent(c.Doc.Cause), indent(c.Doc.Symptom), stepsText(c.Doc.Fix), stepsText(c.Doc.Verify))
 			if len(c.Explains) > 0 {
 				fmt.Fprintf(out, "\nExplains: %s\n", strings.Join(c.Explains, ", "))
 			}
@@ -186,6 +186,13 @@ func (a *app) explainCommand() *cobra.Command {
 			return err
 		},
 	}
+}
+
+// stepsText is a fix or verify of the catalog as explain prints it: its
+// sentences indented like the other sections, its blocks at column 0, as
+// they are pasted (a heredoc's end line closes it only there).
+func stepsText(s checks.Steps) string {
+	return strings.Join(report.StepLines(s, 0, "  "), "\n")
 }
 
 func indent(s string) string {

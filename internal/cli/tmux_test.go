@@ -14,8 +14,8 @@ import (
 )
 
 // The live table, on a real terminal: the built binary runs in tmux at 80
-// and at 200 columns, and the screen is read back. Every fix line and every
-// verify command is one whole line of the screen (capture-pane -J joins
+// and at 200 columns, and the screen is read back. Every line of a fix's
+// blocks and every verify command is one whole line of the screen (capture-pane -J joins
 // the lines the terminal itself wrapped, as copying them does), nothing
 // else is wider than the terminal, and the layout and glyphs are the ones
 // for that width on a UTF-8 terminal.
@@ -34,12 +34,14 @@ func TestLiveTableInTmux(t *testing.T) {
 		noErr(t, json.Unmarshal([]byte(js), &rep))
 		var whole []string // lines that must appear whole
 		for _, f := range rep.Findings {
-			if f.CausedBy != nil || f.Fix == "" {
+			if f.CausedBy != nil || len(f.FixSteps) == 0 {
 				continue
 			}
-			for _, l := range strings.Split(f.Fix, "\n") {
-				if strings.TrimSpace(l) != "" {
-					whole = append(whole, l)
+			for _, b := range f.FixSteps.Blocks() {
+				for _, l := range strings.Split(b.Text, "\n") {
+					if strings.TrimSpace(l) != "" {
+						whole = append(whole, l)
+					}
 				}
 			}
 			v := "doctor run --root " + root + " --now " + now + " --offline --only " + f.Check
