@@ -38,14 +38,10 @@ var Check = &checks.Check{
 			checks.Say("Then reload Caddy:"),
 			checks.Sh("sudo systemctl reload caddy"),
 		},
-		Verify: checks.Steps{
-			checks.Say("Exec over SPDY, as the runner does, into a running pod of the runner's namespace, with the runner's kubeconfig and context " +
-				"(set the three variables first):"),
-			checks.Sh("RUNNER_KUBECONFIG=/etc/gitlab-runner/kubeconfig.yaml RUNNER_CONTEXT=default RUNNER_NAMESPACE=gitlab-runner\n" +
-				"POD=$(KUBECONFIG=$RUNNER_KUBECONFIG kubectl --context \"$RUNNER_CONTEXT\" get pods -n \"$RUNNER_NAMESPACE\" " +
-				"--field-selector=status.phase=Running -o jsonpath='{.items[0].metadata.name}')\n" +
-				"KUBECONFIG=$RUNNER_KUBECONFIG KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false kubectl --context \"$RUNNER_CONTEXT\" exec -n \"$RUNNER_NAMESPACE\" \"$POD\" -- true"),
-		},
+		Verify: checks.Target(
+			checks.Say("Exec over SPDY, as the runner does, into a running pod of the runner's namespace:"),
+			checks.Sh(`POD=$(`+checks.CatalogKubectl+` get pods -n "$RUNNER_NAMESPACE" --field-selector=status.phase=Running -o jsonpath='{.items[0].metadata.name}')
+KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false `+checks.CatalogKubectl+` exec -n "$RUNNER_NAMESPACE" "$POD" -- true`)),
 		Patterns: []string{
 			// k8s.io/streaming pkg/httpstream/spdy/roundtripper.go, v0.37.2 (the SPDY round tripper
 			// client-go's remotecommand uses): fmt.Errorf("unable to upgrade connection: %s", …).
