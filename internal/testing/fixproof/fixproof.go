@@ -17,7 +17,8 @@
 //     entry, where it is pasted.
 //   - yaml: a Kubernetes manifest; with a kubeconfig (Checker.Kubeconfig,
 //     the integration tests' apiserver) `kubectl apply --dry-run=server`,
-//     else decoded as objects that have apiVersion, kind and a name.
+//     else decoded as objects that have apiVersion, kind and a name. The
+//     manifest of a shell block's `kubectl apply -f - <<'EOF'` is one too.
 package fixproof
 
 import (
@@ -67,7 +68,16 @@ func (c Checker) Step(s checks.Step) error {
 func (c Checker) validate(s checks.Step) error {
 	switch s.Kind {
 	case checks.KindShell:
-		return ShellBlock(s.Text)
+		if err := ShellBlock(s.Text); err != nil {
+			return err
+		}
+		// A manifest a command applies from a heredoc is a manifest too.
+		for _, m := range heredocManifests(s.Text) {
+			if err := c.Manifest(m); err != nil {
+				return fmt.Errorf("the manifest of its heredoc: %w", err)
+			}
+		}
+		return nil
 	case checks.KindCaddyfile:
 		return Caddyfile(s.Text)
 	case checks.KindDropIn:
@@ -78,6 +88,30 @@ func (c Checker) validate(s checks.Step) error {
 		return c.Manifest(s.Text)
 	}
 	return fmt.Errorf("a block of unknown kind %q", s.Kind)
+}
+
+// applyHeredoc is a kubectl that reads a manifest from a quoted heredoc:
+// "… apply -f - <<'EOF'", "… replace --force -f - <<'EOF'".
+var applyHeredoc = regexp.MustCompile(`(?m)kubectl .*\b(?:apply|create|replace)\b.* -f - <<'(\w+)'$`)
+
+// heredocManifests are the bodies of the heredocs kubectl applies in a
+// block, each up to its delimiter line.
+func heredocManifests(block string) []string {
+	var out []string
+	lines := strings.Split(block, "\n")
+	for i, l := range lines {
+		m := applyHeredoc.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		for j := i + 1; j < len(lines); j++ {
+			if lines[j] == m[1] {
+				out = append(out, strings.Join(lines[i+1:j], "\n")+"\n")
+				break
+			}
+		}
+	}
+	return out
 }
 
 // errMissingTool is a tool this machine lacks.

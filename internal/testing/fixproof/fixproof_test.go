@@ -36,6 +36,7 @@ func TestToolsRefuseWhatDoesNotPaste(t *testing.T) {
 		{"a key the runner does not read", checks.Toml("[runners.kubernetes]\nnode_selectors = {}"), "does not read"},
 		{"a manifest without a name", checks.Yaml("apiVersion: v1\nkind: Namespace\n"), "metadata.name"},
 		{"a manifest", checks.Yaml("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: gitlab-runner\n"), ""},
+		{"a heredoc's manifest without a name", checks.Sh("kubectl apply -f - <<'EOF'\napiVersion: v1\nkind: Namespace\nEOF"), "metadata.name"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := Checker{}.validate(c.step)
