@@ -130,20 +130,7 @@ func renewFix(k *facts.KubeContext, ra *facts.RunAs) checks.Steps {
 	if k == nil || k.Kubeconfig == nil || len(k.Kubeconfig.Files) == 0 {
 		return checks.Text(facts.GetKubeconfig + " Install it over the kubeconfig the runner loads; nothing else in the runner changes.")
 	}
-	return InstallKubeconfig(k.Kubeconfig.Files[0].Path, ra)
-}
-
-// InstallKubeconfig is the renewal's steps: download, then install over
-// file, owned by the runner's user when it is known, mode 0600.
-func InstallKubeconfig(file string, ra *facts.RunAs) checks.Steps {
-	owner := ""
-	if ra != nil && ra.UIDKnown && ra.User != "" {
-		owner = " -o " + checks.Quote(ra.User)
-	}
-	return checks.Steps{
-		checks.Say(facts.GetKubeconfig + " Save it as new.kubeconfig.yaml and install it over the file the runner loads; nothing else in the runner changes:"),
-		checks.Sh("sudo install -m 0600" + owner + " ./new.kubeconfig.yaml " + checks.Quote(file)),
-	}
+	return facts.InstallKubeconfig(k.Kubeconfig.Files[0].Path, ra)
 }
 
 func groupsText(gs []string) string {

@@ -313,3 +313,16 @@ func (t *KubeContext) Kubectl() string {
 const GetKubeconfig = "The cluster's owner downloads a new kubeconfig with the gateway's getKubeconfig call " +
 	"(https://k8s.socialweb.computer; the gateway's README, \"Use the hosted gateway\"), with the lifetime wanted " +
 	"(at most 24 hours, or none for a long-lived runner)."
+
+// InstallKubeconfig is the renewal's steps: download, then install over
+// file, owned by the runner's user when it is known, mode 0600.
+func InstallKubeconfig(file string, ra *RunAs) checks.Steps {
+	owner := ""
+	if ra != nil && ra.UIDKnown && ra.User != "" {
+		owner = " -o " + checks.Quote(ra.User)
+	}
+	return checks.Steps{
+		checks.Say(GetKubeconfig + " Save it as new.kubeconfig.yaml and install it over the file the runner loads; nothing else in the runner changes:"),
+		checks.Sh("sudo install -m 0600" + owner + " ./new.kubeconfig.yaml " + checks.Quote(file)),
+	}
+}

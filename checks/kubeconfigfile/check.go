@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/certexpiry"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/redact"
@@ -124,7 +123,7 @@ func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.RunAs, src check
 		p.Report(checks.Finding{
 			Cause:    fmt.Sprintf("The kubeconfig %s does not parse: client-go's load fails, and so does every job.", f.Path),
 			Evidence: []checks.Evidence{src, {Source: f.Path, Detail: f.ParseErr.Error()}},
-			Fix:      certexpiry.InstallKubeconfig(f.Path, proc),
+			Fix:      facts.InstallKubeconfig(f.Path, proc),
 		})
 	}
 	mode := f.Stat.Mode().Perm()
