@@ -66,7 +66,7 @@ func TestBlackhole(t *testing.T) {
 			if _, ok := err.(*exec.ExitError); err != nil && !ok {
 				t.Fatalf("doctor: %v", err)
 			}
-			if !strings.Contains(string(out), `"schemaVersion": 2`) {
+			if !strings.Contains(string(out), `"schemaVersion": 3`) {
 				t.Fatalf("no report:\n%s", out)
 			}
 			last = out

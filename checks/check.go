@@ -11,8 +11,8 @@ import (
 type Doc struct {
 	Cause   string // why this happens
 	Symptom string // exactly as the runner or the job log prints it
-	Fix     string // what to change
-	Verify  string // a command that shows the fix worked
+	Fix     Steps  // what to change
+	Verify  Steps  // the commands that show the fix worked
 	// Patterns match the symptom lines this cause prints in a job log or a
 	// runner log (`doctor why`, `doctor run --log`). Each is a fragment of
 	// one line, matched anywhere in it, case-sensitively; `*` stands for

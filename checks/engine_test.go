@@ -15,7 +15,7 @@ import (
 func mk(id string, run func(*checks.Pass) error, req ...checks.Node) *checks.Check {
 	return &checks.Check{
 		ID: id, Title: "title of " + id, Severity: checks.Error,
-		Doc:      checks.Doc{Cause: "c", Symptom: "s", Fix: "f", Verify: "v", Patterns: []string{"symptom of " + id}},
+		Doc:      checks.Doc{Cause: "c", Symptom: "s", Fix: checks.Text("f"), Verify: checks.Text("v"), Patterns: []string{"symptom of " + id}},
 		Requires: req, Run: run,
 	}
 }
@@ -221,7 +221,7 @@ func TestReportFillsDefaultsAndRedacts(t *testing.T) {
 	})
 	got := run(t, []*checks.Check{c}, checks.Options{})
 	f := got["a"].Findings[0]
-	if f.Check != "a" || f.Severity != checks.Error || f.Title != "title of a" || f.Fix != "f" || f.Docs != "README.md#a" {
+	if f.Check != "a" || f.Severity != checks.Error || f.Title != "title of a" || f.Fix.String() != "f" || f.Docs != "README.md#a" {
 		t.Errorf("defaults not filled: %+v", f)
 	}
 	if strings.Contains(f.Cause, "abcdefghijklmnop") || strings.Contains(f.Evidence[0].Detail, "abcdefghijklmnopqrstuvwxyz") {

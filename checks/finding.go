@@ -14,7 +14,7 @@ type Finding struct {
 	Title    string     `json:"title"`
 	Cause    string     `json:"cause"`
 	Evidence []Evidence `json:"evidence"`
-	Fix      string     `json:"fix"`
+	Fix      Steps      `json:"fix"`
 	Docs     string     `json:"docs"`
 	// CausedBy names the check whose failure explains this one, when the
 	// reporting check knows it (api-auth knows a 401 with past dates is

@@ -14,7 +14,7 @@ import (
 func TestOptionalRequirement(t *testing.T) {
 	broken := &Fact[*int]{ID: "broken", Doc: "fails", Compute: func(*Pass) (*int, error) { return nil, errors.New("no") }}
 	var had, ran bool
-	doc := Doc{Cause: "c", Symptom: "s", Fix: "f", Verify: "v"}
+	doc := Doc{Cause: "c", Symptom: "s", Fix: Text("f"), Verify: Text("v")}
 	soft := &Check{ID: "soft", Title: "t", Doc: doc, Severity: Info, Requires: []Node{Optional(broken)},
 		Run: func(p *Pass) error { ran, had = true, p.Has(broken) || broken.Get(p) != nil; return nil }}
 	hard := &Check{ID: "hard", Title: "t", Doc: doc, Severity: Info, Requires: []Node{broken},

@@ -3,6 +3,8 @@ package checks
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,8 +54,8 @@ func (p *Pass) Report(f Finding) {
 	if f.Title == "" {
 		f.Title = c.Title
 	}
-	docFix := f.Fix == "" || f.Fix == c.Doc.Fix
-	if f.Fix == "" {
+	docFix := len(f.Fix) == 0 || f.Fix.Equal(c.Doc.Fix)
+	if len(f.Fix) == 0 {
 		f.Fix = c.Doc.Fix
 	}
 	if f.Docs == "" {
@@ -70,7 +72,7 @@ func (p *Pass) Report(f Finding) {
 	// to redact, and its commands ("--token …") stay as written.
 	f.Cause = redact.Text(f.Cause)
 	if !docFix {
-		f.Fix = redact.Text(f.Fix)
+		f.Fix = redactSteps(f.Fix)
 	}
 	for i := range f.Evidence {
 		f.Evidence[i].Source = redact.Text(f.Evidence[i].Source)
@@ -177,3 +179,33 @@ func (p *Pass) CallTimeout() time.Duration {
 	}
 	return d
 }
+
+// redactSteps is redact.Text on a fix built at run time: its sentences
+// whole, its blocks all but the host paths they name. A path is no secret,
+// and redact's long-base64 rule takes a long one (/tmp/TestX…/runner) for
+// one, which would leave a command that pastes as a redirection
+// ("KUBECONFIG=<base64 redacted>").
+func redactSteps(s Steps) Steps {
+	out := make(Steps, len(s))
+	for i, st := range s {
+		if st.Kind == KindText {
+			out[i] = Step{st.Kind, redact.Text(st.Text)}
+			continue
+		}
+		var b strings.Builder
+		last := 0
+		for _, m := range blockPath.FindAllStringSubmatchIndex(st.Text, -1) {
+			b.WriteString(redact.Text(st.Text[last:m[2]]))
+			b.WriteString(st.Text[m[2]:m[3]])
+			last = m[3]
+		}
+		b.WriteString(redact.Text(st.Text[last:]))
+		out[i] = Step{st.Kind, b.String()}
+	}
+	return out
+}
+
+// blockPath is an absolute path in a block: after a space, a quote, an =
+// or a : (a path list), up to a space, a quote or an @; never a URL's
+// "//host" (its userinfo is redacted).
+var blockPath = regexp.MustCompile(`(?:^|[\s'"=:])(/[^/\s'"@][^\s'"@]*)`)

@@ -33,7 +33,7 @@ func validateChecks(catalog []*Check, complete bool) error {
 			errs = append(errs, fmt.Errorf("check %q: duplicate ID", c.ID))
 		}
 		checks[c.ID] = c
-		if c.Title == "" || c.Doc.Cause == "" || c.Doc.Symptom == "" || c.Doc.Fix == "" || c.Doc.Verify == "" {
+		if c.Title == "" || c.Doc.Cause == "" || c.Doc.Symptom == "" || len(c.Doc.Fix) == 0 || len(c.Doc.Verify) == 0 {
 			errs = append(errs, fmt.Errorf("check %q: title and doc (cause, symptom, fix, verify) are required", c.ID))
 		}
 		if c.Severity < Info || c.Severity > Critical {

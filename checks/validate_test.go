@@ -34,8 +34,8 @@ func TestValidateRejectsMissingDocs(t *testing.T) {
 		func(c *checks.Check) { c.Title = "" },
 		func(c *checks.Check) { c.Doc.Cause = "" },
 		func(c *checks.Check) { c.Doc.Symptom = "" },
-		func(c *checks.Check) { c.Doc.Fix = "" },
-		func(c *checks.Check) { c.Doc.Verify = "" },
+		func(c *checks.Check) { c.Doc.Fix = nil },
+		func(c *checks.Check) { c.Doc.Verify = nil },
 	} {
 		c := mk("a", ok)
 		blank(c)

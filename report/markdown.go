@@ -128,8 +128,8 @@ func renderMarkdownFinding(w io.Writer, rep *Report, f Finding) {
 	}
 	if f.CausedBy != nil {
 		fmt.Fprintf(w, "\nFollows from `%s` above: its fix is this one's.\n", mdCode(*f.CausedBy))
-	} else if f.Fix != "" {
-		fmt.Fprintf(w, "\n**Fix:**\n\n%s\n\n**Verify:**\n\n%s\n", fence(indentQuickActions(f.Fix)), fence(indentQuickActions(verifyCommand(rep, f))))
+	} else if len(f.FixSteps) > 0 {
+		fmt.Fprintf(w, "\n**Fix:**\n\n%s\n\n**Verify:**\n\n%s\n", markdownSteps(f.FixSteps), fenceLang(indentQuickActions(verifyCommand(rep, f)), "sh"))
 	}
 	if p := docsPointer(f); !strings.HasPrefix(p, "doctor explain ") {
 		fmt.Fprintf(w, "\nAbout this check: `doctor explain %s`, `%s`\n", mdCode(f.Check), mdCode(p))
@@ -217,7 +217,10 @@ func onRunner(r *checks.RunnerRef) string {
 }
 
 // fence puts s in a code fence longer than any backtick run inside it.
-func fence(s string) string {
+func fence(s string) string { return fenceLang(s, "") }
+
+// fenceLang is fence with an info string, the block's language.
+func fenceLang(s, lang string) string {
 	n := 3
 	for run, i := 0, 0; i < len(s); i++ {
 		if s[i] == '`' {
@@ -229,7 +232,7 @@ func fence(s string) string {
 		}
 	}
 	f := strings.Repeat("`", n)
-	return f + "\n" + strings.TrimRight(s, "\n") + "\n" + f
+	return f + lang + "\n" + strings.TrimRight(s, "\n") + "\n" + f
 }
 
 // Text from outside in markdown. printable has made it one line of fit

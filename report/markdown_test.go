@@ -30,7 +30,8 @@ func TestMarkdownRendersAsAGitLabIssue(t *testing.T) {
 			{Rank: 1, Check: "cert-expiry", Runner: r1, Severity: checks.Critical, Title: "The kubeconfig's client certificate is valid now",
 				Cause:    `[[runners]] #1 "kcp-tenant": the client certificate (CN=did:plc:x) expired at 11:00Z, 1h0m ago: every job fails`,
 				Evidence: []checks.Evidence{{Source: "client-certificate-data", Detail: "ECDSA P-256 <not shown>"}},
-				Fix:      "sudo install -m 0600 new.yaml /etc/gitlab-runner/kubeconfig.yaml\n# then `restart`", Fingerprint: "aaaaaaaaaaaa"},
+				Fix:      "sudo install -m 0600 new.yaml /etc/gitlab-runner/kubeconfig.yaml\n# then `restart`", Fingerprint: "aaaaaaaaaaaa",
+				FixSteps: checks.Steps{checks.Say("Install the new kubeconfig:"), checks.Sh("sudo install -m 0600 new.yaml /etc/gitlab-runner/kubeconfig.yaml\n# then `restart`")}},
 			{Rank: 2, Check: "api-auth", Runner: r1, Severity: checks.Error, Title: "The API accepts the credential",
 				Cause: "The front answers 401 Unauthorized to the runner's certificate.", CausedBy: &by, Fingerprint: "bbbbbbbbbbbb"},
 		},
@@ -70,7 +71,7 @@ func TestMarkdownRendersAsAGitLabIssue(t *testing.T) {
 	}
 	// The root cause's fix and verify command are code blocks; the folded
 	// finding has none of its own.
-	if n := count(`<pre><code>`); n != 2 {
+	if n := count(`<pre><code class="language-sh">`); n != 2 {
 		t.Errorf("want 2 code blocks (fix, verify), got %d:\n%s", n, h)
 	}
 	if !strings.Contains(h, "# then `restart`") {

@@ -40,6 +40,7 @@ func printable(rep *Report) *Report {
 		g := f
 		g.Check, g.Title, g.Cause, g.Docs = line(f.Check), line(f.Title), line(f.Cause), line(f.Docs)
 		g.Fix, g.Fingerprint, g.Change = safetext.Lines(f.Fix), line(f.Fingerprint), line(f.Change)
+		g.FixSteps = f.FixSteps.Map(safetext.Lines)
 		if f.CausedBy != nil {
 			by := line(*f.CausedBy)
 			g.CausedBy = &by

@@ -312,7 +312,7 @@ func (t *causeTree) emit(i, d int) {
 	f := t.all[i]
 	rf := Finding{
 		Rank: len(t.out) + 1, Check: f.Check, Runner: f.Runner, Severity: f.Severity, Title: f.Title,
-		Cause: f.Cause, Evidence: f.Evidence, Fix: f.Fix, Docs: f.Docs,
+		Cause: f.Cause, Evidence: f.Evidence, Fix: f.Fix.String(), FixSteps: f.Fix, Docs: f.Docs,
 		Explains: []string{}, Fingerprint: Fingerprint(f), depth: d,
 	}
 	if t.parent[i] >= 0 {

@@ -13,7 +13,9 @@ import (
 // 2: findings and checks carry their runner ({index, name}, or null for
 // host-wide), a per-runner check is listed once per runner, and the report
 // lists the runners diagnosed.
-const SchemaVersion = 2
+// 3: a finding's fix is also given as steps (fixSteps: [{kind, text}], kind
+// text, shell, caddyfile, systemd, toml or yaml), beside the plain fix.
+const SchemaVersion = 3
 
 // Report is the JSON document, field for field (README: "JSON schema").
 type Report struct {
@@ -110,10 +112,14 @@ type Finding struct {
 	Title    string            `json:"title"`
 	Cause    string            `json:"cause"`
 	Evidence []checks.Evidence `json:"evidence"`
-	Fix      string            `json:"fix"`
-	Docs     string            `json:"docs"`
-	CausedBy *string           `json:"causedBy"` // null for a root cause
-	Explains []string          `json:"explains"` // checks whose findings fold under this one
+	// FixSteps is the fix as steps: sentences and blocks of one kind
+	// each, the commands a script can take out. Fix is the same as plain
+	// text, every step on lines of its own (schema 2's field, kept).
+	Fix      string       `json:"fix"`
+	FixSteps checks.Steps `json:"fixSteps"`
+	Docs     string       `json:"docs"`
+	CausedBy *string      `json:"causedBy"` // null for a root cause
+	Explains []string     `json:"explains"` // checks whose findings fold under this one
 	// Fingerprint tells this finding from the check's others, stably from
 	// run to run: a hash of the check, the runner's index and the sorted
 	// evidence sources (never the wording). --ignore ID@FINGERPRINT:reason

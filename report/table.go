@@ -265,8 +265,9 @@ func renderStacked(w io.Writer, rep *Report, opt Options, g glyphs, wide bool) {
 }
 
 // renderFixes writes each root cause's fix and the command that verifies
-// it: the fix's prose wrapped to the width, its blocks and the verify
-// command as whole lines (wrap.Layout). A shell comment names the finding.
+// it: a shell comment names the finding, its sentences are comments and
+// its blocks lines of their own (StepLines), so a block copied whole
+// pastes without harm.
 func renderFixes(w io.Writer, rep *Report, width int) {
 	// One verify command for a check and runner, after its last fix.
 	type key struct {
@@ -281,13 +282,13 @@ func renderFixes(w io.Writer, rep *Report, width int) {
 	}
 	last := map[key]int{}
 	for i, f := range rep.Findings {
-		if f.CausedBy == nil && f.Fix != "" {
+		if f.CausedBy == nil && len(f.FixSteps) > 0 {
 			last[keyOf(f)] = i
 		}
 	}
 	first := true
 	for i, f := range rep.Findings {
-		if f.CausedBy != nil || f.Fix == "" {
+		if f.CausedBy != nil || len(f.FixSteps) == 0 {
 			continue
 		}
 		if first {
@@ -303,7 +304,7 @@ func renderFixes(w io.Writer, rep *Report, width int) {
 		for _, l := range wrap.Words(fmt.Sprintf("# %d. %s%s: fix", f.Rank, f.Check, on), width, "", "#   ") {
 			fmt.Fprintln(w, l)
 		}
-		for _, l := range wrap.Layout(fixSegments(f), width, "") {
+		for _, l := range StepLines(f.FixSteps, width, "# ") {
 			fmt.Fprintln(w, l)
 		}
 		if last[keyOf(f)] == i {
@@ -314,10 +315,4 @@ func renderFixes(w io.Writer, rep *Report, width int) {
 	if !first {
 		fmt.Fprintln(w)
 	}
-}
-
-// fixSegments is a finding's fix as wrap lays it out. A fix is text today:
-// each of its lines is prose, and a `quoted command` in it is one token.
-func fixSegments(f Finding) []wrap.Segment {
-	return []wrap.Segment{wrap.Prose(f.Fix)}
 }

@@ -56,10 +56,10 @@ func hostileReport(name, text, fix string) *Report {
 		Findings: []Finding{
 			{Rank: 1, Check: "cert-expiry", Runner: r1(), Severity: checks.Critical, Title: "t", Cause: "cause",
 				Evidence: []checks.Evidence{{Source: "src", Detail: "detail"}, {Source: "src2", Detail: "detail2"}},
-				Fix:      "fix", Docs: "README.md#cert-expiry", Explains: []string{"api-auth"}, Fingerprint: "aaaaaaaaaaaa", Change: "new"},
+				Fix:      "fix", FixSteps: checks.Steps{checks.Say("fix"), checks.Sh("fix")}, Docs: "README.md#cert-expiry", Explains: []string{"api-auth"}, Fingerprint: "aaaaaaaaaaaa", Change: "new"},
 			{Rank: 2, Check: "api-auth", Runner: r1(), Severity: checks.Error, Title: "t", Cause: "cause", CausedBy: &by,
-				Evidence: []checks.Evidence{{Source: "src", Detail: "detail"}}, Fix: "fix", Fingerprint: "bbbbbbbbbbbb", depth: 1},
-			{Rank: 3, Check: "namespace", Runner: r0(), Severity: checks.Warning, Title: "t", Cause: "cause", Fix: "fix", Fingerprint: "cccccccccccc"},
+				Evidence: []checks.Evidence{{Source: "src", Detail: "detail"}}, Fix: "fix", FixSteps: checks.Steps{checks.Say("fix"), checks.Sh("fix")}, Fingerprint: "bbbbbbbbbbbb", depth: 1},
+			{Rank: 3, Check: "namespace", Runner: r0(), Severity: checks.Warning, Title: "t", Cause: "cause", Fix: "fix", FixSteps: checks.Steps{checks.Say("fix"), checks.Sh("fix")}, Fingerprint: "cccccccccccc"},
 			{Rank: 4, Check: "runner-process", Severity: checks.Info, Title: "t", Cause: "cause", Fingerprint: "dddddddddddd"},
 		},
 		Checks: []CheckStatus{
@@ -110,8 +110,8 @@ func fill(v reflect.Value, field, name, text, fix string, seen map[uintptr]bool)
 		}
 	case reflect.String:
 		switch field {
-		case "Status":
-		case "Fix":
+		case "Status", "Kind":
+		case "Fix", "Text":
 			v.SetString(fix)
 		case "Name", "Host", "Source", "File", "Value", "Flag", "Runner":
 			v.SetString(name)
@@ -158,7 +158,7 @@ func TestFillReachesEveryField(t *testing.T) {
 			fields(ty.Elem(), path)
 		case reflect.Struct:
 			for i := 0; i < ty.NumField(); i++ {
-				if f := ty.Field(i); f.IsExported() && f.Name != "Status" {
+				if f := ty.Field(i); f.IsExported() && f.Name != "Status" && f.Name != "Kind" {
 					fields(f.Type, path+"."+f.Name)
 				}
 			}
@@ -273,7 +273,7 @@ func FuzzMarkdown(f *testing.F) {
 		}
 		fixes := 0
 		for _, f := range rep.Findings {
-			if f.CausedBy == nil && f.Fix != "" {
+			if f.CausedBy == nil && len(f.FixSteps) > 0 {
 				fixes++
 			}
 		}

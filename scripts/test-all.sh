@@ -30,6 +30,8 @@ command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
 # internal/source/sshkey reads keys the real ssh-keygen writes.
 command -v ssh-keygen >/dev/null 2>&1 || need+=(openssh-client)
+# Every fix's shell block is checked with shellcheck (internal/testing/fixproof).
+command -v shellcheck >/dev/null 2>&1 || need+=(shellcheck)
 export DOCTOR_REQUIRE_TOOLS=1
 if [ ${#need[@]} -gt 0 ]; then
   apt-get update

@@ -21,8 +21,11 @@ var Check = &checks.Check{
 		// no Status (k8s.io/apimachinery pkg/api/errors/errors.go, v0.37.2:
 		// NewGenericServerResponse, "%s (%s %s)"); a Status body gives its message, Unauthorized.
 		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up credentials: the server has asked for the client to provide credentials (post secrets)" + checks.PrepareHint,
-		Fix:     "Download a new kubeconfig with getKubeconfig and install it over the old file; for a connection failure, fix what the finding names.",
-		Verify:  "KUBECONFIG=/etc/gitlab-runner/tenant-ci/kubeconfig.yaml kubectl auth whoami",
+		Fix: checks.Target(
+			checks.Say("For a refused credential: "+facts.GetKubeconfig+" Install it over the file the runner loads (CLUSTER.kubeconfig.yaml is the file getKubeconfig returned):"),
+			checks.Sh(`sudo install -m 0600 -o "$RUNNER_USER" ./CLUSTER.kubeconfig.yaml "$RUNNER_KUBECONFIG"`),
+			checks.Say("For a connection failure, fix what the finding names.")),
+		Verify: checks.Target(checks.Say("Who the cluster says the runner's credential is:"), checks.Sh(checks.CatalogKubectl+" auth whoami")),
 		Patterns: []string{
 			// common/build.go ("prepare environment: %w. Check https://docs.gitlab.com/runner/shells/…")
 			// around executors/kubernetes/kubernetes.go ("setting up credentials: %w", "setting up
@@ -59,7 +62,7 @@ func run(p *checks.Pass) error {
 	f := checks.Finding{
 		Cause:    strings.TrimSpace(fmt.Sprintf("%s %s (server %s)", c.Cause, c.Detail, id.Server)),
 		Evidence: []checks.Evidence{{Source: "POST " + id.Server + "/apis/authentication.k8s.io/v1/selfsubjectreviews", Detail: c.Message}},
-		Fix:      c.Fix,
+		Fix:      checks.Text(c.Fix),
 	}
 	if cc.Cert != nil {
 		f.Evidence = append(f.Evidence, checks.Evidence{Source: cc.Source, Detail: facts.Describe(cc.Cert)})

@@ -100,7 +100,7 @@ func TestClassifiesEachFailure(t *testing.T) {
 		{"timeout", hanging, []string{"The API call timed out: the server's address does not answer within the deadline", "Check the route from this host to the server", "context deadline exceeded"}},
 		{"unknown-authority", tlsServer(other, nil, loopback), []string{"TLS fails: the server's certificate is signed by an authority the kubeconfig does not trust.", "Download the kubeconfig again", "x509: certificate signed by unknown authority"}},
 		{"hostname-mismatch", tlsServer(ca, []string{"kcp.other.invalid"}, nil), []string{"TLS fails: the server's certificate does not name the host in the kubeconfig's server URL.", "Use the server URL getKubeconfig returned", "doesn't contain any IP SANs"}},
-		{"revoked", tlsServer(ca, nil, loopback), []string{" answers 401 Unauthorized to a certificate within its dates: it was revoked, or this account no longer owns the cluster.", "Download a new kubeconfig with getKubeconfig", "selfsubjectreviews: Unauthorized", "client certificate ECDSA P-256, CN=did:plc:abc"}},
+		{"revoked", tlsServer(ca, nil, loopback), []string{" answers 401 Unauthorized to a certificate within its dates: it was revoked, or this account no longer owns the cluster.", "downloads a new kubeconfig with the gateway's getKubeconfig call", "selfsubjectreviews: Unauthorized", "client certificate ECDSA P-256, CN=did:plc:abc"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := testroot.New(t)

@@ -10,6 +10,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/redact"
 )
@@ -57,7 +58,7 @@ func Classify(err error) Class {
 	switch {
 	case apierrors.IsUnauthorized(err):
 		c.Kind, c.Cause, c.Detail = Unauthorized, "The server answers 401 Unauthorized:", "the credential is not accepted."
-		c.Fix = "Download a new kubeconfig with getKubeconfig and install it over the old file."
+		c.Fix = renew
 	case apierrors.IsForbidden(err):
 		c.Kind, c.Cause, c.Detail = Forbidden, "The server answers 403 Forbidden to a self-review:", msg
 		c.Fix = "The identity may not even review itself: the owner-group binding changed."
@@ -74,7 +75,7 @@ func Classify(err error) Class {
 	case strings.Contains(msg, "tls: ") && (strings.Contains(msg, "certificate required") || strings.Contains(msg, "bad certificate") || strings.Contains(msg, "handshake failure")):
 		c.Kind, c.Cause = TLSRefused, "The front refuses the TLS handshake: it does not accept the client certificate."
 		c.Detail = "The certificate front rejects certificates it does not admit (revoked, expired or foreign) before any HTTP."
-		c.Fix = "Download a new kubeconfig with getKubeconfig and install it over the old file."
+		c.Fix = renew
 	case errors.Is(err, syscall.ECONNREFUSED):
 		c.Kind, c.Cause, c.Detail = Refused, "The connection is refused:", "nothing listens at the server's address and port."
 		c.Fix = "Check the server URL in the kubeconfig and that the kcp front is up."
@@ -90,3 +91,7 @@ func Classify(err error) Class {
 	}
 	return c
 }
+
+// renew is the fix of a refused credential: a new kubeconfig, from where
+// the guide says one comes.
+const renew = facts.GetKubeconfig + " Install it over the file the runner loads, mode 0600, owned by the runner's user; nothing else in the runner changes."

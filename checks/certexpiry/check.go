@@ -29,8 +29,11 @@ var Check = &checks.Check{
 			"authentication; rotation is downloading a new kubeconfig over the file. A certificate with no " +
 			"expiry ends only when the user revokes it.",
 		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up credentials: Unauthorized" + checks.PrepareHint + "; or `error: You must be logged in to the server (the server has asked for the client to provide credentials)` from kubectl",
-		Fix:     "Download a new kubeconfig with getKubeconfig and install it over the old file (sudo install -m 0600 <cluster>.kubeconfig.yaml /etc/gitlab-runner/tenant-ci/kubeconfig.yaml). Nothing else in the runner changes.",
-		Verify:  "kubectl config view --raw --minify -o jsonpath='{.users[0].user.client-certificate-data}' | base64 -d | openssl x509 -noout -subject -enddate",
+		Fix: checks.Target(
+			checks.Say(facts.GetKubeconfig+" Install it over the file the runner loads (CLUSTER.kubeconfig.yaml is the file getKubeconfig returned); nothing else in the runner changes:"),
+			checks.Sh(`sudo install -m 0600 -o "$RUNNER_USER" ./CLUSTER.kubeconfig.yaml "$RUNNER_KUBECONFIG"`)),
+		Verify: checks.Target(checks.Say("The subject and expiry of the runner's client certificate:"),
+			checks.Sh(`sudo env KUBECONFIG="$RUNNER_KUBECONFIG" kubectl --context "$RUNNER_CONTEXT" config view --raw --minify -o jsonpath='{.users[0].user.client-certificate-data}' | base64 -d | openssl x509 -noout -subject -enddate`)),
 		Ambiguous: []checks.Ambiguous{
 			// A 401 says the credential was refused, not why (ambiguous.md §7). k8s.io/apimachinery
 			// pkg/api/errors/errors.go, v0.21.1 to v0.37.2: the generic text of a 401 without a Status
@@ -88,14 +91,16 @@ func run(p *checks.Pass) error {
 			Cause: fmt.Sprintf("The client certificate (CN=%s) is not valid until %s: this host's clock is behind, or the certificate was issued by a host whose clock is ahead.",
 				c.Subject.CommonName, stamp(c.NotBefore)),
 			Evidence: append(ev, checks.Evidence{Source: "clock", Detail: "now " + stamp(now)}),
-			Fix:      "Correct the clock (timedatectl status; chronyc tracking), then download a new kubeconfig if it still fails.",
+			Fix: checks.Steps{checks.Say("Correct the clock (clock-skew says how); what this host's clock says:"),
+				checks.Sh("timedatectl status\nchronyc tracking"),
+				checks.Say("Then download a new kubeconfig if it still fails.")},
 		})
 	case left < SoonLeft:
 		p.Report(checks.Finding{
 			Severity: checks.Warning,
 			Cause:    fmt.Sprintf("The client certificate (CN=%s) expires in %s, at %s: jobs start failing with 401 then.", c.Subject.CommonName, human(left), stamp(c.NotAfter)),
 			Evidence: ev,
-			Fix:      renew + " Do it now, or use one with no expiry for a long-lived runner (revoke it when the runner goes).",
+			Fix:      append(renew, checks.Say("Do it now, or use one with no expiry for a long-lived runner (revoke it when the runner goes).")),
 		})
 	}
 	if life := c.NotAfter.Sub(c.NotBefore); life > MaxLifetime {
@@ -104,7 +109,7 @@ func run(p *checks.Pass) error {
 			Cause: fmt.Sprintf("The client certificate is valid for %s (to %s): longer than the 24 hours getKubeconfig otherwise issues, "+
 				"so revocation is the only end of this cluster-admin credential.", human(life), stamp(c.NotAfter)),
 			Evidence: ev,
-			Fix:      "None for a long-lived runner; revoke the certificate when the runner goes.",
+			Fix:      checks.Text("None for a long-lived runner; revoke the certificate when the runner goes."),
 		})
 	}
 	if !slices.Contains(c.Subject.Organization, facts.OwnersGroup) {
@@ -113,7 +118,7 @@ func run(p *checks.Pass) error {
 			Cause: fmt.Sprintf("The client certificate's groups are [%s], not %s: it is not a gateway owner certificate, so "+
 				"cluster-admin is not given by construction.", groupsText(c.Subject.Organization), facts.OwnersGroup),
 			Evidence: ev,
-			Fix:      "None if this identity has its own RBAC; otherwise use the kubeconfig getKubeconfig returned.",
+			Fix:      checks.Text("None if this identity has its own RBAC; otherwise use the kubeconfig getKubeconfig returned."),
 		})
 	}
 	return nil
@@ -121,16 +126,11 @@ func run(p *checks.Pass) error {
 
 // renewFix installs a new kubeconfig over the file the runner loads, for
 // its user: the guide's rotation, with this host's path.
-func renewFix(k *facts.KubeContext, ra *facts.RunAs) string {
-	file := "<the kubeconfig the runner loads>"
-	if k != nil && k.Kubeconfig != nil && len(k.Kubeconfig.Files) > 0 {
-		file = k.Kubeconfig.Files[0].Path
+func renewFix(k *facts.KubeContext, ra *facts.RunAs) checks.Steps {
+	if k == nil || k.Kubeconfig == nil || len(k.Kubeconfig.Files) == 0 {
+		return checks.Text(facts.GetKubeconfig + " Install it over the kubeconfig the runner loads; nothing else in the runner changes.")
 	}
-	owner := ""
-	if ra != nil && ra.UIDKnown && ra.User != "" {
-		owner = " -o " + ra.User
-	}
-	return fmt.Sprintf("Download a new kubeconfig with getKubeconfig and install it over the old file: sudo install -m 0600%s <cluster>.kubeconfig.yaml %s. Nothing else in the runner changes.", owner, file)
+	return facts.InstallKubeconfig(k.Kubeconfig.Files[0].Path, ra)
 }
 
 func groupsText(gs []string) string {

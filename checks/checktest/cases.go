@@ -10,6 +10,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
+	"github.com/socialwebcomputer/doctor/internal/testing/fixproof"
 	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
 )
 
@@ -92,7 +93,14 @@ func RunCase(t *testing.T, c *checks.Check, dir string, opts ...Option) {
 			e.Root, e.Clock = root, now
 		}))
 	}
-	assertResults(t, Check(t, c, opts...), cs.Want)
+	results := Check(t, c, opts...)
+	assertResults(t, results, cs.Want)
+	// Every fix the case renders, with its facts, pastes (fixproof).
+	for _, r := range results {
+		for _, f := range r.Findings {
+			fixproof.Checker{}.Assert(t, filepath.Base(dir)+": "+c.ID+" fix", f.Fix)
+		}
+	}
 }
 
 func loadCase(t *testing.T, dir string) *Case {

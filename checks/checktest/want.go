@@ -56,7 +56,7 @@ func ForRunner(t testing.TB, rs []checks.CheckResult, index int) checks.CheckRes
 
 func findingText(f checks.Finding) string {
 	var b strings.Builder
-	b.WriteString(f.Cause + "\n" + f.Fix + "\n")
+	b.WriteString(f.Cause + "\n" + f.Fix.String() + "\n")
 	for _, e := range f.Evidence {
 		b.WriteString(e.Source + ": " + e.Detail + "\n")
 	}

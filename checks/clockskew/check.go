@@ -42,9 +42,17 @@ var Check = &checks.Check{
 		// "x509: certificate has expired or is not yet valid: " + Detail, with
 		// Detail "current time %s is before %s" or "current time %s is after %s".
 		Symptom: "x509: certificate has expired or is not yet valid: current time 2026-11-29T12:00:40Z is before 2026-11-29T12:01:00Z",
-		Fix: "Synchronise the clock that disagrees with NTP: on this host timedatectl set-ntp true and " +
-			"chronyc makestep (or systemctl restart systemd-timesyncd); on a server, the same on the machine that runs it.",
-		Verify: "timedatectl status; curl -sI https://<apiserver>/readyz | grep -i '^date:'; date -u",
+		Fix: checks.Steps{
+			checks.Say("Synchronise the clock that disagrees with NTP; on this host (on a server, the same on the machine that runs it):"),
+			checks.Sh("sudo timedatectl set-ntp true\nsudo chronyc makestep"),
+			checks.Say("Without chrony, restart systemd-timesyncd:"),
+			checks.Sh("sudo systemctl restart systemd-timesyncd"),
+		},
+		Verify: checks.Target(checks.Say("This host's clock, and the apiserver's Date header:"),
+			checks.Sh(`timedatectl status
+SERVER=$(`+checks.CatalogKubectl+` config view --minify -o jsonpath='{.clusters[0].cluster.server}')
+curl -skI "$SERVER/readyz" | grep -i '^date:'
+date -u`)),
 		Patterns: []string{
 			// crypto/x509/verify.go (go1.26), CertificateInvalidError.Error for Expired.
 			"x509: certificate has expired or is not yet valid: current time * is before *",
@@ -110,23 +118,27 @@ func judge(p *checks.Pass, label string, seen []hostio.ServerDate) error {
 	if beyond(worst) >= ErrorAt {
 		sev = checks.Error
 	}
-	var cause, fix string
+	var cause string
+	var fix checks.Steps
 	switch {
 	case len(off) == len(seen) && len(seen) > 1 && agree(off):
 		cause = fmt.Sprintf("This host's clock is %s %s: the %s at %s and %s at %s agree with each other and not with it. "+
 			"The runner judges every certificate by it, so one that is valid reads as `x509: certificate has expired or is not yet valid`.",
 			human(-worst.Skew()), aheadBehind(-worst.Skew()), off[0].Kind, off[0].Server, off[1].Kind, off[1].Server)
-		fix = "Synchronise this host's clock: timedatectl set-ntp true, then chronyc makestep (or systemctl restart systemd-timesyncd)."
+		fix = checks.Steps{checks.Say("Synchronise this host's clock (without chrony: sudo systemctl restart systemd-timesyncd in place of the second line):"),
+			checks.Sh("sudo timedatectl set-ntp true\nsudo chronyc makestep")}
 	case len(fine) > 0:
 		cause = fmt.Sprintf("The %s at %s has a clock %s %s of this host's, while the %s at %s agrees with it: that server's clock is wrong. "+
 			"Certificates it issues or checks are judged %s off, and a short-lived one reads as `x509: certificate has expired or is not yet valid`.",
 			worst.Kind, worst.Server, human(worst.Skew()), aheadBehind(worst.Skew()), fine[0].Kind, fine[0].Server, human(worst.Skew()))
-		fix = fmt.Sprintf("Synchronise the clock of the machine that serves %s with NTP (timedatectl set-ntp true; chronyc makestep).", worst.Server)
+		fix = checks.Steps{checks.Say(fmt.Sprintf("Synchronise the clock of the machine that serves %s with NTP; there:", worst.Server)),
+			checks.Sh("sudo timedatectl set-ntp true\nsudo chronyc makestep")}
 	default:
 		cause = fmt.Sprintf("This host's clock and the %s's at %s disagree by %s (the server is %s); with no third clock to ask, either may be wrong. "+
 			"Certificates that live 60 s to 24 h then read as `x509: certificate has expired or is not yet valid`.",
 			worst.Kind, worst.Server, human(worst.Skew()), aheadBehind(worst.Skew()))
-		fix = "Compare both with a trusted clock (date -u here and on the server, or chronyc tracking), then synchronise the one that is off with NTP."
+		fix = checks.Steps{checks.Say("Compare both with a trusted clock, here and on the server, then synchronise the one that is off with NTP:"),
+			checks.Sh("date -u\nchronyc tracking")}
 	}
 	p.Report(checks.Finding{Severity: sev, Cause: label + ": " + cause, Evidence: evidence, Fix: fix})
 	return nil

@@ -22,8 +22,9 @@ var Check = &checks.Check{
 			"A kind or k3d context left current in a kubeconfig that also holds the kcp mount sends every job to a cluster on the runner's own host.",
 		// The guide's row (runner-gateway-cluster, "Failure modes").
 		Symptom: "The runner talks to the wrong cluster, or to a cluster on its own host; or every job fails with \"ca file, cert file and key file must be specified when using file based auth\".",
-		Fix:     "Remove host, cert_file, key_file and ca_file from [runners.kubernetes] (the kubeconfig carries them), and do not run the kubeconfig-shaped runner inside a pod.",
-		Verify:  "grep -nE '^\\s*(host|cert_file|key_file|ca_file)\\s*=' /etc/gitlab-runner/config.toml; doctor run --only cluster-override",
+		Fix:     checks.Text("Remove host, cert_file, key_file and ca_file from [runners.kubernetes] (the kubeconfig carries them), and do not run the kubeconfig-shaped runner inside a pod."),
+		Verify: checks.Target(checks.Sh(`sudo grep -nE '^\s*(host|cert_file|key_file|ca_file)\s*=' "$RUNNER_CONFIG"
+doctor run --only cluster-override`)),
 		Patterns: []string{
 			// executors/kubernetes/util.go, v19.3.0 (getOutClusterClientConfig).
 			"ca file, cert file and key file must be specified when using file based auth",
@@ -55,7 +56,7 @@ func run(p *checks.Pass) error {
 		p.Report(checks.Finding{
 			Cause:    fmt.Sprintf("%s sets host = %q: the executor takes the out-of-cluster branch and never reads the kubeconfig.", label, redact.StripUserinfo(k.Host)),
 			Evidence: []checks.Evidence{{Source: src, Detail: line}},
-			Fix:      "Remove host (and cert_file, key_file, ca_file) from [runners.kubernetes]; the kubeconfig carries the URL and the certificate.",
+			Fix:      checks.Text("Remove host (and cert_file, key_file, ca_file) from [runners.kubernetes]; the kubeconfig carries the URL and the certificate."),
 		})
 	}
 	// getOutClusterClientConfig is the only reader of the three files, and
@@ -75,7 +76,7 @@ func run(p *checks.Pass) error {
 			Cause: fmt.Sprintf("%s sets %s with host empty: the executor loads the kubeconfig and never reads "+
 				"cert_file, key_file or ca_file, so the setting has no effect.", label, key),
 			Evidence: []checks.Evidence{{Source: src, Detail: line}},
-			Fix:      "Remove cert_file, key_file and ca_file from [runners.kubernetes]; the kubeconfig carries the certificate and the CA.",
+			Fix:      checks.Text("Remove cert_file, key_file and ca_file from [runners.kubernetes]; the kubeconfig carries the certificate and the CA."),
 		})
 	}
 	if k.Host != "" && k.CertFile != "" && (k.KeyFile == "" || k.CAFile == "") {
@@ -84,7 +85,7 @@ func run(p *checks.Pass) error {
 			Cause: fmt.Sprintf("%s sets cert_file without key_file or ca_file: config.toml decodes, and every job fails with "+
 				"\"ca file, cert file and key file must be specified when using file based auth\".", label),
 			Evidence: []checks.Evidence{{Source: src, Detail: line}},
-			Fix:      "Remove cert_file (the kubeconfig carries the certificate), or set all three of cert_file, key_file and ca_file.",
+			Fix:      checks.Text("Remove cert_file (the kubeconfig carries the certificate), or set all three of cert_file, key_file and ca_file."),
 		})
 	}
 	if err := wrongCluster(p, e); err != nil {
@@ -108,7 +109,7 @@ func run(p *checks.Pass) error {
 				{Source: env.Source, Detail: "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT: " + host},
 				{Source: facts.ServiceAccountDir + "/token", Detail: ic.TokenErr.Error()},
 			},
-			Fix: "None if the kubeconfig is the cluster meant; for in-cluster config, mount the service account's token (automountServiceAccountToken).",
+			Fix: checks.Text("None if the kubeconfig is the cluster meant; for in-cluster config, mount the service account's token (automountServiceAccountToken)."),
 		})
 	}
 	if host := ic.HostPort; ic.Config != nil && k.Host == "" {
@@ -119,11 +120,11 @@ func run(p *checks.Pass) error {
 		}
 		if kubeconfigSet {
 			f.Cause += " The KUBECONFIG the process also has is never read."
-			f.Fix = "Run the kubeconfig-shaped runner outside the cluster, or unset KUBERNETES_SERVICE_HOST in its environment."
+			f.Fix = checks.Text("Run the kubeconfig-shaped runner outside the cluster, or unset KUBERNETES_SERVICE_HOST in its environment.")
 		} else {
 			f.Severity = checks.Info
 			f.Cause += " That is the in-cluster runner shape; it is right when that cluster is the one meant."
-			f.Fix = "None if the runner is meant to run jobs in its own cluster."
+			f.Fix = checks.Text("None if the runner is meant to run jobs in its own cluster.")
 		}
 		p.Report(f)
 	}

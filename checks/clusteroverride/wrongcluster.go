@@ -29,11 +29,14 @@ func wrongCluster(p *checks.Pass, e *facts.RunnerEntry) error {
 	}
 	ev := []checks.Evidence{ec.Evidence()}
 	why := "--expect-kcp-mount says the kcp mount is meant"
-	fix := "Point the runner at the kcp mount: name its context in [runners.kubernetes] context, or make it the kubeconfig's current-context."
+	fix := checks.Text("Point the runner at the kcp mount: name its context in [runners.kubernetes] context, or make it the kubeconfig's current-context.")
 	if name, cl := unusedMount(facts.KubeconfigFact.Get(p), ec.Server); cl != "" {
 		why = fmt.Sprintf("the kubeconfig also holds the kcp mount %s (context %q), which this runner does not use", cl, name)
 		ev = append(ev, checks.Evidence{Source: "contexts." + name, Detail: "server " + cl})
-		fix = fmt.Sprintf("Name the kcp mount's context in [runners.kubernetes] context = %q, or make it the current-context (kubectl config use-context %s).", name, name)
+		fix = checks.Steps{
+			checks.Say("Name the kcp mount's context in this runner's [runners.kubernetes] (or make it the kubeconfig's current-context), then restart the runner:"),
+			checks.Toml(fmt.Sprintf("[runners.kubernetes]\ncontext = %q", name)),
+		}
 	} else if !expect {
 		return nil
 	}

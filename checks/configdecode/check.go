@@ -29,8 +29,9 @@ var Check = &checks.Check{
 			"invalid log_level or log_format, [runners.machine] autoscaling periods or job_queuing_durations periods that " +
 			"do not compile, MachineOptionsWithName without %s.",
 		Symptom: "FATAL: Service run failed                           error=decoding configuration file: toml: line 9 (last key \"runners.output_limit\"): expected value but found '=' instead",
-		Fix:     "Correct the quoted line so it has the type the runner expects, then restart the runner.",
-		Verify:  "gitlab-runner verify --config /etc/gitlab-runner/config.toml && doctor run --only config-decode",
+		Fix:     checks.Text("Correct the quoted line so it has the type the runner expects, then restart the runner."),
+		Verify: checks.Target(checks.Sh(`sudo gitlab-runner verify --config "$RUNNER_CONFIG"
+doctor run --only config-decode`)),
 		Patterns: []string{
 			// common/config.go, v19.3.0: fmt.Errorf("decoding configuration file: %w", err).
 			"decoding configuration file: ",
@@ -78,7 +79,7 @@ func run(p *checks.Pass) error {
 			Cause: fmt.Sprintf("config.toml does not exist (%s): the runner treats a missing file as empty and runs "+
 				"with no [[runners]], so it takes no job and logs no error.", c.Path),
 			Evidence: []checks.Evidence{located, {Source: c.Path, Detail: "no such file or directory"}},
-			Fix:      "Point the runner at its real config.toml (--config or CONFIG_FILE), or restore the file, then restart it.",
+			Fix:      checks.Text("Point the runner at its real config.toml (--config or CONFIG_FILE), or restore the file, then restart it."),
 		})
 		return nil
 	}
@@ -89,7 +90,7 @@ func run(p *checks.Pass) error {
 			Cause: fmt.Sprintf("config.toml %s is larger than %d MiB: no runner configuration is that large, so this is not "+
 				"the file it should be; doctor did not read it.", c.Path, hostio.MaxFileSize>>20),
 			Evidence: []checks.Evidence{located},
-			Fix:      "Point the runner at its real config.toml (--config or CONFIG_FILE), or restore the file, then restart it.",
+			Fix:      checks.Text("Point the runner at its real config.toml (--config or CONFIG_FILE), or restore the file, then restart it."),
 		})
 		return nil
 	}
@@ -101,7 +102,7 @@ func run(p *checks.Pass) error {
 			Cause: fmt.Sprintf("config.toml cannot be read (%v): the runner exits at start-up with a FATAL.", c.ReadErr),
 			Evidence: []checks.Evidence{located,
 				{Source: "runner log", Detail: runnerconfig.FatalLine(runnerconfig.LoadError(c.ReadErr))}},
-			Fix: "Point the runner at its real config.toml (--config or CONFIG_FILE), or restore the file, then restart it.",
+			Fix: checks.Text("Point the runner at its real config.toml (--config or CONFIG_FILE), or restore the file, then restart it."),
 		})
 		return nil
 	}
@@ -123,7 +124,7 @@ func run(p *checks.Pass) error {
 			Severity: checks.Error,
 			Cause:    "config.toml decodes but has no [[runners]]: the process runs and takes no job.",
 			Evidence: []checks.Evidence{located},
-			Fix:      "Register the runner (gitlab-runner register) or restore its [[runners]] block.",
+			Fix:      checks.Text("Register the runner again (the runner-token check's fix says how), or restore its [[runners]] block."),
 		}
 		// A [[runner]] typo: registering again would add a second block and
 		// keep the typo.
@@ -131,7 +132,7 @@ func run(p *checks.Pass) error {
 			if len(occ.Key) == 1 && strings.HasPrefix(strings.ToLower(occ.Key[0]), "runner") && occ.Line > 0 {
 				f.Cause += fmt.Sprintf(" Line %d has [[%s]], which the runner does not read.", occ.Line, occ.Key[0])
 				f.Evidence = append(f.Evidence, checks.Evidence{Source: fmt.Sprintf("%s:%d", c.Path, occ.Line), Detail: "[[" + occ.Key[0] + "]]"})
-				f.Fix = fmt.Sprintf("Rename [[%s]] on line %d to [[runners]], then restart the runner.", occ.Key[0], occ.Line)
+				f.Fix = checks.Text(fmt.Sprintf("Rename [[%s]] on line %d to [[runners]], then restart the runner.", occ.Key[0], occ.Line))
 				break
 			}
 		}
@@ -157,11 +158,11 @@ func refusals(p *checks.Pass, c *facts.ConfigFile, located checks.Evidence) {
 		}
 		if r.Fatal {
 			f.Cause = fmt.Sprintf("The runner refuses %s at start-up (%s) and exits: %s", r.Path, r.Source, r.Message)
-			f.Fix = "Correct " + r.Path + " as the runner's message says, then restart the runner."
+			f.Fix = checks.Text("Correct " + r.Path + " as the runner's message says, then restart the runner.")
 		} else {
 			f.Severity = checks.Warning
 			f.Cause = fmt.Sprintf("The runner logs a problem with %s (%s) and goes on without it: %s", r.Path, r.Source, r.Message)
-			f.Fix = "Correct " + r.Path + " as the runner's message says; the runner picks it up on its next reload."
+			f.Fix = checks.Text("Correct " + r.Path + " as the runner's message says; the runner picks it up on its next reload.")
 		}
 		p.Report(f)
 	}

@@ -29,8 +29,10 @@ var Check = &checks.Check{
 			"A file the runner's user cannot read stops it at start-up.",
 		Symptom: "Nothing in the runner's log while the file is exposed. When the runner's user cannot read it: " +
 			"FATAL: Service run failed  error=decoding configuration file: open /etc/gitlab-runner/config.toml: permission denied",
-		Fix:    "sudo chown <runner user> /etc/gitlab-runner/config.toml && sudo chmod 0600 /etc/gitlab-runner/config.toml && sudo chmod go-w /etc/gitlab-runner",
-		Verify: "stat -c '%a %U:%G %n' /etc/gitlab-runner/config.toml /etc/gitlab-runner",
+		Fix: checks.Target(checks.Sh(`sudo chown "$RUNNER_USER" "$RUNNER_CONFIG"
+sudo chmod 0600 "$RUNNER_CONFIG"
+sudo chmod go-w "$(dirname "$RUNNER_CONFIG")"`)),
+		Verify: checks.Target(checks.Sh(`sudo stat -c '%a %U:%G %n' "$RUNNER_CONFIG" "$(dirname "$RUNNER_CONFIG")"`)),
 		Patterns: []string{
 			// common/config.go, v19.3.0, LoadConfig: toml.DecodeFile's open error behind
 			// fmt.Errorf("decoding configuration file: %w", err).
@@ -88,16 +90,16 @@ func unreadable(p *checks.Pass, c *facts.ConfigFile, blocked []facts.Blocker, ra
 	for _, b := range blocked {
 		ev = append(ev, b.Evidence())
 		if b.Path == c.ReadPath() {
-			fix = append(fix, fmt.Sprintf("sudo chown %s %s && sudo chmod 0600 %s", owner(ra), c.Path, c.Path))
+			fix = append(fix, fmt.Sprintf("sudo chown %s %s\nsudo chmod 0600 %s", checks.Quote(owner(ra)), checks.Quote(c.Path), checks.Quote(c.Path)))
 		} else {
-			fix = append(fix, fmt.Sprintf("sudo chmod o+x %s", b.Path))
+			fix = append(fix, "sudo chmod o+x "+checks.Quote(b.Path))
 		}
 	}
 	p.Report(checks.Finding{
 		Cause: fmt.Sprintf("The runner's user (%s) cannot read %s (blocked at %s): the runner stops at start-up with "+
 			"`decoding configuration file: open %s: permission denied`.", ra.Label(), c.Path, facts.BlockerPaths(blocked), c.Path),
 		Evidence: ev,
-		Fix:      strings.Join(fix, " && "),
+		Fix:      checks.Steps{checks.Sh(strings.Join(fix, "\n"))},
 	})
 }
 
@@ -107,10 +109,10 @@ func exposed(p *checks.Pass, c *facts.ConfigFile, st fs.FileInfo, ra *facts.RunA
 	mode := st.Mode().Perm()
 	uid, gid := facts.Ownership(st)
 	modeEv := checks.Evidence{Source: c.Path, Detail: fmt.Sprintf("mode %04o owner %d:%d", mode, uid, gid)}
-	fix := "sudo chmod 0600 " + c.Path
+	fix := "sudo chmod 0600 " + checks.Quote(c.Path)
 	if ra != nil && ra.UIDKnown && ra.UID != 0 && uid != ra.UID {
 		// 0600 on a file the runner's user does not own would lock it out.
-		fix = fmt.Sprintf("sudo chown %s %s && %s", owner(ra), c.Path, fix)
+		fix = fmt.Sprintf("sudo chown %s %s\n%s", checks.Quote(owner(ra)), checks.Quote(c.Path), fix)
 	}
 	holders := tokenHolders(c)
 	// The group class is judged only for the runner's own file: a file
@@ -124,7 +126,7 @@ func exposed(p *checks.Pass, c *facts.ConfigFile, st fs.FileInfo, ra *facts.RunA
 			Cause: fmt.Sprintf("%s has mode %04o: any local user can write it, and so give the runner their own "+
 				"[[runners]], tokens and commands.", c.Path, mode),
 			Evidence: []checks.Evidence{modeEv},
-			Fix:      fix,
+			Fix:      checks.Steps{checks.Sh(fix)},
 		})
 	case judgeGroup && mode&0o020 != 0:
 		p.Report(checks.Finding{
@@ -132,7 +134,7 @@ func exposed(p *checks.Pass, c *facts.ConfigFile, st fs.FileInfo, ra *facts.RunA
 			Cause: fmt.Sprintf("%s has mode %04o: the members of group %d can write it, and so give the runner "+
 				"their own [[runners]], tokens and commands.", c.Path, mode, gid),
 			Evidence: []checks.Evidence{modeEv},
-			Fix:      fix,
+			Fix:      checks.Steps{checks.Sh(fix)},
 		})
 	}
 	if len(holders) == 0 {
@@ -145,7 +147,7 @@ func exposed(p *checks.Pass, c *facts.ConfigFile, st fs.FileInfo, ra *facts.RunA
 			Cause: fmt.Sprintf("%s has mode %04o and holds %s: any local user can read the token and take "+
 				"the runner's jobs, with their CI/CD variables.", c.Path, mode, tokensText(len(holders))),
 			Evidence: ev,
-			Fix:      fix,
+			Fix:      checks.Steps{checks.Sh(fix)},
 		})
 	case judgeGroup && mode&0o040 != 0:
 		p.Report(checks.Finding{
@@ -153,7 +155,7 @@ func exposed(p *checks.Pass, c *facts.ConfigFile, st fs.FileInfo, ra *facts.RunA
 			Cause: fmt.Sprintf("%s has mode %04o and holds %s: the members of group %d can read the token and "+
 				"take the runner's jobs, with their CI/CD variables.", c.Path, mode, tokensText(len(holders)), gid),
 			Evidence: ev,
-			Fix:      fix,
+			Fix:      checks.Steps{checks.Sh(fix)},
 		})
 	}
 }
@@ -169,14 +171,14 @@ func replaceable(p *checks.Pass, c *facts.ConfigFile, _ fs.FileInfo) {
 	mode := st.Mode().Perm()
 	uid, gid := facts.Ownership(st)
 	ev := []checks.Evidence{{Source: path.Dir(c.Path), Detail: fmt.Sprintf("mode %04o owner %d:%d", mode, uid, gid)}}
-	fix := "sudo chmod go-w " + path.Dir(c.Path)
+	fix := "sudo chmod go-w " + checks.Quote(path.Dir(c.Path))
 	switch {
 	case mode&0o002 != 0:
 		p.Report(checks.Finding{
 			Cause: fmt.Sprintf("%s, config.toml's directory, has mode %04o: any local user can replace config.toml "+
 				"with their own, and the runner loads it on its next reload.", path.Dir(c.Path), mode),
 			Evidence: ev,
-			Fix:      fix,
+			Fix:      checks.Steps{checks.Sh(fix)},
 		})
 	case mode&0o020 != 0:
 		p.Report(checks.Finding{
@@ -184,7 +186,7 @@ func replaceable(p *checks.Pass, c *facts.ConfigFile, _ fs.FileInfo) {
 			Cause: fmt.Sprintf("%s, config.toml's directory, has mode %04o: the members of group %d can replace "+
 				"config.toml with their own, and the runner loads it on its next reload.", path.Dir(c.Path), mode, gid),
 			Evidence: ev,
-			Fix:      fix,
+			Fix:      checks.Steps{checks.Sh(fix)},
 		})
 	}
 }

@@ -21,8 +21,15 @@ var Check = &checks.Check{
 			"with request_concurrency 1, leaves a job waiting out GitLab's long poll; without required pod anti-affinity two jobs share a " +
 			"node; an autoscaler policy with idle_count > 0 and no periods keeps a node billed around the clock.",
 		Symptom: "ERROR: Job failed (system failure): prepare environment: waiting for pod running: timed out waiting for pod to start (last phase: Pending)" + checks.PrepareHint + "; or \"Job's log exceeded limit of 4194304 bytes.\"",
-		Fix:     "Set the values the guide's settings table gives: concurrent = <nodes you pay for>, output_limit = 51200, poll_timeout = 3600, required pod anti-affinity on kubernetes.io/hostname, and idle_count > 0 only inside periods.",
-		Verify:  "doctor run --only config-lint",
+		Fix: checks.Steps{
+			checks.Say("Set what the finding names: concurrent at most the number of nodes you pay for (here 2) at the top of config.toml; in [[runners]] " +
+				"output_limit = 51200; in [runners.kubernetes] poll_timeout = 3600 and a required pod anti-affinity on kubernetes.io/hostname; " +
+				"idle_count > 0 only inside [[runners.autoscaler.policy]] periods. The global key:"),
+			checks.Toml("concurrent = 2"),
+			checks.Say("In the runner's [[runners]] entry:"),
+			checks.Toml("output_limit = 51200\n[runners.kubernetes]\npoll_timeout = 3600"),
+		},
+		Verify: checks.Steps{checks.Sh("doctor run --only config-lint")},
 		Patterns: []string{
 			// commands/multi.go, v19.3.0 (checkConfigConcurrency)
 			"CONFIGURATION: Long polling issues detected.",
@@ -65,7 +72,7 @@ func run(p *checks.Pass) error {
 			p.Report(checks.Finding{
 				Cause:    fmt.Sprintf("concurrent = %d: one job in flight at a time, and a stale job from a cancelled pipeline wedges the runner.", max(cfg.Concurrent, 1)),
 				Evidence: []checks.Evidence{{Source: src, Detail: orDefault(line, "concurrent not set (the runner's default is 1)")}},
-				Fix:      "Set concurrent to the number of nodes the user will pay for (every concurrent job is a rented node), at least 2.",
+				Fix:      checks.Text("Set concurrent to the number of nodes the user will pay for (every concurrent job is a rented node), at least 2."),
 			})
 		}
 		lintConcurrency(p, c)
@@ -100,7 +107,7 @@ func lintRunner(p *checks.Pass, c *facts.ConfigFile, i int, r *runnerconfig.Runn
 			Runner:   facts.RefOf(i, r),
 			Cause:    fmt.Sprintf("%s: output_limit is %d KB; the trace is cut at %d MiB, too small for a Go test log.", label, limit, limit/1024),
 			Evidence: []checks.Evidence{{Source: src, Detail: orDefault(line, "output_limit not set (the runner's default is 4096 KB)")}},
-			Fix:      "Set output_limit = 51200 in [[runners]] (kilobytes).",
+			Fix:      checks.Text("Set output_limit = 51200 in [[runners]] (kilobytes)."),
 		}
 		if !rented {
 			// The 51200 is the rented-node guide's settings table; the
@@ -123,7 +130,7 @@ func lintRunner(p *checks.Pass, c *facts.ConfigFile, i int, r *runnerconfig.Runn
 			Cause: fmt.Sprintf("%s: poll_timeout is %d s; a job pod waits for the market to rent and boot a node and then for its image, "+
 				"which takes minutes, and the runner gives up after %d s.", label, pt, pt),
 			Evidence: []checks.Evidence{{Source: src, Detail: orDefault(line, "poll_timeout not set (the runner's default is 180 s)")}},
-			Fix:      "Set poll_timeout = 3600 in [runners.kubernetes].",
+			Fix:      checks.Text("Set poll_timeout = 3600 in [runners.kubernetes]."),
 		})
 	}
 	if rented && !requiredAntiAffinity(k) {
@@ -132,8 +139,8 @@ func lintRunner(p *checks.Pass, c *facts.ConfigFile, i int, r *runnerconfig.Runn
 			Runner:   facts.RefOf(i, r),
 			Cause:    label + ": no required pod anti-affinity, so two jobs can share one rented node; one job is one node, which is the cost model.",
 			Evidence: []checks.Evidence{{Source: src, Detail: "[runners.kubernetes.affinity.pod_anti_affinity] has no required_during_scheduling_ignored_during_execution term"}},
-			Fix: "Add a required pod anti-affinity term with topology_key = \"kubernetes.io/hostname\" and a label_selector on " +
-				"project.runner.gitlab.com/id Exists, as in the guide's config.toml.",
+			Fix: checks.Text("Add a required pod anti-affinity term with topology_key = \"kubernetes.io/hostname\" and a label_selector on " +
+				"project.runner.gitlab.com/id Exists, as in the guide's config.toml."),
 		})
 	}
 	if a := k.Autoscaler; a != nil {
@@ -145,7 +152,7 @@ func lintRunner(p *checks.Pass, c *facts.ConfigFile, i int, r *runnerconfig.Runn
 					Cause: fmt.Sprintf("%s: pause-pod policy #%d keeps idle_count = %d with no periods: a pause pod is always Pending, "+
 						"so a node is rented and billed 24x7 and the cluster never returns to zero.", label, j+1, pol.IdleCount),
 					Evidence: []checks.Evidence{{Source: src, Detail: line}},
-					Fix:      "Give the policy periods (working hours) and a policy with idle_count = 0 for the rest, or set idle_count = 0.",
+					Fix:      checks.Text("Give the policy periods (working hours) and a policy with idle_count = 0 for the rest, or set idle_count = 0."),
 				})
 			}
 		}
@@ -190,7 +197,7 @@ func lintFleeting(p *checks.Pass, c *facts.ConfigFile, i int, r *runnerconfig.Ru
 				Cause: fmt.Sprintf("%s: autoscaler policy #%d keeps idle capacity for idle_count = %d jobs (plugin %s) with no periods: "+
 					"the machines that hold it run around the clock, jobs or not.", facts.RunnerLabel(i, r), j+1, pol.IdleCount, orDefault(r.Autoscaler.Plugin, "unnamed")),
 				Evidence: []checks.Evidence{{Source: src, Detail: line}},
-				Fix:      "None if an always-warm machine is wanted; otherwise give the policy periods (working hours) and keep idle_count = 0 outside them.",
+				Fix:      checks.Text("None if an always-warm machine is wanted; otherwise give the policy periods (working hours) and keep idle_count = 0 outside them."),
 			})
 		}
 	}

@@ -32,7 +32,7 @@ func lintConcurrency(p *checks.Pass, c *facts.ConfigFile) {
 				"holds in a long poll, and its jobs wait GitLab's long polling timeout.", concurrent, n, concurrent, n),
 			Evidence: []checks.Evidence{{Source: src, Detail: orDefault(line, "concurrent not set (the runner's default is 1)")}},
 			// "Increase 'concurrent' to at least %d (current: %d)"
-			Fix: fmt.Sprintf("Set concurrent to at least %d in %s (the runner's own advice: the number of [[runners]] plus one).", n+1, c.Path),
+			Fix: checks.Text(fmt.Sprintf("Set concurrent to at least %d in %s (the runner's own advice: the number of [[runners]] plus one).", n+1, c.Path)),
 		})
 	}
 	for i, r := range cfg.Runners {
@@ -47,7 +47,7 @@ func lintConcurrency(p *checks.Pass, c *facts.ConfigFile) {
 					"job request sits in GitLab's long poll, so a job queued meanwhile waits for the poll to end.", label, r.Limit),
 				Evidence: []checks.Evidence{{Source: src, Detail: line}},
 				// "For %d runners with low limits: either increase 'limit' to 5+ or increase 'request_concurrency' to 2+"
-				Fix: "Set request_concurrency = 2 (or more) in this [[runners]], or raise limit to 5 or more.",
+				Fix: checks.Text("Set request_concurrency = 2 (or more) in this [[runners]], or raise limit to 5 or more."),
 			})
 		}
 		if rc > concurrent {
@@ -58,7 +58,7 @@ func lintConcurrency(p *checks.Pass, c *facts.ConfigFile) {
 				Cause: fmt.Sprintf("%s: request_concurrency = %d is larger than concurrent = %d: \"The global concurrent limit will not be "+
 					"increased and takes precedence\", so the extra requests never go out.", label, rc, concurrent),
 				Evidence: []checks.Evidence{{Source: src, Detail: line}},
-				Fix:      fmt.Sprintf("Set request_concurrency to at most %d, or raise concurrent.", concurrent),
+				Fix:      checks.Text(fmt.Sprintf("Set request_concurrency to at most %d, or raise concurrent.", concurrent)),
 			})
 		}
 	}
@@ -80,7 +80,7 @@ func stopsTheRunner(p *checks.Pass, concurrent int, src, line string) {
 			"'concurrent = %d' means that no jobs will be processed\" and stops with a FATAL line, at start-up and at the "+
 			"first reload after the change, so no [[runners]] takes a job.", concurrent, concurrent),
 		Evidence: []checks.Evidence{{Source: src, Detail: line}},
-		Fix: "Set concurrent to the number of jobs the runner may run at once (at least 1; the guide's value is the number of nodes " +
-			"you pay for). To stop one runner taking jobs, pause it in GitLab instead.",
+		Fix: checks.Text("Set concurrent to the number of jobs the runner may run at once (at least 1; the guide's value is the number of nodes " +
+			"you pay for). To stop one runner taking jobs, pause it in GitLab instead."),
 	})
 }

@@ -24,8 +24,8 @@ var Check = &checks.Check{
 			"only in case (Executor and executor) decodes into one field, and which value wins changes from one start " +
 			"to the next.",
 		Symptom: "Nothing in the runner's log. Untagged jobs go to another runner although run_untagged = false is in the file, or images are pulled on every job although image_pull_policy = \"if-not-present\" is set.",
-		Fix:     "Rename the key to the one the runner reads, or set the value where it lives (GitLab's runner page for tags and run_untagged).",
-		Verify:  "doctor run --only config-unknown-keys",
+		Fix:     checks.Text("Rename the key to the one the runner reads, or set the value where it lives (GitLab's runner page for tags and run_untagged)."),
+		Verify:  checks.Steps{checks.Sh("doctor run --only config-unknown-keys")},
 		Patterns: []string{
 			// commands/lint.go, v19.3.0: "%d unknown key(s) found in %s:\n%s", each line
 			// fmt.Sprintf("  unknown key: %s", key). The runner itself says nothing.
@@ -49,8 +49,8 @@ var hints = map[string]string{
 	// "Runner configuration other than name and executor configuration is
 	// reserved ... This configuration is specified on the GitLab server."
 	// (commands/register.go, v19.3.0). GitLab's own default is true.
-	"run_untagged":      "run_untagged is kept on the GitLab server, not in config.toml, so this line does not stop untagged jobs: GitLab's setting (default on) decides, and this runner takes them. Clear \"Run untagged jobs\" on the runner's page in GitLab (Settings > CI/CD > Runners > edit); with a glrt- token `gitlab-runner register --run-untagged` is refused.",
-	"tag_list":          "tag_list is kept on the GitLab server, not in config.toml: set the tags on the runner's page in GitLab (Settings > CI/CD > Runners > edit, \"Tags\"); with a glrt- token `gitlab-runner register --tag-list` is refused.",
+	"run_untagged":      "run_untagged is kept on the GitLab server, not in config.toml, so this line does not stop untagged jobs: GitLab's setting (default on) decides, and this runner takes them. Clear \"Run untagged jobs\" on the runner's page in GitLab (Settings > CI/CD > Runners > edit); registering with a glrt- token refuses its --run-untagged flag.",
+	"tag_list":          "tag_list is kept on the GitLab server, not in config.toml: set the tags on the runner's page in GitLab (Settings > CI/CD > Runners > edit, \"Tags\"); registering with a glrt- token refuses its --tag-list flag.",
 	"image_pull_policy": "image_pull_policy is not a runner field: the Kubernetes executor reads pull_policy (e.g. pull_policy = [\"if-not-present\"]).",
 }
 
@@ -104,7 +104,7 @@ func run(p *checks.Pass) error {
 			Runner:   ref,
 			Cause:    cause,
 			Evidence: []checks.Evidence{{Source: src, Detail: line}},
-			Fix:      fix,
+			Fix:      checks.Text(fix),
 		})
 	}
 	return nil
@@ -170,7 +170,7 @@ func caseDuplicates(p *checks.Pass, c *facts.ConfigFile) {
 			Cause: fmt.Sprintf("%s is set %d times in spellings that differ only in case: the runner's decoder stores each into the "+
 				"same field in the order it walks a Go map, so which value the runner uses can change at every start or reload.", name, len(d.Lines)),
 			Evidence: ev,
-			Fix:      fmt.Sprintf("Keep one %s, spelt %s, and remove the others.", name, d.Key[len(d.Key)-1]),
+			Fix:      checks.Text(fmt.Sprintf("Keep one %s, spelt %s, and remove the others.", name, d.Key[len(d.Key)-1])),
 		})
 	}
 }

@@ -40,11 +40,16 @@ var Check = &checks.Check{
 		// all gitlab-runner v19.3.0; the words between them are the Docker client
 		// library's (github.com/moby/moby/client v0.5.1, request.go), not the runner's.
 		Symptom: "ERROR: Job failed (system failure): getting docker info: permission denied while trying to connect to the docker API at unix:///var/run/docker.sock (docker.go:1396:0s)",
-		Fix: "Give the runner the socket: for a runner in a container, start it with " +
-			"-v /var/run/docker.sock:/var/run/docker.sock and --group-add \"$(stat -c %g /var/run/docker.sock)\" " +
-			"(the Deckhouse document's docker run); for a runner on the host, add its user to the socket's group " +
-			"and restart it. Start the daemon when nothing answers.",
-		Verify: "doctor run --only docker-socket; as the runner: docker -H unix:///var/run/docker.sock version",
+		Fix: append(append(checks.Steps{checks.Say("Give the runner the socket. For a runner in a container:")},
+			recreateContainer("/var/run/docker.sock")...),
+			checks.Say("For a runner on the host, add its user to the socket's group and restart it (a process gets its groups when it starts):"),
+			checks.Sh(`export RUNNER_USER=gitlab-runner RUNNER_UNIT=gitlab-runner.service
+sudo usermod -aG "$(stat -c %G /var/run/docker.sock)" "$RUNNER_USER"
+sudo systemctl restart "$RUNNER_UNIT"`),
+			checks.Say("Start the daemon when nothing answers:"),
+			checks.Sh("sudo systemctl start docker")),
+		Verify: checks.Target(checks.Sh(`doctor run --only docker-socket
+sudo -u "$RUNNER_USER" docker -H unix:///var/run/docker.sock version`)),
 		Patterns: []string{
 			// Each behind what only the runner's own client prints (ambiguous.md §4): common/build.go's
 			// "Preparation failed: %v" (v15.0.0 to v19.3.0), or helpers/docker's wrapError suffix
@@ -100,7 +105,7 @@ func run(p *checks.Pass) error {
 		p.Report(checks.Finding{
 			Cause:    fmt.Sprintf("%s cannot connect to Docker: its daemon address %q does not parse (%v), so every job fails in preparation.", e.Label(), d.Addr.Host, d.Addr.ParseErr),
 			Evidence: ev,
-			Fix:      "Set [runners.docker] host (or DOCKER_HOST) to unix:///path/to/docker.sock or tcp://host:port.",
+			Fix:      checks.Text("Set [runners.docker] host (or DOCKER_HOST) to unix:///path/to/docker.sock or tcp://host:port."),
 		})
 		return nil
 	}
@@ -178,12 +183,13 @@ func probeFindings(p *checks.Pass, e *facts.RunnerEntry, d *docker.Daemon, ev []
 		p.Report(checks.Finding{
 			Cause:    fmt.Sprintf("%s's Docker daemon at %s does not answer: %s.", e.Label(), host, probeError(host, pr, pr.Timeout.Round(time.Millisecond).String())),
 			Evidence: append(ev, checks.Evidence{Source: pr.Request + " on " + host, Detail: pr.Err.Error()}),
-			Fix:      "Start the daemon (sudo systemctl start docker) and read why it stopped (sudo journalctl -u docker -n 50); for a tcp address, check that the daemon listens there.",
+			Fix: checks.Steps{checks.Say("Start the daemon and read why it stopped; for a tcp address, check that the daemon listens there:"),
+				checks.Sh("sudo systemctl start docker\nsudo journalctl -u docker -n 50 --no-pager")},
 		})
 		return
 	case pr.Status != 0:
 		cause := fmt.Sprintf("%s's Docker daemon at %s answers %s with %d %q, so the runner's client fails.", e.Label(), host, pr.Request, pr.Status, pr.Body)
-		fix := "Point [runners.docker] host (or DOCKER_HOST) at the Docker Engine API."
+		fix := checks.Text("Point [runners.docker] host (or DOCKER_HOST) at the Docker Engine API.")
 		if strings.Contains(pr.Body, "HTTP request to an HTTPS server") {
 			cause = fmt.Sprintf("%s talks plain HTTP to %s, which speaks TLS (%q): the runner uses TLS only with tls_verify set.", e.Label(), host, pr.Body)
 			fix = tlsFix(d)
@@ -200,7 +206,7 @@ func probeFindings(p *checks.Pass, e *facts.RunnerEntry, d *docker.Daemon, ev []
 			Cause: fmt.Sprintf("%s's daemon at %s is %s, older than the runner's Docker client accepts: \"API version %s is not supported by this client: "+
 				"the minimum supported API version is %s\".", e.Label(), host, v, v.APIVersion, minAPIVersion),
 			Evidence: append(ev, checks.Evidence{Source: "GET /version on " + host, Detail: v.String()}),
-			Fix:      "Upgrade Docker Engine to 19.03 (API 1.40) or later.",
+			Fix:      checks.Text("Upgrade Docker Engine to 19.03 (API 1.40) or later."),
 		})
 	}
 }
@@ -250,7 +256,7 @@ func tlsFindings(p *checks.Pass, e *facts.RunnerEntry, d *docker.Daemon, ev []ch
 			Cause: fmt.Sprintf("%s has DOCKER_TLS_VERIFY=%s, which the runner's strconv.ParseBool reads as false: it talks plain HTTP to %s, "+
 				"where the docker CLI (any non-empty value) would use TLS.", e.Label(), a.BadTLSVerify, a.Host),
 			Evidence: append(ev, checks.Evidence{Source: "DOCKER_TLS_VERIFY", Detail: a.BadTLSVerify}),
-			Fix:      "Set DOCKER_TLS_VERIFY=1 in the runner's environment.",
+			Fix:      checks.Text("Set DOCKER_TLS_VERIFY=1 in the runner's environment."),
 		})
 	case !a.TLSVerify && a.CertPath != "":
 		p.Report(checks.Finding{
@@ -279,47 +285,73 @@ func tlsFindings(p *checks.Pass, e *facts.RunnerEntry, d *docker.Daemon, ev []ch
 			Cause: fmt.Sprintf("%s cannot build its Docker client for %s, so every job fails with \"Preparation failed: creating docker connection: "+
 				"creating docker client: %s\", and the runner logs \"Error configuring Docker client transport\".", e.Label(), a.Host, d.TLSErr),
 			Evidence: append(ev, checks.Evidence{Source: d.TLSErr.File, Detail: hostio.FileCause(d.TLSErr.Err).Error()}),
-			Fix: fmt.Sprintf("Put ca.pem, cert.pem and key.pem (the daemon's CA and a client certificate it trusts, with its key) into %s, "+
-				"readable by the runner's user (chown it the files, or chmod 0640 with its group), then restart the runner.", a.CertPath),
+			Fix: checks.Text(fmt.Sprintf("Put ca.pem, cert.pem and key.pem (the daemon's CA and a client certificate it trusts, with its key) into %s, "+
+				"readable by the runner's user (owned by it, or mode 0640 with its group), then restart the runner.", a.CertPath)),
 		})
 	}
 }
 
 // tlsFix says where the runner's TLS settings go, by where its host is.
-func tlsFix(d *docker.Daemon) string {
+func tlsFix(d *docker.Daemon) checks.Steps {
+	host := d.Addr.Host
 	if d.Addr.FromEnv {
-		return "Set the three together in the runner's environment: DOCKER_HOST=tcp://HOST:2376, DOCKER_TLS_VERIFY=1, DOCKER_CERT_PATH=DIR (with ca.pem, cert.pem, key.pem), or set all three in [runners.docker] (host, tls_verify = true, tls_cert_path)."
+		return checks.Steps{
+			checks.Say("Set the three together: DOCKER_HOST, DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH (the directory with ca.pem, cert.pem and key.pem; here /etc/gitlab-runner/docker-certs) in the runner's environment, or all three in [runners.docker] of its [[runners]] entry:"),
+			checks.Toml(fmt.Sprintf("[runners.docker]\nhost = %q\ntls_verify = true\ntls_cert_path = \"/etc/gitlab-runner/docker-certs\"", host)),
+		}
 	}
-	return "Set them together in [runners.docker]: host = \"" + d.Addr.Host + "\", tls_verify = true, tls_cert_path = DIR (with ca.pem, cert.pem, key.pem)."
+	return checks.Steps{
+		checks.Say("Set them together in [runners.docker] of the runner's [[runners]] entry, tls_cert_path being the directory with ca.pem, cert.pem and key.pem (here /etc/gitlab-runner/docker-certs):"),
+		checks.Toml(fmt.Sprintf("[runners.docker]\nhost = %q\ntls_verify = true\ntls_cert_path = \"/etc/gitlab-runner/docker-certs\"", host)),
+	}
 }
 
-func missingFix(container bool, sock string) string {
-	if container {
-		return fmt.Sprintf("Start the Docker daemon on the host, then recreate the runner's container with -v %s:%s (remove the directory docker run left there first).", sock, sock)
+// recreateContainer is the Deckhouse document's docker run of the runner's
+// container, with the socket and its group (deckhouse-code-runners, "Start
+// the runner"). The container's name and image are the operator's.
+func recreateContainer(sock string) checks.Steps {
+	return checks.Steps{
+		checks.Say("Recreate the runner's container with the socket and its group (RUNNER_CONTAINER and RUNNER_IMAGE: its name and image; the config volume as it was):"),
+		checks.Sh(fmt.Sprintf(`RUNNER_CONTAINER=code-runner
+RUNNER_IMAGE=registry.deckhouse.ru/deckhouse/ee/packages/code/images/runner:v19.3.0
+docker rm -f "$RUNNER_CONTAINER"
+docker run -d --name "$RUNNER_CONTAINER" --restart always \
+  --group-add "$(stat -c %%g %[1]s)" \
+  -v code-runner-config:/etc/gitlab-runner \
+  -v %[1]s:%[1]s \
+  "$RUNNER_IMAGE"`, checks.Quote(sock))),
 	}
-	return "Start the Docker daemon (sudo systemctl start docker), or point [runners.docker] host at the socket it listens on."
+}
+
+func missingFix(container bool, sock string) checks.Steps {
+	if container {
+		return append(checks.Steps{checks.Say("Start the Docker daemon on the host, and remove the directory that the container's start left at " + sock + " in its place:"),
+			checks.Sh("sudo systemctl start docker\nsudo rmdir " + checks.Quote(sock))}, recreateContainer(sock)...)
+	}
+	return checks.Steps{checks.Say("Start the Docker daemon, or point [runners.docker] host at the socket it listens on:"), checks.Sh("sudo systemctl start docker")}
 }
 
 // permissionFix is built from the socket's group and the runner's identity:
 // --group-add for a container (the Deckhouse document's docker run), the
 // group for a host runner.
-func permissionFix(env *hostio.Env, ra *facts.RunAs, s *docker.Socket, container bool) string {
+func permissionFix(env *hostio.Env, ra *facts.RunAs, s *docker.Socket, container bool) checks.Steps {
 	if len(s.Denied) > 0 && strings.HasPrefix(s.Denied[0], "directory ") {
-		return "Let the runner's user search " + strings.Join(s.Denied, ", ") + " (chmod o+x, or a group it is in)."
+		return checks.Text("Let the runner's user search " + strings.Join(s.Denied, ", ") + " (mode o+x, or a group it is in).")
 	}
 	if container {
-		return fmt.Sprintf("Recreate the runner's container with --group-add \"$(stat -c %%g %s)\" (here: --group-add %d), as the Deckhouse document's docker run does.", s.Path, s.Group)
+		return recreateContainer(s.Path)
 	}
 	group := groupName(env, s.Group)
 	user := ra.User
 	if user == "" {
 		user = strconv.Itoa(ra.UID)
 	}
-	unit := "gitlab-runner"
+	unit := facts.DefaultUnit
 	if ra.Unit != nil && ra.Unit.Name != "" {
-		unit = strings.TrimSuffix(ra.Unit.Name, ".service")
+		unit = ra.Unit.Name
 	}
-	return fmt.Sprintf("sudo usermod -aG %s %s && sudo systemctl restart %s (a process gets its groups when it starts).", group, user, unit)
+	return checks.Steps{checks.Say("Add the runner's user to the socket's group and restart it (a process gets its groups when it starts):"),
+		checks.Sh(fmt.Sprintf("sudo usermod -aG %s %s\nsudo systemctl restart %s", checks.Quote(group), checks.Quote(user), checks.Quote(unit)))}
 }
 
 // inContainer reports whether the runner process runs in a container, by

@@ -53,10 +53,14 @@ var Check = &checks.Check{
 			"every SSH connection fail. VMs that stay not Running longer than the runner waits for an instance " +
 			"(instance_acquire_timeout, 15m by default) fail the jobs waiting on them.",
 		Symptom: symptom,
-		Fix: "Apply the guide's code-runner-pool.yaml with the names of plugin_config, scaleDownPolicy: Explicit, " +
+		Fix: checks.Text("Apply the guide's code-runner-pool.yaml with the names of plugin_config, scaleDownPolicy: Explicit, " +
 			"replicas: 0, the VirtualImage of the namespace and the public key of key_path (ssh-keygen -y -f KEY_PATH) " +
-			"under the user connector_config.username.",
-		Verify: "d8 k -n code-runner-dvp get virtualmachinepool code-runner -o yaml; d8 k -n code-runner-dvp get vm -l vmpool.virtualization.deckhouse.io/pool=code-runner",
+			"under the user connector_config.username."),
+		Verify: checks.Steps{
+			checks.Say("With the plugin's kubeconfig (plugin_config's kubeconfig_path) and the pool's namespace and name (plugin_config's namespace and name):"),
+			checks.Sh(`export PLUGIN_KUBECONFIG=/etc/gitlab-runner/dvp.kubeconfig POOL_NAMESPACE=code-runner-dvp POOL=code-runner
+d8 k --kubeconfig "$PLUGIN_KUBECONFIG" -n "$POOL_NAMESPACE" get virtualmachinepool "$POOL" -o yaml
+d8 k --kubeconfig "$PLUGIN_KUBECONFIG" -n "$POOL_NAMESPACE" get vm -l vmpool.virtualization.deckhouse.io/pool="$POOL"`)},
 		Patterns: []string{
 			// executors/internal/autoscaler/executor.go, v19.3.0 ("unable to acquire instance within the
 			// configured timeout of %s: %w"), as common/build.go, v19.3.0, logs it between retries
@@ -88,7 +92,7 @@ func run(p *checks.Pass) error {
 			Severity: checks.Critical,
 			Cause:    fmt.Sprintf("%s: plugin_config does not name the pool (namespace %q, name %q): fleeting-plugin-dvp has no VirtualMachinePool to scale.", r.Label(), pc.Namespace, pc.Name),
 			Evidence: []checks.Evidence{{Source: src, Detail: strings.Join(append([]string{"plugin_config needs namespace and name"}, pc.Problems...), "; ")}},
-			Fix:      "Set [runners.autoscaler.plugin_config] namespace and name to the namespace and name of the VirtualMachinePool.",
+			Fix:      checks.Text("Set [runners.autoscaler.plugin_config] namespace and name to the namespace and name of the VirtualMachinePool."),
 		})
 		return nil
 	case pa.None != "":
@@ -96,7 +100,7 @@ func run(p *checks.Pass) error {
 			Severity: checks.Critical,
 			Cause:    fmt.Sprintf("%s: fleeting-plugin-dvp has no identity for the cluster, so it cannot read or scale pool %s: no job gets a VM.", r.Label(), pc.Pool()),
 			Evidence: []checks.Evidence{{Source: pa.NoneSource, Detail: pa.None}},
-			Fix:      "Run the runner in the pool's cluster with a service account bound to the guide's code-runner Role, or set plugin_config kubeconfig_path to a kubeconfig whose user has that Role's rights.",
+			Fix:      checks.Text("Run the runner in the pool's cluster with a service account bound to the guide's code-runner Role, or set plugin_config kubeconfig_path to a kubeconfig whose user has that Role's rights."),
 		})
 		return nil
 	case pa.Identity != nil && pa.Identity.Err != nil:
@@ -104,7 +108,7 @@ func run(p *checks.Pass) error {
 			Severity: checks.Critical,
 			Cause:    fmt.Sprintf("%s: the cluster refuses fleeting-plugin-dvp's credential (%s): it cannot read or scale pool %s.", r.Label(), pa.Source, pc.Pool()),
 			Evidence: []checks.Evidence{{Source: "POST " + pa.API.Server + "/apis/authentication.k8s.io/v1/selfsubjectreviews", Detail: pa.Identity.Err.Error()}},
-			Fix:      "Give the plugin a valid credential: a fresh kubeconfig at plugin_config kubeconfig_path, or the pod's service-account token.",
+			Fix:      checks.Text("Give the plugin a valid credential: a fresh kubeconfig at plugin_config kubeconfig_path, or the pod's service-account token."),
 		})
 		return nil
 	}
@@ -150,9 +154,9 @@ func identity(pa *facts.PluginAPIClient) string {
 }
 
 // poolFix is the guide's pool manifest with the runner's own names.
-func poolFix(p *checks.Pass, pc facts.PluginConfig) string {
+func poolFix(p *checks.Pass, pc facts.PluginConfig) checks.Steps {
 	r := facts.RunnerEntryFact.Get(p)
-	user, key := "gitlab-runner", "KEY_PATH"
+	user, key := "gitlab-runner", "/etc/gitlab-runner/ssh/id_ed25519"
 	if a := r.Runner.Autoscaler; a != nil {
 		if a.ConnectorConfig.Username != "" {
 			user = a.ConnectorConfig.Username
@@ -161,9 +165,14 @@ func poolFix(p *checks.Pass, pc facts.PluginConfig) string {
 			key = a.ConnectorConfig.KeyPathname
 		}
 	}
-	return fmt.Sprintf("Create the pool the runner names, as the guide's code-runner-pool.yaml does: namespace %s, name %s, replicas: 0, "+
-		"scaleDownPolicy: Explicit, a cloud-init user %s whose ssh_authorized_keys holds the output of `ssh-keygen -y -f %s`, "+
-		"and a disk template from a VirtualImage of namespace %s; then d8 k apply -f code-runner-pool.yaml.", pc.Namespace, pc.Name, user, key, pc.Namespace)
+	return checks.Steps{
+		checks.Say(fmt.Sprintf("Create the pool the runner names, as the guide's code-runner-pool.yaml does: namespace %s, name %s, replicas: 0, "+
+			"scaleDownPolicy: Explicit, a cloud-init user %s whose ssh_authorized_keys holds the public half of key_path, "+
+			"and a disk template from a VirtualImage of namespace %s. The public half:", pc.Namespace, pc.Name, user, pc.Namespace)),
+		checks.Sh("sudo ssh-keygen -y -f " + checks.Quote(key)),
+		checks.Say("Then apply it:"),
+		checks.Sh(d8k(pc) + " apply -f code-runner-pool.yaml"),
+	}
 }
 
 // getImage reads an image with the plugin's identity, then, if that may
@@ -219,7 +228,7 @@ func checkImages(p *checks.Pass, ctx context.Context, dyn dynamic.Interface, poo
 				Cause: fmt.Sprintf("%s: disk template %q of VirtualMachinePool %s is filled from %s %s, which does not exist %s: no VM of the pool gets a disk, none becomes Running.",
 					label, img.Disk, pc.Pool(), img.Kind, img.Name, where),
 				Evidence: []checks.Evidence{{Source: "GET " + path, Detail: "404: not found"}},
-				Fix:      fmt.Sprintf("Create %s %s %s (the guide's disk image needs an SSH server, bash and git), or point the disk template's dataSource.objectRef at an image that exists.", img.Kind, img.Name, where),
+				Fix:      checks.Text(fmt.Sprintf("Create %s %s %s (the guide's disk image needs an SSH server, bash and git), or point the disk template's dataSource.objectRef at an image that exists.", img.Kind, img.Name, where)),
 			})
 		}
 	}

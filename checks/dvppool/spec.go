@@ -35,7 +35,8 @@ func specFindings(pool *unstructured.Unstructured, pc facts.PluginConfig, label 
 				"and lowering spec.replicas, and a pool that picks replicas itself on a scale-down can stop a VM a job is running on.",
 				label, pc.Pool(), orUnset(policy)),
 			Evidence: []checks.Evidence{{Source: src, Detail: "spec.scaleDownPolicy=" + orUnset(policy)}},
-			Fix:      fmt.Sprintf("d8 k -n %s patch virtualmachinepool %s --type merge -p '{\"spec\":{\"scaleDownPolicy\":\"Explicit\"}}'", pc.Namespace, pc.Name),
+			Fix: checks.Steps{checks.Sh(fmt.Sprintf("%s -n %s patch virtualmachinepool %s --type merge -p '{\"spec\":{\"scaleDownPolicy\":\"Explicit\"}}'",
+				d8k(pc), checks.Quote(pc.Namespace), checks.Quote(pc.Name)))},
 		})
 	}
 	replicas, set, _ := unstructured.NestedInt64(pool.Object, "spec", "replicas")
@@ -45,15 +46,17 @@ func specFindings(pool *unstructured.Unstructured, pc facts.PluginConfig, label 
 			Cause: fmt.Sprintf("%s: VirtualMachinePool %s has spec.replicas %d, more than max_instances %d: the runner never uses more than %d VMs, "+
 				"the others run for nothing until it scales the pool down.", label, pc.Pool(), replicas, pc.MaxInstances, pc.MaxInstances),
 			Evidence: []checks.Evidence{{Source: src, Detail: fmt.Sprintf("spec.replicas=%d", replicas)}},
-			Fix: fmt.Sprintf("Let the runner set spec.replicas (the guide starts the pool at 0): d8 k -n %s scale virtualmachinepool %s --replicas 0, "+
-				"or raise max_instances in [runners.autoscaler] if the pool is meant to be that large.", pc.Namespace, pc.Name),
+			Fix: checks.Steps{
+				checks.Say("Let the runner set spec.replicas (the guide starts the pool at 0), or raise max_instances in [runners.autoscaler] if the pool is meant to be that large:"),
+				checks.Sh(fmt.Sprintf("%s -n %s scale virtualmachinepool %s --replicas 0", d8k(pc), checks.Quote(pc.Namespace), checks.Quote(pc.Name))),
+			},
 		})
 	}
 	if _, ok, _ := unstructured.NestedMap(pool.Object, "spec", "virtualMachineTemplate", "spec"); !ok {
 		out = append(out, checks.Finding{
 			Cause:    fmt.Sprintf("%s: VirtualMachinePool %s has no spec.virtualMachineTemplate.spec: the pool cannot create a VM for any job.", label, pc.Pool()),
 			Evidence: []checks.Evidence{{Source: src, Detail: "spec.virtualMachineTemplate.spec is absent"}},
-			Fix:      "Give the pool a virtualMachineTemplate with cpu, memory, blockDeviceRefs and the cloud-init provisioning, as the guide's code-runner-pool.yaml does.",
+			Fix:      checks.Text("Give the pool a virtualMachineTemplate with cpu, memory, blockDeviceRefs and the cloud-init provisioning, as the guide's code-runner-pool.yaml does."),
 		})
 	}
 	disks, _, _ := unstructured.NestedSlice(pool.Object, "spec", "virtualDiskTemplates")
@@ -76,7 +79,7 @@ func specFindings(pool *unstructured.Unstructured, pc facts.PluginConfig, label 
 		out = append(out, checks.Finding{
 			Cause:    fmt.Sprintf("%s: VirtualMachinePool %s has no disk template with a size: its VMs get no disk to boot and to hold the jobs' working copies.", label, pc.Pool()),
 			Evidence: []checks.Evidence{{Source: src, Detail: detail}},
-			Fix:      "Add a virtualDiskTemplates entry with dataSource.objectRef naming the VirtualImage and persistentVolumeClaim.size (the guide: 20Gi), referenced from blockDeviceRefs.",
+			Fix:      checks.Text("Add a virtualDiskTemplates entry with dataSource.objectRef naming the VirtualImage and persistentVolumeClaim.size (the guide: 20Gi), referenced from blockDeviceRefs."),
 		})
 	}
 	return out
@@ -107,4 +110,14 @@ func orUnset(s string) string {
 		return "(unset)"
 	}
 	return s
+}
+
+// d8k is d8 k with the plugin's kubeconfig (plugin_config kubeconfig_path),
+// the identity and cluster the plugin uses; without one the plugin uses its
+// pod's service account, which d8 k in that pod uses too.
+func d8k(pc facts.PluginConfig) string {
+	if pc.KubeconfigPath != "" {
+		return "d8 k --kubeconfig " + checks.Quote(pc.KubeconfigPath)
+	}
+	return "d8 k"
 }

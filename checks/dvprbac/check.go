@@ -26,8 +26,11 @@ var Check = &checks.Check{
 		// authorizer's reason); fleeting-plugin-dvp's own source is not
 		// available to doctor, so its wording is not quoted.
 		Symptom: `virtualmachinepools.virtualization.deckhouse.io "code-runner" is forbidden: User "system:serviceaccount:code-runner-dvp:code-runner" cannot patch resource "virtualmachinepools" in API group "virtualization.deckhouse.io" in the namespace "code-runner-dvp"`,
-		Fix:     "Bind the plugin's identity to the guide's code-runner Role in the pool's namespace (virtualmachinepools: get, patch; virtualmachines: get, list, delete).",
-		Verify:  "d8 k auth can-i patch virtualmachinepools.virtualization.deckhouse.io -n code-runner-dvp --as system:serviceaccount:code-runner-dvp:code-runner",
+		Fix:     checks.Text("Bind the plugin's identity to the guide's code-runner Role in the pool's namespace (virtualmachinepools: get, patch; virtualmachines: get, list, delete)."),
+		Verify: checks.Steps{
+			checks.Say("As the plugin's identity (PLUGIN_IDENTITY), in the pool's namespace, with an admin kubeconfig of the DVP cluster:"),
+			checks.Sh(`export POOL_NAMESPACE=code-runner-dvp PLUGIN_IDENTITY=system:serviceaccount:code-runner-dvp:code-runner
+d8 k auth can-i patch virtualmachinepools.virtualization.deckhouse.io -n "$POOL_NAMESPACE" --as "$PLUGIN_IDENTITY"`)},
 		Patterns: []string{
 			// k8s.io/apiserver pkg/endpoints/handlers/responsewriters/errors.go, v0.37.2:
 			// forbiddenMessage ("User %q cannot %s resource %q in API group %q …") in
@@ -98,7 +101,7 @@ func run(p *checks.Pass) error {
 		Cause: fmt.Sprintf("%s: fleeting-plugin-dvp's identity %s may not %s in namespace %q: the plugin cannot manage pool %s.",
 			r.Label(), orSource(user, pa), strings.Join(missing, ", "), pc.Namespace, pc.Pool()),
 		Evidence: ev,
-		Fix:      fix(pc.Namespace, user, missing),
+		Fix:      checks.Text(fix(pc.Namespace, user, missing)),
 	})
 	return nil
 }

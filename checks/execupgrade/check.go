@@ -31,9 +31,17 @@ var Check = &checks.Check{
 			"API calls still work, and kubectl ≥1.30 execs over WebSocket, so `kubectl exec` succeeds while every " +
 			"job hangs.",
 		Symptom: "The job hangs at \"Preparing the environment\" while its pod is Running; the runner's log shows error: unable to upgrade connection: empty server response, or 502 Bad Gateway",
-		Fix: "In the kcp vhost of the Caddyfile: reverse_proxy … { flush_interval -1; transport http { versions 1.1 } }, " +
-			"then reload Caddy.",
-		Verify: "KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false kubectl exec -n gitlab-runner <a running pod> -- true",
+		Fix: checks.Steps{
+			checks.Say("In the kcp site block of the Caddyfile, the reverse_proxy to the apiserver streams and speaks HTTP/1.1 upstream " +
+				"(" + upstreamNote + "):"),
+			checks.Caddy(caddyFix),
+			checks.Say("Then reload Caddy:"),
+			checks.Sh("sudo systemctl reload caddy"),
+		},
+		Verify: checks.Target(
+			checks.Say("Exec over SPDY, as the runner does, into a running pod of the runner's namespace:"),
+			checks.Sh(`POD=$(`+checks.CatalogKubectl+` get pods -n "$RUNNER_NAMESPACE" --field-selector=status.phase=Running -o jsonpath='{.items[0].metadata.name}')
+KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false `+checks.CatalogKubectl+` exec -n "$RUNNER_NAMESPACE" "$POD" -- true`)),
 		Patterns: []string{
 			// k8s.io/streaming pkg/httpstream/spdy/roundtripper.go, v0.37.2 (the SPDY round tripper
 			// client-go's remotecommand uses): fmt.Errorf("unable to upgrade connection: %s", …).
@@ -47,6 +55,17 @@ var Check = &checks.Check{
 	Settings:  []*checks.Setting{ProbeImageSetting},
 	Run:       run,
 }
+
+// caddyFix is the reverse_proxy that carries the exec upgrade: streaming
+// (flush_interval -1) and HTTP/1.1 to the upstream, where the Upgrade
+// header means something. Written one directive a line: the Caddyfile
+// has no separator, and "{ a; b }" on one line does not adapt
+// ("Unexpected next token after '{' on same line").
+const caddyFix = "reverse_proxy {$KCP_UPSTREAM} {\n\tflush_interval -1\n\ttransport http {\n\t\tversions 1.1\n\t}\n}"
+
+// upstreamNote says what {$KCP_UPSTREAM} stands for: doctor sees the front,
+// not what is behind it.
+const upstreamNote = "{$KCP_UPSTREAM} stands for the apiserver address your reverse_proxy already names: keep it"
 
 // probeTimeout bounds each upgrade request of the default probe.
 const probeTimeout = 10 * time.Second
@@ -136,7 +155,7 @@ func diagnose(spdy, ws Probe, ev []checks.Evidence) checks.Finding {
 		f.Cause = fmt.Sprintf("The SPDY exec upgrade to %s timed out after %s: a proxy holds the upgrade and never answers, and jobs hang at \"Preparing the environment\".", hostOf(spdy.URL), spdy.Took.Round(time.Millisecond)) + wsNote
 	case spdy.Err != nil:
 		f.Cause = fmt.Sprintf("The SPDY exec upgrade to %s failed: %v.", hostOf(spdy.URL), spdy.Err) + wsNote
-		f.Fix = "Fix the connection the error names; every job's attach fails the same way."
+		f.Fix = checks.Text("Fix the connection the error names; every job's attach fails the same way.")
 	case spdy.Status == http.StatusUnauthorized:
 		f.Severity, f.CausedBy = checks.Error, "api-auth"
 		f.Cause = "The exec upgrade is refused with 401: the credential is not accepted (see api-auth)."
@@ -150,7 +169,13 @@ func diagnose(spdy, ws Probe, ev []checks.Evidence) checks.Finding {
 	case spdy.Status == http.StatusBadRequest && strings.Contains(spdy.Body, "Upgrade request required"):
 		f.Severity = checks.Error
 		f.Cause = "The apiserver says \"Upgrade request required\": a hop on the way speaks HTTP/2, where the Upgrade header means nothing. Every hop to the apiserver must be HTTP/1.1 for exec." + wsNote
-		f.Fix = "Make every proxy on the path speak HTTP/1.1 upstream (Caddy: transport http { versions 1.1 })."
+		f.Fix = checks.Steps{
+			checks.Say("Make every proxy on the path speak HTTP/1.1 upstream. In Caddy, the reverse_proxy to the apiserver, in the " +
+				"kcp site block (" + upstreamNote + "):"),
+			checks.Caddy(caddyFix),
+			checks.Say("Then reload Caddy:"),
+			checks.Sh("sudo systemctl reload caddy"),
+		}
 	default:
 		f.Severity = checks.Error
 		f.Cause = fmt.Sprintf("The exec upgrade got %d %s from %s instead of reaching the apiserver.", spdy.Status, http.StatusText(spdy.Status), serverOf(spdy)) + wsNote

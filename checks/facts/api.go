@@ -52,6 +52,22 @@ type APIClient struct {
 	// Cluster is the runner's effective cluster with its provenance, which
 	// every finding of a check that requires this fact cites.
 	Cluster *EffectiveCluster
+
+	// KubectlCommand is the kubectl command a fix gives for this runner's
+	// cluster (KubeContext.Kubectl): with the kubeconfig files and context
+	// the runner uses when its client comes from a kubeconfig; Kubectl
+	// reads it.
+	KubectlCommand string
+}
+
+// Kubectl is the kubectl command aimed at this runner's cluster: plain
+// kubectl when its client is not a kubeconfig's (in the runner's pod, its
+// service account is kubectl's in-cluster default).
+func (a *APIClient) Kubectl() string {
+	if a == nil || a.KubectlCommand == "" {
+		return "kubectl"
+	}
+	return a.KubectlCommand
 }
 
 // AfterAPIAuth gates a read of the cluster on api-auth (checks.Gate): the
@@ -86,6 +102,10 @@ var APIClientFact = &checks.Fact[*APIClient]{
 		if err != nil {
 			return nil, err
 		}
+		kubectl := "kubectl"
+		if ec := EffectiveClusterFact.Get(p); ec.kube != nil && (ec.Rule == RuleKubeconfig || ec.Rule == RuleDoctorKubeconfig) {
+			kubectl = ec.kube.Kubectl()
+		}
 		key := TargetKey(cfg)
 		api, err := checks.Shared(p, "api "+key, func() (*APIClient, error) {
 			// An exec plugin runs only when the operator asks, on a live
@@ -99,9 +119,9 @@ var APIClientFact = &checks.Fact[*APIClient]{
 		if api != nil {
 			// The target's client, shared with every runner of the same
 			// server and credential (and EarlyIdentityFact): the same
-			// connection, this runner's source and provenance.
+			// connection, this runner's source, provenance and kubectl.
 			own := *api
-			own.Source, own.Cluster = source, EffectiveClusterFact.Get(p)
+			own.Source, own.Cluster, own.KubectlCommand = source, EffectiveClusterFact.Get(p), kubectl
 			api = &own
 		}
 		return api, err

@@ -53,7 +53,7 @@ func TestEffectiveCluster(t *testing.T) {
 			var got []*EffectiveCluster
 			probe := &checks.Check{
 				ID: "probe", Title: "t", Severity: checks.Info,
-				Doc:      checks.Doc{Cause: "c", Symptom: "s", Fix: "f", Verify: "v"},
+				Doc:      checks.Doc{Cause: "c", Symptom: "s", Fix: checks.Text("f"), Verify: checks.Text("v")},
 				Requires: []checks.Node{EffectiveClusterFact},
 				Run:      func(p *checks.Pass) error { got = append(got, EffectiveClusterFact.Get(p)); return nil },
 			}

@@ -149,7 +149,7 @@ func FuzzKubeconfig(f *testing.F) {
 		var cc *ClientCert
 		probe := &checks.Check{
 			ID: "probe", Title: "t", Severity: checks.Info,
-			Doc:      checks.Doc{Cause: "c", Symptom: "s", Fix: "f", Verify: "v"},
+			Doc:      checks.Doc{Cause: "c", Symptom: "s", Fix: checks.Text("f"), Verify: checks.Text("v")},
 			Requires: []checks.Node{KubeconfigFact, ClientCertFact},
 			Run: func(p *checks.Pass) error {
 				k, cc = KubeconfigFact.Get(p), ClientCertFact.Get(p)

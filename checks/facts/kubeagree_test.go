@@ -325,7 +325,7 @@ func doctorChoice(t *testing.T, root string, l kubeLayout) choice {
 	probe := &checks.Check{
 		ID:       "probe",
 		Title:    "doctor's choice of the runner's client config",
-		Doc:      checks.Doc{Cause: "-", Symptom: "-", Fix: "-", Verify: "-"},
+		Doc:      checks.Doc{Cause: "-", Symptom: "-", Fix: checks.Text("-"), Verify: checks.Text("-")},
 		Severity: checks.Info,
 		Requires: []checks.Node{KubeconfigFact, EnvironFact, RunAsFact},
 		Run: func(p *checks.Pass) error {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -280,4 +281,48 @@ func Ownership(st fs.FileInfo) (uid, gid int) {
 		return int(sys.Uid), int(sys.Gid)
 	}
 	return -1, -1
+}
+
+// Kubectl is the kubectl command aimed at the cluster this runner uses:
+// the kubeconfig files its client-go loads (KUBECONFIG=, a path list, as
+// the runner's environment gives it, or --kubeconfig given to doctor) and
+// its context (config.toml's context, --context, else the files'
+// current-context, named). Pasted in a shell whose own kubeconfig or
+// current context is another cluster's, it still acts on the runner's.
+// Without kubeconfig files (an in-cluster runner, an unknown environment)
+// it is kubectl with the context alone, if any.
+func (t *KubeContext) Kubectl() string {
+	cmd := "kubectl"
+	if t.Kubeconfig != nil && len(t.Kubeconfig.Files) > 0 {
+		paths := make([]string, len(t.Kubeconfig.Files))
+		for i, f := range t.Kubeconfig.Files {
+			paths[i] = f.Path
+		}
+		cmd = "KUBECONFIG=" + checks.Quote(strings.Join(paths, ":")) + " kubectl"
+	}
+	if t.ContextName != "" {
+		cmd += " --context " + checks.Quote(t.ContextName)
+	}
+	return cmd
+}
+
+// GetKubeconfig is where a new kubeconfig comes from (the guide,
+// runner-gateway-cluster: "getKubeconfig returns one kubeconfig file";
+// "Rotation is downloading a new kubeconfig and overwriting the file").
+// The request's form is in the gateway's README, not in doctor's specs.
+const GetKubeconfig = "The cluster's owner downloads a new kubeconfig with the gateway's getKubeconfig call " +
+	"(https://k8s.socialweb.computer; the gateway's README, \"Use the hosted gateway\"), with the lifetime wanted " +
+	"(at most 24 hours, or none for a long-lived runner)."
+
+// InstallKubeconfig is the renewal's steps: download, then install over
+// file, owned by the runner's user when it is known, mode 0600.
+func InstallKubeconfig(file string, ra *RunAs) checks.Steps {
+	owner := ""
+	if ra != nil && ra.UIDKnown && ra.User != "" {
+		owner = " -o " + checks.Quote(ra.User)
+	}
+	return checks.Steps{
+		checks.Say(GetKubeconfig + " Save it as new.kubeconfig.yaml and install it over the file the runner loads; nothing else in the runner changes:"),
+		checks.Sh("sudo install -m 0600" + owner + " ./new.kubeconfig.yaml " + checks.Quote(file)),
+	}
 }

@@ -94,7 +94,7 @@ func TestRealProcess(t *testing.T) {
 	)
 	probe := &checks.Check{
 		ID: "probe", Title: "t", Severity: checks.Info,
-		Doc:      checks.Doc{Cause: "c", Symptom: "s", Fix: "f", Verify: "v"},
+		Doc:      checks.Doc{Cause: "c", Symptom: "s", Fix: checks.Text("f"), Verify: checks.Text("v")},
 		Requires: []checks.Node{RunnerFact, EnvironFact, ConfigFact, KubeconfigFact},
 		Run: func(p *checks.Pass) error {
 			r, e, c, k = RunnerFact.Get(p), EnvironFact.Get(p), ConfigFact.Get(p), KubeconfigFact.Get(p)
@@ -159,7 +159,7 @@ func TestRealProcessHome(t *testing.T) {
 		var k *Kubeconfig
 		c := &checks.Check{
 			ID: "probe", Title: "t", Severity: checks.Info,
-			Doc:      checks.Doc{Cause: "c", Symptom: "s", Fix: "f", Verify: "v"},
+			Doc:      checks.Doc{Cause: "c", Symptom: "s", Fix: checks.Text("f"), Verify: checks.Text("v")},
 			Requires: []checks.Node{RunAsFact, KubeconfigFact},
 			Run:      func(p *checks.Pass) error { ra, k = RunAsFact.Get(p), KubeconfigFact.Get(p); return nil },
 		}

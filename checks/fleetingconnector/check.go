@@ -31,10 +31,10 @@ var Check = &checks.Check{
 		Symptom: "Failed to process runner  builds=0 error=failed to update executor: initializing taskscaler: reading instance group connector key: open /ssh/id_ed25519: permission denied; " +
 			"or ssh: handshake failed: ssh: unable to authenticate, attempted methods [none publickey], no supported methods remain; " +
 			"or ERROR: Job failed: prepare environment: Process exited with status 2. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information",
-		Fix: "In [runners.autoscaler.connector_config] set username to the user cloud-init creates and key_path to the private key whose public half is in its ssh_authorized_keys, " +
+		Fix: checks.Text("In [runners.autoscaler.connector_config] set username to the user cloud-init creates and key_path to the private key whose public half is in its ssh_authorized_keys, " +
 			"readable by the runner (mount the Secret with defaultMode: 0440 under fsGroup); set shell = \"bash\" in [[runners]]; " +
-			"use_external_addr = false inside the cluster, true outside it.",
-		Verify: "doctor run --only fleeting-connector",
+			"use_external_addr = false inside the cluster, true outside it."),
+		Verify: checks.Steps{checks.Sh("doctor run --only fleeting-connector")},
 		Patterns: []string{
 			// executors/internal/autoscaler/provider.go, v19.3.0.
 			"initializing taskscaler: reading instance group connector key: *",
@@ -79,7 +79,7 @@ func run(p *checks.Pass) error {
 			Cause: fmt.Sprintf("%s: connector_config.username is not set: the runner logs in to every instance with an empty user name, "+
 				"which no account on the VM has, so every job fails at `ssh: unable to authenticate`.", r.Label()),
 			Evidence: []checks.Evidence{{Source: src, Detail: "username not set"}},
-			Fix:      "Set username in [runners.autoscaler.connector_config] to the user the VM's cloud-init creates (users: - name: … in the pool's userData).",
+			Fix:      checks.Text("Set username in [runners.autoscaler.connector_config] to the user the VM's cloud-init creates (users: - name: … in the pool's userData)."),
 		})
 	}
 	pod := podEvidence(p, e)
@@ -108,7 +108,7 @@ func checkKey(p *checks.Pass, r *facts.RunnerEntry, ra *facts.RunAs, keyPath str
 				Cause: fmt.Sprintf("%s: use_static_credentials is set, but connector_config has neither key_path nor password: the runner has no credential to log in to an instance with.",
 					r.Label()),
 				Evidence: []checks.Evidence{{Source: src, Detail: "key_path and password not set; use_static_credentials = true"}},
-				Fix:      "Set key_path in [runners.autoscaler.connector_config] to the private key whose public half the VMs accept.",
+				Fix:      checks.Text("Set key_path in [runners.autoscaler.connector_config] to the private key whose public half the VMs accept."),
 			})
 		}
 		return ""
@@ -124,7 +124,7 @@ func checkKey(p *checks.Pass, r *facts.RunnerEntry, ra *facts.RunAs, keyPath str
 			Cause: fmt.Sprintf("%s: connector_config.key_path %s cannot be read (%v): the runner fails to start the autoscaler, and every job fails with `reading instance group connector key`.",
 				r.Label(), file, errText(err)),
 			Evidence: append(ev, checks.Evidence{Source: file, Detail: errText(err)}),
-			Fix:      fmt.Sprintf("Put the private key at %s (in a pod: mount the Secret that holds it there, with defaultMode: 0440 and the pod's fsGroup), or point key_path at where it is.", file),
+			Fix:      checks.Text(fmt.Sprintf("Put the private key at %s (in a pod: mount the Secret that holds it there, with defaultMode: 0440 and the pod's fsGroup), or point key_path at where it is.", file)),
 		})
 		return ""
 	}
@@ -153,37 +153,43 @@ func checkKey(p *checks.Pass, r *facts.RunnerEntry, ra *facts.RunAs, keyPath str
 		p.Report(checks.Finding{
 			Cause:    fmt.Sprintf("%s: connector_config.key_path %s holds no SSH private key (%v): the runner cannot log in to any instance.", r.Label(), file, err),
 			Evidence: append(ev, checks.Evidence{Source: file, Detail: fmt.Sprintf("%d bytes, %v", len(b), err)}),
-			Fix:      "Point key_path at the private half of the key pair (the file ssh-keygen wrote without .pub).",
+			Fix:      checks.Text("Point key_path at the private half of the key pair (the file ssh-keygen wrote without .pub)."),
 		})
 	case !k.Private:
 		p.Report(checks.Finding{
 			Cause:    fmt.Sprintf("%s: connector_config.key_path %s holds a public key (%s), not the private key: the runner cannot log in to any instance.", r.Label(), file, k),
 			Evidence: append(ev, checks.Evidence{Source: file, Detail: k.String()}),
-			Fix:      "Point key_path at the private half of this key pair (the file ssh-keygen wrote without .pub).",
+			Fix:      checks.Text("Point key_path at the private half of this key pair (the file ssh-keygen wrote without .pub)."),
 		})
 	case k.Encrypted:
 		p.Report(checks.Finding{
 			Cause: fmt.Sprintf("%s: the connector key %s is %s: connector_config has no passphrase setting (common/config.go ConnectorConfig), so the runner cannot use it.",
 				r.Label(), file, k),
 			Evidence: append(ev, checks.Evidence{Source: file, Detail: k.String()}),
-			Fix:      fmt.Sprintf("Remove the passphrase: ssh-keygen -p -N '' -f %s (or make a new key pair without one and put its public half in the VMs' ssh_authorized_keys).", file),
+			Fix: checks.Steps{checks.Say("Remove the passphrase (or make a new key pair without one and put its public half in the VMs' ssh_authorized_keys):"),
+				checks.Sh("sudo ssh-keygen -p -N '' -f " + checks.Quote(file))},
 		})
 	}
 	return ""
 }
 
-func keyModeFix(file string, ra *facts.RunAs, blocked []facts.Blocker, inPod bool) string {
+func keyModeFix(file string, ra *facts.RunAs, blocked []facts.Blocker, inPod bool) checks.Steps {
 	if blocked[0].Path != file {
-		return fmt.Sprintf("Let the runner's user traverse %s (sudo chmod o+x on it), or move the key to a directory it can enter.", facts.BlockerPaths(blocked))
+		var cmds []string
+		for _, b := range blocked {
+			cmds = append(cmds, "sudo chmod o+x "+checks.Quote(b.Path))
+		}
+		return checks.Steps{checks.Say("Let the runner's user traverse the directories in the way, or move the key to a directory it can enter:"),
+			checks.Sh(strings.Join(cmds, "\n"))}
 	}
 	if inPod {
-		return fmt.Sprintf("Mount the key's Secret with defaultMode: 0440 and set the pod's securityContext.fsGroup: %d, so the file's group is one of the runner's and may read it.", ra.GID)
+		return checks.Text(fmt.Sprintf("Mount the key's Secret with defaultMode: 0440 and set the pod's securityContext.fsGroup: %d, so the file's group is one of the runner's and may read it.", ra.GID))
 	}
 	who := fmt.Sprint(ra.UID)
 	if ra.User != "" {
 		who = ra.User
 	}
-	return fmt.Sprintf("sudo chown %s %s && sudo chmod 0400 %s", who, file, file)
+	return checks.Steps{checks.Sh(fmt.Sprintf("sudo chown %s %s\nsudo chmod 0400 %s", checks.Quote(who), checks.Quote(file), checks.Quote(file)))}
 }
 
 func groups(ra *facts.RunAs) string {
@@ -208,7 +214,7 @@ func checkShell(p *checks.Pass, r *facts.RunnerEntry) {
 	src, line := r.At("shell")
 	f := checks.Finding{
 		Evidence: []checks.Evidence{{Source: src, Detail: strings.TrimSpace(line)}},
-		Fix:      "Set shell = \"bash\" in this [[runners]] (or remove the key: the instance executor's default is bash), and keep bash in the VM image.",
+		Fix:      checks.Text("Set shell = \"bash\" in this [[runners]] (or remove the key: the instance executor's default is bash), and keep bash in the VM image."),
 	}
 	if shell == "sh" {
 		f.Cause = fmt.Sprintf("%s: shell = \"sh\": on Debian and Ubuntu /bin/sh is dash, and the job preparation script fails under it: every job ends with `prepare environment: … Check https://docs.gitlab.com/runner/shells/#shell-profile-loading`.", r.Label())
@@ -237,14 +243,14 @@ func checkAddress(p *checks.Pass, r *facts.RunnerEntry, e *facts.Environ, where 
 			Severity: checks.Warning,
 			Cause:    fmt.Sprintf("%s: use_external_addr = true, but the runner runs inside the cluster: it dials each VM's external address, which a DVP VM may not have, instead of the internal one (status.ipAddress) it reaches directly.", r.Label()),
 			Evidence: append([]checks.Evidence{cfg}, where...),
-			Fix:      "Set use_external_addr = false in [runners.autoscaler.connector_config].",
+			Fix:      checks.Text("Set use_external_addr = false in [runners.autoscaler.connector_config]."),
 		})
 	case !inCluster && !external:
 		p.Report(checks.Finding{
 			Cause: fmt.Sprintf("%s: use_external_addr is false, but the runner runs outside the cluster (no KUBERNETES_SERVICE_HOST in %s, no token at %s): it dials each VM's internal address, the cluster's pod network, which this host does not reach; every job hangs at `Dialing instance` until it times out.",
 				r.Label(), e.Source, serviceAccountToken),
 			Evidence: []checks.Evidence{cfg, {Source: e.Source, Detail: "KUBERNETES_SERVICE_HOST not set"}},
-			Fix:      "Set use_external_addr = true in [runners.autoscaler.connector_config] (the VMs need an address this host reaches), or run the runner in the cluster as the Deployment of the Deckhouse guide.",
+			Fix:      checks.Text("Set use_external_addr = true in [runners.autoscaler.connector_config] (the VMs need an address this host reaches), or run the runner in the cluster as the Deployment of the Deckhouse guide."),
 		})
 	}
 }

@@ -5,6 +5,7 @@ package fleetingplugin
 import (
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
@@ -23,8 +24,12 @@ var Check = &checks.Check{
 			"PATH, or without the execute bit for the runner's uid and groups leaves every job without an instance.",
 		Symptom: "Failed to process runner  builds=0 error=failed to update executor: initializing taskscaler: running autoscaler plugin: " +
 			"loading fleeting plugin: plugin not found: lstat /home/gitlab-runner/.config/fleeting/plugins/registry.gitlab.com/gitlab-org/fleeting/plugins/fleeting-plugin-dvp: no such file or directory",
-		Fix:    "Put the plugin in a directory of the runner's PATH with mode 0755 (the Deckhouse runner image carries fleeting-plugin-dvp in /usr/local/bin), or run `gitlab-runner fleeting install` as the runner's user.",
-		Verify: "gitlab-runner fleeting list",
+		Fix: checks.Target(
+			checks.Say("Put the plugin in a directory of the runner's PATH with mode 0755 (the Deckhouse runner image carries fleeting-plugin-dvp in /usr/local/bin), "+
+				"or install the plugins config.toml names as the runner's user:"),
+			checks.Sh(`sudo -u "$RUNNER_USER" -H gitlab-runner fleeting --config "$RUNNER_CONFIG" install`)),
+		Verify: checks.Target(checks.Say("The plugins the runner's user has:"),
+			checks.Sh(`sudo -u "$RUNNER_USER" -H gitlab-runner fleeting --config "$RUNNER_CONFIG" list`)),
 		Patterns: []string{
 			// executors/internal/autoscaler/provider.go, v19.3.0: "loading fleeting
 			// plugin: %w" around installer.ErrPluginNotFound ("plugin not found",
@@ -55,7 +60,7 @@ func run(p *checks.Pass) error {
 			Cause: fmt.Sprintf("%s: executor %q has no [runners.autoscaler]: every job fails with `initializing taskscaler: executor requires autoscaler config`.",
 				r.Label(), r.Runner.Executor),
 			Evidence: []checks.Evidence{{Source: src, Detail: "no [runners.autoscaler] table in this [[runners]]"}},
-			Fix:      "Add [runners.autoscaler] with plugin, max_instances and connector_config to this runner.",
+			Fix:      checks.Text("Add [runners.autoscaler] with plugin, max_instances and connector_config to this runner."),
 		})
 		return nil
 	}
@@ -64,7 +69,7 @@ func run(p *checks.Pass) error {
 		p.Report(checks.Finding{
 			Cause:    fmt.Sprintf("%s: [runners.autoscaler] names no plugin: the runner has nothing to start for instances.", r.Label()),
 			Evidence: []checks.Evidence{{Source: src, Detail: "plugin not set"}},
-			Fix:      "Set plugin in [runners.autoscaler] (for Deckhouse Virtualization Platform: plugin = \"fleeting-plugin-dvp\").",
+			Fix:      checks.Text("Set plugin in [runners.autoscaler] (for Deckhouse Virtualization Platform: plugin = \"fleeting-plugin-dvp\")."),
 		})
 		return nil
 	}
@@ -94,7 +99,7 @@ func run(p *checks.Pass) error {
 			Cause: fmt.Sprintf("%s: the fleeting plugin %q is nowhere %s looks for it (%s): every job fails with `%s`.",
 				r.Label(), a.Plugin, ra.Label(), searched(ra, a.Plugin, res), res.runnerEr),
 			Evidence: ev,
-			Fix:      installFix(a.Plugin, e, ra, res),
+			Fix:      installFix(a.Plugin, r.File.Path, e, ra, res),
 		})
 	case len(res.blocked) > 0:
 		p.Report(checks.Finding{
@@ -128,7 +133,7 @@ func searched(ra *facts.RunAs, name string, res *resolution) string {
 // installFix puts the plugin where this runner looks: a fleeting-plugin-
 // binary into the first absolute directory of its PATH, an OCI reference
 // through `gitlab-runner fleeting install` as its own user.
-func installFix(name string, e *facts.Environ, ra *facts.RunAs, res *resolution) string {
+func installFix(name, config string, e *facts.Environ, ra *facts.RunAs, res *resolution) checks.Steps {
 	if !res.installed || strings.HasPrefix(name, pathPrefix) && !strings.ContainsAny(name, "/:") {
 		pathVar, _ := e.Lookup("PATH")
 		dir := ""
@@ -141,31 +146,41 @@ func installFix(name string, e *facts.Environ, ra *facts.RunAs, res *resolution)
 			}
 		}
 		if dir == "" {
-			return fmt.Sprintf("Give the runner a PATH (its environment has none that is absolute) and install %s there with mode 0755.", name)
+			return checks.Text(fmt.Sprintf("Give the runner a PATH (its environment has none that is absolute) and install %s there with mode 0755.", name))
 		}
-		fix := fmt.Sprintf("sudo install -m 0755 <the %s binary> %s/%s", name, dir, name)
+		fix := fmt.Sprintf("sudo install -m 0755 ./%s %s", checks.Quote(name), checks.Quote(dir+"/"+name))
 		if e.FromUnit || ra.Unit != nil && ra.Unit.Found() {
-			fix += " && sudo systemctl restart " + ra.Unit.Name
+			fix += "\nsudo systemctl restart " + checks.Quote(ra.Unit.Name)
 		}
-		return fix + "  (the Deckhouse runner image carries fleeting-plugin-dvp in /usr/local/bin: run that image, or copy the binary from it)"
+		return checks.Steps{
+			checks.Say(fmt.Sprintf("Install the %s binary (here ./%s; the Deckhouse runner image carries fleeting-plugin-dvp in /usr/local/bin: run that image, or copy the binary from it) into the runner's PATH:", name, name)),
+			checks.Sh(fix),
+		}
 	}
-	who := "the runner's user"
-	if ra.User != "" {
-		who = ra.User
+	// The plugin goes under the installing user's home: as the runner's
+	// user, where this runner looks. fleeting's --config is the parent
+	// command's flag (commands/fleeting/fleeting.go, gitlab-runner v19.3.0:
+	// config.LoadConfig(context.Parent().String("config"))).
+	who := checks.Quote(ra.User)
+	if ra.User == "" {
+		who = "'#" + strconv.Itoa(ra.UID) + "'"
 	}
-	return fmt.Sprintf("sudo -u %s gitlab-runner fleeting install  (as %s, it installs into %s, where this runner looks)", who, who, res.installDir)
+	return checks.Steps{
+		checks.Say("Install the plugins config.toml names as the runner's user: they go into " + res.installDir + ", where this runner looks:"),
+		checks.Sh("sudo -u " + who + " -H gitlab-runner fleeting --config " + checks.Quote(config) + " install"),
+	}
 }
 
-func chmodFix(bs []facts.Blocker) string {
+func chmodFix(bs []facts.Blocker) checks.Steps {
 	var fix []string
 	for i, b := range bs {
 		if i == 0 {
-			fix = append(fix, "sudo chmod 0755 "+b.Path)
+			fix = append(fix, "sudo chmod 0755 "+checks.Quote(b.Path))
 			continue
 		}
-		fix = append(fix, "sudo chmod o+x "+b.Path)
+		fix = append(fix, "sudo chmod o+x "+checks.Quote(b.Path))
 	}
-	return strings.Join(fix, " && ")
+	return checks.Steps{checks.Sh(strings.Join(fix, "\n"))}
 }
 
 func appendBlockers(ev []checks.Evidence, bs []facts.Blocker) []checks.Evidence {

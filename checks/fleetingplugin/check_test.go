@@ -75,7 +75,7 @@ func TestNotFoundNamesEveryPlace(t *testing.T) {
 		"/usr/local/bin/fleeting-plugin-dvp: no such file", "/usr/bin/fleeting-plugin-dvp: no such file", "/bin/fleeting-plugin-dvp: no such file",
 		"not in any $PATH entry (/usr/local/bin, /usr/bin, /bin)",
 		"loading fleeting plugin: plugin not found: lstat /home/gitlab-runner/.config/fleeting/plugins/registry.gitlab.com/gitlab-org/fleeting/plugins/fleeting-plugin-dvp: no such file or directory",
-		"sudo install -m 0755 <the fleeting-plugin-dvp binary> /usr/local/bin/fleeting-plugin-dvp")
+		"sudo install -m 0755 ./fleeting-plugin-dvp /usr/local/bin/fleeting-plugin-dvp")
 }
 
 // A relative $PATH entry finds the file, but Go's exec.LookPath refuses a

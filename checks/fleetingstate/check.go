@@ -24,9 +24,12 @@ var Check = &checks.Check{
 			"every VM that had a job running. Jobs do not fail; the restart costs VMs and their boot time.",
 		// executors/internal/autoscaler/provider.go, v19.3.0 (instanceReadyUp).
 		Symptom: "no data on pre-existing instance so removing for safety; or pre-existing instance has acquisition so removing for safety",
-		Fix: "[runners.autoscaler.state_storage]\n  enabled = true\n  dir = \"<a directory on a persistent volume mounted into the runner>\"\n" +
-			"  keep_instance_with_acquisitions = true",
-		Verify: "doctor run --only fleeting-state",
+		Fix: checks.Steps{
+			checks.Say("In the runner's [[runners]] entry, keep the autoscaler's state on a persistent volume mounted into the runner " +
+				"(here /home/gitlab-runner/state: use the volume's path):"),
+			checks.Toml("[runners.autoscaler.state_storage]\nenabled = true\ndir = \"/home/gitlab-runner/state\"\nkeep_instance_with_acquisitions = true"),
+		},
+		Verify: checks.Steps{checks.Sh("doctor run --only fleeting-state")},
 		Patterns: []string{
 			// executors/internal/autoscaler/provider.go, v19.3.0: instanceReadyUp's
 			// two refusals, and init's error for a dir it cannot create.
@@ -89,7 +92,7 @@ func run(p *checks.Pass) error {
 				Cause: fmt.Sprintf("%s: state_storage.dir %s is on %s: the state goes with it, and a restarted runner replaces every VM as if state storage were off.",
 					r.Label(), dir, why),
 				Evidence: []checks.Evidence{cfg, {Source: fmt.Sprintf("%s:%d", m.Source, mt.Line), Detail: mt.Describe()}},
-				Fix:      fmt.Sprintf("Mount a persistent volume (a PersistentVolumeClaim in a pod, a disk on a host) at %s, or set dir to a directory on one.", dir),
+				Fix:      checks.Text(fmt.Sprintf("Mount a persistent volume (a PersistentVolumeClaim in a pod, a disk on a host) at %s, or set dir to a directory on one.", dir)),
 			})
 		}
 	}
@@ -102,7 +105,7 @@ func run(p *checks.Pass) error {
 			Cause: fmt.Sprintf("%s: keep_instance_with_acquisitions is false: a restarted runner deletes every VM that had a job running "+
 				"(`pre-existing instance has acquisition so removing for safety`) instead of taking it back.", r.Label()),
 			Evidence: []checks.Evidence{{Source: src, Detail: orText(strings.TrimSpace(line), "keep_instance_with_acquisitions not set (false)")}},
-			Fix:      "Set keep_instance_with_acquisitions = true in [runners.autoscaler.state_storage].",
+			Fix:      checks.Text("Set keep_instance_with_acquisitions = true in [runners.autoscaler.state_storage]."),
 		})
 	}
 	return unknown
@@ -136,20 +139,24 @@ func checkWritable(p *checks.Pass, r *facts.RunnerEntry, ra *facts.RunAs, dir st
 		Cause: fmt.Sprintf("%s: the runner's user (%s) cannot write state_storage.dir %s (blocked at %s): the autoscaler does not start, and every job fails with `creating state storage`.",
 			r.Label(), ra.Label(), dir, facts.BlockerPaths(blocked)),
 		Evidence: ev,
-		Fix:      fmt.Sprintf("sudo chown %d:%d %s && sudo chmod 0700 %s  (in a pod: the volume's fsGroup gives the runner's group write access)", ra.UID, ra.GID, dir, dir),
+		Fix: checks.Steps{checks.Say("Give the directory to the runner's user (in a pod: the volume's fsGroup gives the runner's group write access):"),
+			checks.Sh(fmt.Sprintf("sudo chown %d:%d %s\nsudo chmod 0700 %s", ra.UID, ra.GID, checks.Quote(dir), checks.Quote(dir)))},
 	})
 	return nil
 }
 
 // enableFix is the document's state_storage block with a directory of
 // this runner's own: under its $HOME when it has one.
-func enableFix(ra *facts.RunAs) string {
-	dir := "<a directory on a persistent volume>"
+func enableFix(ra *facts.RunAs) checks.Steps {
+	dir := "/home/gitlab-runner/state"
 	if ra.HomeSet && ra.Home != "" && ra.Home != "/" {
 		dir = path.Join(ra.Home, "state")
 	}
-	return fmt.Sprintf("[runners.autoscaler.state_storage]\n  enabled = true\n  dir = %q\n  keep_instance_with_acquisitions = true\n"+
-		"and put %s on a persistent volume (in a pod: a PersistentVolumeClaim mounted there).", dir, dir)
+	return checks.Steps{
+		checks.Say(fmt.Sprintf("In the runner's [[runners]] entry (replacing its [runners.autoscaler.state_storage] table if it has one), keep the state in %s:", dir)),
+		checks.Toml(fmt.Sprintf("[runners.autoscaler.state_storage]\nenabled = true\ndir = %q\nkeep_instance_with_acquisitions = true", dir)),
+		checks.Say(fmt.Sprintf("And put %s on a persistent volume (in a pod: a PersistentVolumeClaim mounted there).", dir)),
+	}
 }
 
 func orText(s, def string) string {

@@ -109,7 +109,7 @@ func TestDirWithUIDUnknown(t *testing.T) {
 	checktest.WantSays(t, res, checks.StatusUnknown, "cannot tell whether pid 77 (uid unknown) can write /home/gitlab-runner/state",
 		"/proc/77/status: no complete Uid line")
 	for _, f := range res.Findings {
-		if strings.Contains(f.Fix, "-1") {
+		if strings.Contains(f.Fix.String(), "-1") {
 			t.Errorf("a fix built from an unknown uid: %s", f.Fix)
 		}
 	}

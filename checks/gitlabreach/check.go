@@ -38,11 +38,17 @@ var Check = &checks.Check{
 			"or, in the runner's log, WARNING: Checking for jobs... failed … status=execute JSON request: execute request: " +
 			"couldn't execute POST against https://…/api/v4/jobs/request: Post \"https://…/api/v4/jobs/request\": " +
 			"dial tcp: lookup …: no such host (or …: x509: certificate has expired …)",
-		Fix: "Fix the stage the finding names. For a tailnet-only name: publish GitLab on a name the public " +
+		Fix: checks.Text("Fix the stage the finding names. For a tailnet-only name: publish GitLab on a name the public " +
 			"internet resolves and reaches (a Tailscale Funnel on the GitLab port), or give the jobs GIT_STRATEGY: none. " +
 			"A job request that gets no answer leaves the runner healthy: it keeps asking every check_interval and takes " +
-			"jobs again as soon as GitLab answers, with no restart.",
-		Verify: "curl -sS -o /dev/null -w '%{http_code}\\n' https://gitlab.dorper-matrix.ts.net:8443/api/v4/version  # 401 means a GitLab answered; dig +short gitlab.dorper-matrix.ts.net @1.1.1.1",
+			"jobs again as soon as GitLab answers, with no restart."),
+		Verify: checks.Steps{
+			checks.Say("Ask GitLab's API from this host, at the runner's url (GITLAB_URL: [[runners]] url); 401 means a GitLab answered:"),
+			checks.Sh(`GITLAB_URL=https://gitlab.example.com/
+curl -sS -o /dev/null -w '%{http_code}\n' "${GITLAB_URL%/}/api/v4/version"`),
+			checks.Say("Its name as the public internet resolves it, which the rented nodes use:"),
+			checks.Sh(`GITLAB_HOST=gitlab.example.com
+dig +short "$GITLAB_HOST" @1.1.1.1`)},
 		Patterns: []string{
 			// network/gitlab.go, v19.3.0 (RequestJob, VerifyRunner): Warningln("Checking for jobs...",
 			// "failed") and Errorln("Verifying runner...", "failed"): no HTTP answer from GitLab.
@@ -96,11 +102,11 @@ func run(p *checks.Pass) error {
 		if b.Runner != nil {
 			src, line = cfg.AtRunner(b.Pos, "url")
 		}
-		fix := "Set url in [[runners]] to GitLab's external_url, with its scheme and port (https://<gitlab host>:<port>/)."
+		fix := checks.Text("Set url in [[runners]] to GitLab's external_url, with its scheme (https://), its host and, when it is not the scheme's, its port: the URL GitLab's own pages are served at.")
 		var noClient *gitlab.NoClientError
 		if b.Runner != nil && errors.As(b.Err, &noClient) {
 			// The runner logs "Checking for jobs... client error" and counts it unhealthy.
-			fix += gitlab.DisabledNote(cfg.Config.Runners[b.Pos], "gitlab-runner restart, or restart its service")
+			fix = append(fix, gitlab.DisabledNote(cfg.Config.Runners[b.Pos], "sudo systemctl restart "+checks.Quote(facts.DefaultUnit))...)
 		}
 		p.Report(checks.Finding{
 			Runner:   b.Runner,
@@ -191,6 +197,6 @@ func stageFinding(t *gitlab.Target, s gitlab.Stage, addr, why, fix string, ev ..
 		Cause: fmt.Sprintf("%s (%s): from this host, the %s stage failed at %s: %s.",
 			t.Named(), t.Origin(), s, addr, why),
 		Evidence: ev,
-		Fix:      fix,
+		Fix:      checks.Text(fix),
 	}
 }

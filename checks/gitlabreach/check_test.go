@@ -131,7 +131,7 @@ func TestFailuresDoNotDisableTheRunner(t *testing.T) {
 func wantNoDisabling(t *testing.T, r checks.CheckResult) {
 	t.Helper()
 	for _, f := range r.Findings {
-		if strings.Contains(f.Fix, "unhealthy") || strings.Contains(f.Fix, "disabled for") {
+		if strings.Contains(f.Fix.String(), "unhealthy") || strings.Contains(f.Fix.String(), "disabled for") {
 			t.Errorf("%q says the runner disables itself: %s", f.Cause, f.Fix)
 		}
 	}
@@ -228,7 +228,7 @@ func TestURLTheRunnerCannotUse(t *testing.T) {
 	r := reach(t, root, w.settings())
 	wantSays(t, r, checks.StatusFail, `"no-scheme" url is not an http or https URL`, `"no-host" url has no host`)
 	for _, f := range r.Findings {
-		disables := strings.Contains(f.Fix, "is unhealthy and will be disabled for 1h0m0s seconds!")
+		disables := strings.Contains(f.Fix.String(), "is unhealthy and will be disabled for 1h0m0s seconds!")
 		if strings.Contains(f.Cause, "no-scheme") != disables {
 			t.Errorf("%q: restart note %v, want it only for the url no client is built for:\n%s", f.Cause, disables, f.Fix)
 		}

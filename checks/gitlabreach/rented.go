@@ -29,7 +29,7 @@ func rentedView(ctx context.Context, env *hostio.Env, t *gitlab.Target, sys *git
 			Cause: fmt.Sprintf("%s names the tailnet address %s. A rented node is not on the tailnet, so job pods cannot "+
 				"reach this GitLab: jobs fail at the clone with `unable to access '...'`.", t.Named(), t.Host),
 			Evidence: []checks.Evidence{{Source: t.Named(), Detail: t.Origin()}},
-			Fix:      publishFix,
+			Fix:      checks.Text(publishFix),
 		}
 	}
 	pub := gitlab.ResolvePublic(ctx, env, t.Host, dl)
@@ -51,7 +51,7 @@ func rentedView(ctx context.Context, env *hostio.Env, t *gitlab.Target, sys *git
 				"through the Funnel. Both paths must stay up: with the Funnel off, every job fails at the clone with "+
 				"`unable to access` although the runner itself still reaches GitLab.", name, gitlab.Join(sys.Addrs), gitlab.Join(pub.Addrs)),
 			Evidence: ev,
-			Fix:      "Nothing to change; keep the Funnel on (tailscale funnel status on the GitLab host).",
+			Fix:      checks.Text("Nothing to change; keep the Funnel on (tailscale funnel status on the GitLab host)."),
 		}
 	case tailHere && (pub.Resolved() || pub.Denied):
 		return &checks.Finding{
@@ -59,7 +59,7 @@ func rentedView(ctx context.Context, env *hostio.Env, t *gitlab.Target, sys *git
 				"outside the tailnet. A rented node's egress is the provider's, so job pods cannot reach this GitLab: jobs "+
 				"fail at the clone with `unable to access '...'` where the DNS did resolve.", name, gitlab.Join(sys.Addrs)),
 			Evidence: ev,
-			Fix:      publishFix,
+			Fix:      checks.Text(publishFix),
 		}
 	case tailHere:
 		return &checks.Finding{
@@ -67,7 +67,7 @@ func rentedView(ctx context.Context, env *hostio.Env, t *gitlab.Target, sys *git
 			Cause: fmt.Sprintf("%s resolves on this host only to tailnet addresses (%s), and the public resolver did not "+
 				"answer, so doctor cannot tell whether rented nodes can reach it; they can only through a public name.", name, gitlab.Join(sys.Addrs)),
 			Evidence: ev,
-			Fix:      "Run doctor again with --public-dns set to a resolver this host can reach. " + publishFix,
+			Fix:      checks.Text("Run doctor again with --public-dns set to a resolver this host can reach. " + publishFix),
 		}
 	case pub.Denied:
 		return &checks.Finding{
@@ -75,14 +75,14 @@ func rentedView(ctx context.Context, env *hostio.Env, t *gitlab.Target, sys *git
 			Cause: fmt.Sprintf("%s resolves on this host (%s) but not in public DNS: it is a private name, and rented nodes, "+
 				"whose DNS is public, fail at the clone with `Could not resolve host`.", name, gitlab.Join(sys.Addrs)),
 			Evidence: ev,
-			Fix:      publishFix,
+			Fix:      checks.Text(publishFix),
 		}
 	case !pub.Resolved():
 		return &checks.Finding{
 			Severity: checks.Info,
 			Cause:    fmt.Sprintf("The public resolver did not answer for %s, so doctor could not compare what rented nodes resolve.", name),
 			Evidence: ev,
-			Fix:      "Run doctor again with --public-dns set to a resolver this host can reach.",
+			Fix:      checks.Text("Run doctor again with --public-dns set to a resolver this host can reach."),
 		}
 	}
 	return nil

@@ -73,7 +73,7 @@ func certFix(t *gitlab.Target, c *gitlab.CertCheck) string {
 	for _, p := range c.Problems {
 		switch {
 		case strings.Contains(p, "expired"), strings.Contains(p, "not yet valid"):
-			fix = append(fix, "Renew GitLab's certificate (and check this host's clock: timedatectl status).")
+			fix = append(fix, "Renew GitLab's certificate (and check this host's clock: the clock-skew check).")
 		case strings.HasPrefix(p, "chain:"):
 			fix = append(fix, "Set tls-ca-file in [[runners]] to the CA certificate that signed GitLab's certificate, "+
 				"or install that CA in this host's system roots.")

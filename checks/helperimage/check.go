@@ -38,10 +38,13 @@ var Check = &checks.Check{
 		// executors/docker/docker.go getHelperImage, gitlab-runner v19.3.0:
 		// e.BuildLogger.Println("Using helper image: ", imageNameFromConfig, " (overridden, default would be ", e.helperImageInfo, ")")
 		Symptom: "Using helper image:  registry.deckhouse.ru/deckhouse/ee/packages/code/images/runner-helper:v19.2.0  (overridden, default would be  registry.gitlab.com/gitlab-org/gitlab-runner/gitlab-runner-helper:x86_64-v19.3.1 )",
-		Fix: "Set helper_image to the runner-helper image of the runner's own version (the Deckhouse document: " +
-			DeckhouseHelper + ":<VERSION>, the runner image's tag), or leave it unset on nodes that reach registry.gitlab.com; " +
-			"run an amd64-only image only on amd64 nodes or daemons.",
-		Verify: "doctor run --only helper-image",
+		Fix: checks.Steps{
+			checks.Say("Set helper_image to the runner-helper image of the runner's own version, as the Deckhouse document does (the runner image's tag; " +
+				"the runner expands ${CI_RUNNER_VERSION} to its own), in the executor's table of the runner's [[runners]] entry ([runners.docker] for Docker), " +
+				"or leave it unset on nodes that reach registry.gitlab.com; run an amd64-only image only on amd64 nodes or daemons:"),
+			checks.Toml("[runners.kubernetes]\nhelper_image = \"" + DeckhouseHelper + ":v${CI_RUNNER_VERSION}\""),
+		},
+		Verify: checks.Steps{checks.Sh("doctor run --only helper-image")},
 		Patterns: []string{
 			// executors/docker/docker.go getHelperImage, v19.3.0 (Println: the operands are spaced).
 			"Using helper image: *(overridden, default would be *",
@@ -110,7 +113,7 @@ func versionFinding(p *checks.Pass, e *facts.RunnerEntry, ver *facts.Version, c 
 			Cause: fmt.Sprintf("%s's helper_image %s names no version (%v): it does not follow the runner's upgrades, and the helper "+
 				"and the runner may differ in what they speak.", e.Label(), c.image, terr),
 			Evidence: []checks.Evidence{cfgEv},
-			Fix:      fmt.Sprintf("Pin helper_image to the runner's version tag%s, or use ${CI_RUNNER_VERSION} in it.", wantTag(ver)),
+			Fix:      checks.Text(fmt.Sprintf("Pin helper_image to the runner's version tag%s, or use ${CI_RUNNER_VERSION} in it, in [runners.%s] of the runner's [[runners]] entry.", wantTag(ver), c.table)),
 		})
 		return nil
 	}
@@ -124,7 +127,8 @@ func versionFinding(p *checks.Pass, e *facts.RunnerEntry, ver *facts.Version, c 
 		Cause: fmt.Sprintf("%s runs gitlab-runner %s, but its helper_image %s is %s: the helper of another release starts beside "+
 			"every job.", e.Label(), ver.Version.Version, c.image, TagVersion(tagVer.Version)),
 		Evidence: []checks.Evidence{cfgEv, {Source: ver.Version.Source, Detail: "gitlab-runner " + ver.Version.Version}},
-		Fix:      fmt.Sprintf("Set helper_image in [runners.%s] to %s.", c.table, retag(c.image, tagVer.Version, ver.Version.Version)),
+		Fix: checks.Steps{checks.Say("In the runner's [[runners]] entry:"),
+			checks.Toml(fmt.Sprintf("[runners.%s]\nhelper_image = %q", c.table, retag(c.image, tagVer.Version, ver.Version.Version)))},
 	})
 	return nil
 }
@@ -153,7 +157,7 @@ func archFinding(p *checks.Pass, e *facts.RunnerEntry, image, arch, runArch stri
 			Cause: fmt.Sprintf("%s's helper image %s is built for linux/%s, but its Docker daemon runs %s: the helper container "+
 				"cannot start, so every job fails.", e.Label(), image, arch, runArch),
 			Evidence: append([]checks.Evidence{cfgEv}, archEv...),
-			Fix:      fmt.Sprintf("Use a helper image built for %s (or a multi-arch one), or run this runner against an %s daemon.", runArch, arch),
+			Fix:      checks.Text(fmt.Sprintf("Use a helper image built for %s (or a multi-arch one), or run this runner against an %s daemon.", runArch, arch)),
 		})
 		return
 	}
@@ -172,8 +176,8 @@ func archFinding(p *checks.Pass, e *facts.RunnerEntry, image, arch, runArch stri
 		Cause: fmt.Sprintf("%s's helper image %s is built for linux/%s, but jobs may land on nodes of %s: there the helper "+
 			"container cannot start.", e.Label(), image, arch, strings.Join(others, "; ")),
 		Evidence: append([]checks.Evidence{cfgEv}, archEv...),
-		Fix: fmt.Sprintf("Keep the jobs on %s nodes: [runners.kubernetes.node_selector] \"kubernetes.io/arch\" = \"%s\", or use a "+
-			"helper image built for every node's architecture.", arch, arch),
+		Fix: checks.Steps{checks.Say(fmt.Sprintf("Keep the jobs on %s nodes, in the runner's [[runners]] entry, or use a helper image built for every node's architecture:", arch)),
+			checks.Toml(fmt.Sprintf("[runners.kubernetes.node_selector]\n\"kubernetes.io/arch\" = %q", arch))},
 	})
 }
 
@@ -212,15 +216,15 @@ func unset(p *checks.Pass, e *facts.RunnerEntry, ver *facts.Version, c configure
 			"registry.gitlab.com fail every job at the helper container.", e.Label(), image),
 		Evidence: append([]checks.Evidence{{Source: e.File.Path, Detail: "no helper_image in [runners." + c.table + "]"},
 			{Source: plugin, Detail: "present: the runner runs from the Deckhouse Code runner image, whose registry is registry.deckhouse.ru"}}, archEv...),
-		Fix: fmt.Sprintf("Where registry.gitlab.com is not reachable, set helper_image in [runners.%s] to a reachable copy of the "+
-			"runner's version, as the Deckhouse document does: helper_image = \"%s:%s\".", c.table, DeckhouseHelper, versionOr(version)),
+		Fix: checks.Steps{checks.Say("Where registry.gitlab.com is not reachable, set helper_image to a reachable copy of the runner's version, as the Deckhouse document does, in the runner's [[runners]] entry:"),
+			checks.Toml(fmt.Sprintf("[runners.%s]\nhelper_image = \"%s:%s\"", c.table, DeckhouseHelper, versionOr(version)))},
 	})
 	return unknown
 }
 
 func versionOr(v string) string {
 	if v == "" {
-		return "<VERSION>"
+		return "v${CI_RUNNER_VERSION}" // the runner expands it to its own version
 	}
 	return TagVersion(v)
 }

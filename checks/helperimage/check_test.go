@@ -102,7 +102,7 @@ func TestSameVersionPasses(t *testing.T) {
 func TestVersionMismatchWarns(t *testing.T) {
 	r := root(t, "19.3.1", "docker", `    helper_image = "`+helperimage.DeckhouseHelper+`:v19.2.0"`+"\n")
 	checktest.WantSays(t, run(t, r, true), checks.StatusFail, "[warning]", "runs gitlab-runner 19.3.1, but its helper_image",
-		"is v19.2.0", "Set helper_image in [runners.docker] to "+helperimage.DeckhouseHelper+":v19.3.1")
+		"is v19.2.0", "[runners.docker]\nhelper_image = \""+helperimage.DeckhouseHelper+":v19.3.1\"")
 }
 
 func TestVariableFollowsRunner(t *testing.T) {

@@ -19,8 +19,10 @@ var Check = &checks.Check{
 			"reach its registry (a rented node's egress is the provider's, not the operator's).",
 		// executors/kubernetes/internal/pull/errors.go, v19.3.0 (ImagePullError): "pulling image %q for container %s: %s".
 		Symptom: "ERROR: Job failed: prepare environment: waiting for pod running: pulling image \"…\" for container build: image pull failed: Back-off pulling image \"…\"" + checks.PrepareHint,
-		Fix:     "Correct the image name in .gitlab-ci.yml or [runners.kubernetes] image, or use a registry the rented nodes reach; 03's check (one curl to the registry from a node) saves a node boot.",
-		Verify:  "kubectl get pods -n gitlab-runner -o jsonpath='{range .items[*]}{.metadata.name}{\" \"}{.status.containerStatuses[*].state.waiting.reason}{\"\\n\"}{end}'",
+		Fix: checks.Text("Correct the image name in .gitlab-ci.yml or [runners.kubernetes] image, or use a registry the rented nodes reach; " +
+			"a request to the registry from a node before a job runs saves a node boot."),
+		Verify: checks.Target(checks.Say("Each job pod's waiting reason:"),
+			checks.Sh(checks.CatalogKubectl+` get pods -n "$RUNNER_NAMESPACE" -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.status.containerStatuses[*].state.waiting.reason}{"\n"}{end}'`)),
 		Patterns: []string{
 			// executors/kubernetes/internal/watchers/pod.go, v19.3.0: fmt.Sprintf("image pull failed: %s",
 			// waiting.Message) for ErrImagePull, ImagePullBackOff and InvalidImageName.

@@ -40,10 +40,15 @@ var Check = &checks.Check{
 			"error looking up service account gitlab-runner/ci: serviceaccount \"ci\" not found" + checks.PrepareHint + "; or … is forbidden: violates " +
 			"PodSecurity \"restricted:latest\": allowPrivilegeEscalation != false (…); or Timed out while waiting for " +
 			"ServiceAccount/ci to be present in the cluster",
-		Fix: "Create the service account and pull secrets in the runner namespace (kubectl create serviceaccount …, " +
-			"kubectl create secret docker-registry …), or correct their names in [runners.kubernetes]; set the security " +
-			"context tables to what the namespace's Pod Security level demands, or label the namespace with a level the jobs can meet.",
-		Verify: "kubectl get serviceaccount,secret -n gitlab-runner; kubectl label --dry-run=server --overwrite ns gitlab-runner pod-security.kubernetes.io/enforce=restricted",
+		Fix: checks.Target(
+			checks.Say("Create the service account [runners.kubernetes] service_account names (SA), in the runner's namespace, or correct the name in config.toml:"),
+			checks.Sh("SA=ci\n"+checks.CatalogKubectl+` create serviceaccount -n "$RUNNER_NAMESPACE" "$SA"`),
+			checks.Say("Create each pull secret image_pull_secrets names (SECRET), with the registry's address and a user and token it accepts (read asks for the token):"),
+			checks.Sh("SECRET=registry\nREGISTRY=registry.example.com\nREGISTRY_USER=ci\nread -rs REGISTRY_TOKEN\n"+checks.CatalogKubectl+
+				` create secret docker-registry -n "$RUNNER_NAMESPACE" "$SECRET" --docker-server="$REGISTRY" --docker-username="$REGISTRY_USER" --docker-password="$REGISTRY_TOKEN"`),
+			checks.Say("Set the security context tables to what the namespace's Pod Security level demands, or label the namespace with a level the jobs can meet.")),
+		Verify: checks.Target(checks.Sh(checks.CatalogKubectl + ` get serviceaccount,secret -n "$RUNNER_NAMESPACE"
+` + checks.CatalogKubectl + ` label --dry-run=server --overwrite ns "$RUNNER_NAMESPACE" pod-security.kubernetes.io/enforce=restricted`)),
 		Patterns: []string{
 			// plugin/pkg/admission/serviceaccount/admission.go, kubernetes v1.37.2
 			"is forbidden: error looking up service account */*: serviceaccount \"*\" not found",
@@ -118,7 +123,8 @@ func run(p *checks.Pass) error {
 				Cause: fmt.Sprintf("%s: service_account %q does not exist in %s: every job pod is refused with `error looking up service account %s/%s: serviceaccount %q not found`.",
 					e.Label(), k.ServiceAccount, ns, ns, k.ServiceAccount, k.ServiceAccount),
 				Evidence: []checks.Evidence{{Source: src, Detail: line}, {Source: "GET /api/v1/namespaces/" + ns + "/serviceaccounts/" + k.ServiceAccount, Detail: "404 Not Found"}},
-				Fix:      fmt.Sprintf("kubectl create serviceaccount -n %s %s, or set service_account in [runners.kubernetes] of %s to one that exists.", ns, k.ServiceAccount, e.File.Path),
+				Fix: checks.Steps{checks.Say(fmt.Sprintf("Create it, or set service_account in [runners.kubernetes] of %s to one that exists:", e.File.Path)),
+					checks.Sh(fmt.Sprintf("%s create serviceaccount -n %s %s", facts.APIClientFact.Get(p).Kubectl(), checks.Quote(ns), checks.Quote(k.ServiceAccount)))},
 			})
 		}
 	}
@@ -133,7 +139,9 @@ func run(p *checks.Pass) error {
 				Cause: fmt.Sprintf("%s: image_pull_secrets names %q, which does not exist in %s: nodes pull the job's images without those credentials, and a private image fails to pull.",
 					e.Label(), name, ns),
 				Evidence: []checks.Evidence{{Source: src, Detail: line}, {Source: "GET /api/v1/namespaces/" + ns + "/secrets/" + name + " (metadata only)", Detail: "404 Not Found"}},
-				Fix:      fmt.Sprintf("kubectl create secret docker-registry -n %s %s --docker-server=<registry> --docker-username=<user> --docker-password=<token>, or drop it from image_pull_secrets.", ns, name),
+				Fix: checks.Steps{checks.Say("Create it with the registry's address and a user and token it accepts (read asks for the token), or drop it from image_pull_secrets:"),
+					checks.Sh(fmt.Sprintf("REGISTRY=registry.example.com\nREGISTRY_USER=ci\nread -rs REGISTRY_TOKEN\n%s create secret docker-registry -n %s %s "+
+						`--docker-server="$REGISTRY" --docker-username="$REGISTRY_USER" --docker-password="$REGISTRY_TOKEN"`, facts.APIClientFact.Get(p).Kubectl(), checks.Quote(ns), checks.Quote(name)))},
 			})
 		}
 	}
@@ -225,8 +233,9 @@ func podSecurity(p *checks.Pass, e *facts.RunnerEntry, ns *corev1.Namespace) err
 			{Source: "GET /api/v1/namespaces/" + ns.Name, Detail: labels(ns.Labels)},
 			{Source: src, Detail: "pod securityContext " + string(b) + "; " + containerContexts(pod)},
 		},
-		Fix: fmt.Sprintf("Set what %s demands in [runners.kubernetes] of %s (%s), or label the namespace with a level the jobs meet: kubectl label --overwrite ns %s pod-security.kubernetes.io/enforce=baseline.",
-			v.Level, e.File.Path, demands(v.Level), ns.Name),
+		Fix: checks.Steps{checks.Say(fmt.Sprintf("Set what %s demands in [runners.kubernetes] of %s (%s), or label the namespace with a level the jobs meet:",
+			v.Level, e.File.Path, demands(v.Level))),
+			checks.Sh(fmt.Sprintf("%s label --overwrite ns %s pod-security.kubernetes.io/enforce=baseline", facts.APIClientFact.Get(p).Kubectl(), checks.Quote(ns.Name)))},
 	})
 	return nil
 }

@@ -60,7 +60,7 @@ func TestLive(t *testing.T) {
 		live.EnsureNamespace("no-sa")
 		checktest.WantResults(t, run(t, inNamespace("no-sa", "    service_account = \"ci\"\n")), fail(1,
 			`[[runners]] #1 "kcp-tenant-kubernetes": service_account "ci" does not exist in no-sa: every job pod is refused with `+"`error looking up service account no-sa/ci: serviceaccount \"ci\" not found`",
-			"kubectl create serviceaccount -n no-sa ci", `/etc/gitlab-runner/config.toml:19: service_account = "ci"`,
+			"create serviceaccount -n no-sa ci", `/etc/gitlab-runner/config.toml:19: service_account = "ci"`,
 			"GET /api/v1/namespaces/no-sa/serviceaccounts/ci: 404 Not Found"))
 	})
 	// The restricted namespace is the first runner's only: the second
@@ -72,7 +72,7 @@ func TestLive(t *testing.T) {
 		checktest.WantResults(t, run(t, andSecond(inNamespace("restricted", ""), "open")),
 			fail(1,
 				`[[runners]] #1 "kcp-tenant-kubernetes": the job pod violates the Pod Security level of namespace restricted, so every job pod is refused: `+"`"+`violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false`,
-				"kubectl label --overwrite ns restricted pod-security.kubernetes.io/enforce=baseline",
+				"label --overwrite ns restricted pod-security.kubernetes.io/enforce=baseline",
 				"GET /api/v1/namespaces/restricted: pod-security.kubernetes.io/enforce=restricted",
 				`/etc/gitlab-runner/config.toml:11: pod securityContext null; init-permissions {"capabilities":{"drop":["NET_RAW"]}}`), checktest.ResultWant{Runner: 2, Status: checks.StatusPass})
 	})

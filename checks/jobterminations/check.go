@@ -40,11 +40,12 @@ var Check = &checks.Check{
 		Symptom: "ERROR: Job failed (system failure): Error in container build: exit code: 137, reason: 'OOMKilled'; or " +
 			"command terminated with exit code 137; or pod \"gitlab-runner/runner-…\" is disrupted: reason \"EvictionByEvictionAPI\", message \"…\"; " +
 			"or WARNING: Event retrieved from the cluster: The node was low on resource: ephemeral-storage.",
-		Fix: "Give the container that was killed a limit it fits in and that a node can hold: raise memory_limit " +
+		Fix: checks.Text("Give the container that was killed a limit it fits in and that a node can hold: raise memory_limit " +
 			"(or helper_memory_limit, service_memory_limit) or ephemeral_storage_limit in [runners.kubernetes], " +
 			"keeping the sum of the pod's limits below the smallest rented node's allocatable; for disruption, " +
-			"set pod_disruption_budget = true or a priority_class_name that is not preempted.",
-		Verify: "kubectl get events -n gitlab-runner --field-selector type=Warning; kubectl get pods -n gitlab-runner -o jsonpath='{range .items[*]}{.metadata.name}{\" \"}{.status.containerStatuses[*].lastState.terminated.reason}{\"\\n\"}{end}'",
+			"set pod_disruption_budget = true or a priority_class_name that is not preempted."),
+		Verify: checks.Target(checks.Sh(checks.CatalogKubectl + ` get events -n "$RUNNER_NAMESPACE" --field-selector type=Warning
+` + checks.CatalogKubectl + ` get pods -n "$RUNNER_NAMESPACE" -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.status.containerStatuses[*].lastState.terminated.reason}{"\n"}{end}'`)),
 		Patterns: []string{
 			// executors/kubernetes/kubernetes.go, v19.3.0: "Error in container %s: exit code: %d, reason: '%s'"
 			"Error in container *: exit code: 137, reason: 'OOMKilled'",

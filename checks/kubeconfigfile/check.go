@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"sort"
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
@@ -24,9 +25,13 @@ var Check = &checks.Check{
 			"user, not a kubeconfig, or without a current-context; or the file is readable by others although its " +
 			"key is cluster-admin in the tenant cluster; or its server is not the https kcp mount URL getKubeconfig returns.",
 		Symptom: "getting Kubernetes config: invalid configuration: no configuration has been provided, try setting KUBERNETES_MASTER environment variable; or error loading config file \"/etc/gitlab-runner/tenant-ci/kubeconfig.yaml\": open …: permission denied",
-		Fix: "sudo install -d -m 0700 /etc/gitlab-runner/tenant-ci && " +
-			"sudo install -m 0600 -o <runner user> <cluster>.kubeconfig.yaml /etc/gitlab-runner/tenant-ci/kubeconfig.yaml",
-		Verify: "KUBECONFIG=/etc/gitlab-runner/tenant-ci/kubeconfig.yaml kubectl config view --minify -o jsonpath='{.clusters[0].cluster.server}'; stat -c '%a %U' /etc/gitlab-runner/tenant-ci/kubeconfig.yaml",
+		Fix: checks.Target(
+			checks.Say(facts.GetKubeconfig+" Install it where the runner loads it, readable by the runner's user alone (CLUSTER.kubeconfig.yaml is the file getKubeconfig returned):"),
+			checks.Sh(`sudo install -d -m 0700 -o "$RUNNER_USER" "$(dirname "$RUNNER_KUBECONFIG")"
+sudo install -m 0600 -o "$RUNNER_USER" ./CLUSTER.kubeconfig.yaml "$RUNNER_KUBECONFIG"`)),
+		Verify: checks.Target(checks.Say("The server of the runner's context, and the file's mode and owner:"),
+			checks.Sh(checks.CatalogKubectl+` config view --minify -o jsonpath='{.clusters[0].cluster.server}'
+sudo stat -c '%a %U' "$RUNNER_KUBECONFIG"`)),
 		Patterns: []string{
 			// executors/kubernetes/kubernetes.go, v19.3.0 ("getting Kubernetes config: %w") around
 			// client-go tools/clientcmd/validation.go, v0.36.3: "invalid configuration: %v".
@@ -113,7 +118,7 @@ func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.RunAs, src check
 		p.Report(checks.Finding{
 			Cause:    fmt.Sprintf("The kubeconfig %s does not parse: client-go's load fails, and so does every job.", f.Path),
 			Evidence: []checks.Evidence{src, {Source: f.Path, Detail: f.ParseErr.Error()}},
-			Fix:      "Download the kubeconfig again from getKubeconfig and install it over this file.",
+			Fix:      facts.InstallKubeconfig(f.Path, proc),
 		})
 	}
 	mode := f.Stat.Mode().Perm()
@@ -127,7 +132,7 @@ func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.RunAs, src check
 				if b.Path == f.Path {
 					want = "0600"
 				}
-				fix = append(fix, fmt.Sprintf("sudo chown %s %s && sudo chmod %s %s", owner(proc), b.Path, want, b.Path))
+				fix = append(fix, fmt.Sprintf("sudo chown %s %s\nsudo chmod %s %s", checks.Quote(owner(proc)), checks.Quote(b.Path), want, checks.Quote(b.Path)))
 			}
 			// A directory the runner cannot enter hides a file it could read:
 			// the fix names every component in the way, not only the file.
@@ -135,7 +140,7 @@ func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.RunAs, src check
 				Cause: fmt.Sprintf("The runner's user (%s) cannot read %s (blocked at %s): client-go fails "+
 					"to load it and every job fails.", proc.Label(), f.Path, facts.BlockerPaths(blocked)),
 				Evidence: ev,
-				Fix:      strings.Join(fix, " && "),
+				Fix:      checks.Steps{checks.Say("Give the file to the runner's user, and every directory in the way:"), checks.Sh(strings.Join(fix, "\n"))},
 			})
 		}
 	}
@@ -145,7 +150,7 @@ func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.RunAs, src check
 			Cause: fmt.Sprintf("%s has mode %04o: users other than the runner's can read it, and its key is cluster-admin "+
 				"in the tenant cluster.", f.Path, mode),
 			Evidence: []checks.Evidence{src, {Source: f.Path, Detail: fmt.Sprintf("mode %04o owner %d:%d", mode, f.Owner, f.Group)}},
-			Fix:      "sudo chmod 0600 " + f.Path,
+			Fix:      checks.Steps{checks.Sh("sudo chmod 0600 " + checks.Quote(f.Path))},
 		})
 	}
 	if f.DirStat != nil && f.DirMode&0o077 != 0 {
@@ -154,7 +159,7 @@ func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.RunAs, src check
 			Severity: checks.Warning,
 			Cause:    fmt.Sprintf("%s, the kubeconfig's directory, has mode %04o: wider than 0700, so others can list it and reach the cluster-admin key if the file's mode ever widens.", dir, f.DirMode),
 			Evidence: []checks.Evidence{{Source: dir, Detail: fmt.Sprintf("mode %04o", f.DirMode)}},
-			Fix:      "sudo chmod 0700 " + dir,
+			Fix:      checks.Steps{checks.Sh("sudo chmod 0700 " + checks.Quote(dir))},
 		})
 	}
 	return false
@@ -171,7 +176,7 @@ func examineContext(p *checks.Pass, k *facts.KubeContext, runner *checks.RunnerR
 		report(checks.Finding{
 			Cause:    "The kubeconfig has no current-context and config.toml names no context: client-go has no cluster to talk to, and every job fails with `invalid configuration: no configuration has been provided`.",
 			Evidence: []checks.Evidence{src, {Source: k.Kubeconfig.Files[0].Path, Detail: fmt.Sprintf("current-context empty; contexts: %s", contextNames(k.Kubeconfig))}},
-			Fix:      "Set a current-context (kubectl config use-context <cluster>), or download the kubeconfig again from getKubeconfig.",
+			Fix:      useContext(k),
 		})
 		return
 	}
@@ -179,7 +184,7 @@ func examineContext(p *checks.Pass, k *facts.KubeContext, runner *checks.RunnerR
 		report(checks.Finding{
 			Cause:    fmt.Sprintf("The context %q does not exist in the kubeconfig: client-go fails with `context was not found for specified context: %s`.", k.ContextName, k.ContextName),
 			Evidence: []checks.Evidence{src, {Source: k.Kubeconfig.Files[0].Path, Detail: "contexts: " + contextNames(k.Kubeconfig)}},
-			Fix:      "Name an existing context in config.toml's context key or the kubeconfig's current-context.",
+			Fix:      checks.Text("Name an existing context in config.toml's context key or the kubeconfig's current-context."),
 		})
 		return
 	}
@@ -187,7 +192,7 @@ func examineContext(p *checks.Pass, k *facts.KubeContext, runner *checks.RunnerR
 		report(checks.Finding{
 			Cause:    fmt.Sprintf("The context %q names cluster %q, which the kubeconfig does not define.", k.ContextName, k.Context.Cluster),
 			Evidence: []checks.Evidence{src},
-			Fix:      "Download the kubeconfig again from getKubeconfig.",
+			Fix:      checks.Text("Download the kubeconfig again from getKubeconfig."),
 		})
 		return
 	}
@@ -199,20 +204,20 @@ func examineContext(p *checks.Pass, k *facts.KubeContext, runner *checks.RunnerR
 		report(checks.Finding{
 			Cause:    fmt.Sprintf("The cluster %q has server %q, which is not a URL client-go can use.", k.Context.Cluster, server),
 			Evidence: []checks.Evidence{src, {Source: "clusters." + k.Context.Cluster + ".server", Detail: server}},
-			Fix:      "Download the kubeconfig again from getKubeconfig; its server is the kcp mount URL.",
+			Fix:      checks.Text("Download the kubeconfig again from getKubeconfig; its server is the kcp mount URL."),
 		})
 	case u.Scheme != "https":
 		report(checks.Finding{
 			Cause:    fmt.Sprintf("The cluster %q has server %s, which is not https: the client certificate cannot be presented and nothing verifies the server.", k.Context.Cluster, server),
 			Evidence: []checks.Evidence{src, {Source: "clusters." + k.Context.Cluster + ".server", Detail: server}},
-			Fix:      "Use the https kcp mount URL getKubeconfig returns.",
+			Fix:      checks.Text("Use the https kcp mount URL getKubeconfig returns."),
 		})
 	case !facts.KcpMountPath.MatchString(u.Path):
 		report(checks.Finding{
 			Severity: checks.Info,
 			Cause:    fmt.Sprintf("The server %s is not of the kcp mount form https://<kcp front>/clusters/root:<accountHash>:<cluster>:clusters: this kubeconfig did not come from getKubeconfig, or it was edited.", server),
 			Evidence: []checks.Evidence{{Source: "clusters." + k.Context.Cluster + ".server", Detail: server}},
-			Fix:      "None if this cluster is meant; otherwise use the kubeconfig getKubeconfig returned.",
+			Fix:      checks.Text("None if this cluster is meant; otherwise use the kubeconfig getKubeconfig returned."),
 		})
 	}
 	examineNamedFiles(p, k, report, src)
@@ -231,17 +236,40 @@ func examineNamedFiles(p *checks.Pass, k *facts.KubeContext, report func(checks.
 		Cause: fmt.Sprintf("The context %q names a file client-go cannot use: %v. The runner's client-go reads it when it builds its client, "+
 			"and fails, or blocks on a FIFO, or reads a device without end.", k.ContextName, err),
 		Evidence: []checks.Evidence{src, {Source: "contexts." + k.ContextName, Detail: err.Error()}},
-		Fix:      "Point the key at a regular file the runner's user can read, or embed it as <key>-data: download the kubeconfig again from getKubeconfig.",
+		Fix:      checks.Text("Point the key at a regular file the runner's user can read, or embed the file in the kubeconfig (the key's -data form): download the kubeconfig again from getKubeconfig."),
 	})
 }
 
 // installFix installs a kubeconfig where the runner looks, for its user.
-func installFix(file string, ra *facts.RunAs) string {
-	o := "<runner user>"
+func installFix(file string, ra *facts.RunAs) checks.Steps {
+	o := ""
 	if ra != nil && ra.UIDKnown {
-		o = owner(ra)
+		o = " -o " + checks.Quote(owner(ra))
 	}
-	return fmt.Sprintf("sudo install -d -m 0700 %s && sudo install -m 0600 -o %s <cluster>.kubeconfig.yaml %s", path.Dir(file), o, file)
+	return checks.Steps{
+		checks.Say(facts.GetKubeconfig + " Save it as new.kubeconfig.yaml and install it where the runner loads it, readable by the runner's user alone:"),
+		checks.Sh(fmt.Sprintf("sudo install -d -m 0700%s %s\nsudo install -m 0600%s ./new.kubeconfig.yaml %s", o, checks.Quote(path.Dir(file)), o, checks.Quote(file))),
+	}
+}
+
+// useContext sets the current-context of the runner's kubeconfig file, as
+// its owner (sudo: the file is the runner's, never the operator's own
+// kubeconfig).
+func useContext(k *facts.KubeContext) checks.Steps {
+	var names []string
+	for n := range k.Kubeconfig.Merged.Contexts {
+		names = append(names, n)
+	}
+	if len(names) == 0 {
+		return checks.Text("The kubeconfig has no context at all: download the kubeconfig again from getKubeconfig.")
+	}
+	sort.Strings(names)
+	say := "Set the current-context of the runner's kubeconfig to its context"
+	if len(names) > 1 {
+		say = "Set the current-context of the runner's kubeconfig to the context of this cluster (one of " + strings.Join(names, ", ") + "; the first here)"
+	}
+	return checks.Steps{checks.Say(say + ", or download the kubeconfig again from getKubeconfig:"),
+		checks.Sh("sudo kubectl --kubeconfig " + checks.Quote(k.Kubeconfig.Files[0].Path) + " config use-context " + checks.Quote(names[0]))}
 }
 
 // owner is the runner's user as chown takes it: its name, else its uid.

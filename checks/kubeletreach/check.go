@@ -44,10 +44,13 @@ var Check = &checks.Check{
 		// job log shows it; "error dialing backend" and "connection refused"
 		// are in retryNetworkErrorsGroup (executors/kubernetes/kubernetes.go, v19.3.0).
 		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up trapping scripts on emptyDir: error dialing backend: dial tcp 203.0.113.7:10250: i/o timeout" + checks.PrepareHint,
-		Fix: "Open the kubelet port 10250 from the control plane to the nodes (the provider's firewall or security group), " +
+		Fix: checks.Text("Open the kubelet port 10250 from the control plane to the nodes (the provider's firewall or security group), " +
 			"or have the nodes register an address the control plane can reach (kubelet --node-ip). For a node whose " +
-			"kubelet has no serving certificate, see kubelet-serving.",
-		Verify: "kubectl logs -n <namespace> <pod on the node> --limit-bytes=1",
+			"kubelet has no serving certificate, see kubelet-serving."),
+		Verify: checks.Target(checks.Say("Read a byte of the log of a pod on the node (NODE, its name): the apiserver reaches its kubelet when it answers:"),
+			checks.Sh(`NODE=rented-1
+POD=$(`+checks.CatalogKubectl+` get pods -A --field-selector spec.nodeName="$NODE" -o jsonpath='{.items[0].metadata.namespace}/{.items[0].metadata.name}')
+`+checks.CatalogKubectl+` logs -n "${POD%%/*}" "${POD#*/}" --limit-bytes=1`)),
 		Patterns: []string{
 			// k8s.io/apimachinery pkg/util/proxy/upgradeaware.go, v0.37.2: the apiserver's
 			// "error dialing backend: %v" around Go's dial error for the kubelet's port; the
@@ -69,7 +72,7 @@ var Check = &checks.Check{
 		api := facts.APIClientFact.Get(p)
 		e := facts.RunnerEntryFact.Get(p)
 		in := inputs{label: e.Label(), target: api.TapeKey, nodes: l.Nodes, client: api.Client, wait: runnerconfig.WaitsForReachable(e.Runner), timeout: kubelet.ReadTimeout(p),
-			cacheKey: api.Key, remembered: kubelet.RememberedReadsFact.Get(p)}
+			cacheKey: api.Key, remembered: kubelet.RememberedReadsFact.Get(p), kubectl: api.Kubectl()}
 		if len(in.nodes) == 0 {
 			return checks.Skip("the cluster has no node: nothing to reach until one is rented")
 		}
@@ -98,6 +101,7 @@ type inputs struct {
 	pods       []corev1.Pod // the node-local DNS add-on's, in kube-system
 	runnerPods []corev1.Pod // the runner namespace's
 	sysErr     error        // listing kube-system's pods failed (403 for a namespaced identity)
+	kubectl    string       // the runner's cluster's kubectl (facts.APIClient.Kubectl)
 	// podsOn lists a node's Running kube-system pods, for a node where no
 	// add-on pod runs; nil: none but pods and runnerPods are candidates.
 	podsOn  func(ctx context.Context, node string) ([]corev1.Pod, error)
@@ -194,12 +198,18 @@ func report(p *checks.Pass, in inputs, pr *kubelet.Probe, v kubelet.Verdict, of 
 	if v.Kind == kubelet.NoCertificate {
 		// kubelet-serving names the CSR; this is its consequence.
 		f.CausedBy = "kubelet-serving"
-		f.Fix = "The kubelet of " + pr.Node.Name + " has no serving certificate: approve its kubelet-serving CSR " +
-			"(kubectl get csr --field-selector spec.signerName=kubernetes.io/kubelet-serving), and run an approver for them."
+		f.Fix = checks.Steps{
+			checks.Say("The kubelet of " + pr.Node.Name + " has no serving certificate: approve its kubelet-serving CSR " +
+				"(kubelet-serving names it), and run an approver for them. The CSRs:"),
+			checks.Sh(in.kubectl + " get csr --field-selector spec.signerName=kubernetes.io/kubelet-serving"),
+		}
 	} else {
-		f.Fix = fmt.Sprintf("Open port %s of node %s to the control plane (the provider's firewall or security group, or the "+
-			"node's own), or make the node register an address the control plane reaches (kubelet --node-ip); then "+
-			"kubectl logs -n %s %s --limit-bytes=1 answers.", portOf(addr), pr.Node.Name, pr.Pod.Namespace, pr.Pod.Name)
+		f.Fix = checks.Steps{
+			checks.Say(fmt.Sprintf("Open port %s of node %s to the control plane (the provider's firewall or security group, or the "+
+				"node's own), or make the node register an address the control plane reaches (kubelet --node-ip). Then this answers:",
+				portOf(addr), pr.Node.Name)),
+			checks.Sh(fmt.Sprintf("%s logs -n %s %s --limit-bytes=1", in.kubectl, checks.Quote(pr.Pod.Namespace), checks.Quote(pr.Pod.Name))),
+		}
 	}
 	p.Report(f)
 }

@@ -43,10 +43,13 @@ var Check = &checks.Check{
 		// alert reads "remote error: tls: internal error" (Go crypto/tls).
 		// "tls: internal error" is in retryNetworkErrorsGroup (kubernetes.go, v19.3.0).
 		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up trapping scripts on emptyDir: error dialing backend: remote error: tls: internal error" + checks.PrepareHint,
-		Fix: "Approve the node's CSR (kubectl certificate approve <csr>), and run an approver for kubelet-serving CSRs " +
-			"(for example postfinance/kubelet-csr-approver) so the next rented node gets its certificate without you. " +
-			"Set FF_WAIT_FOR_POD_TO_BE_REACHABLE = true in [runners.feature_flags] so a job waits for the kubelet instead of failing.",
-		Verify: "kubectl get csr --field-selector spec.signerName=kubernetes.io/kubelet-serving; kubectl logs -n <ns> <pod on the node> --limit-bytes=1",
+		Fix: checks.Target(
+			checks.Say("Approve the node's CSR (CSR, its name: the pending kubelet-serving one of the node):"),
+			checks.Sh(checks.CatalogKubectl+" get csr --field-selector spec.signerName=kubernetes.io/kubelet-serving\nCSR=csr-abcde\n"+checks.CatalogKubectl+` certificate approve "$CSR"`),
+			checks.Say("Run an approver for kubelet-serving CSRs (for example postfinance/kubelet-csr-approver) so the next rented node gets its certificate without you. "+
+				"So that a job waits for the kubelet instead of failing, in the runner's [[runners]] entry:"),
+			checks.Toml("[runners.feature_flags]\nFF_WAIT_FOR_POD_TO_BE_REACHABLE = true")),
+		Verify: checks.Target(checks.Sh(checks.CatalogKubectl + " get csr --field-selector spec.signerName=kubernetes.io/kubelet-serving")),
 		Patterns: []string{
 			// executors/kubernetes/kubernetes.go, v19.3.0 ("setting up trapping scripts on emptyDir: %w").
 			"setting up trapping scripts on emptyDir: error dialing backend: remote error: tls: internal error",
@@ -135,33 +138,41 @@ func judge(p *checks.Pass, label string, nodes []corev1.Node, csrs *cluster.CSRs
 					"cannot attach to pods there, and a job placed on it fails with `error dialing backend: remote error: tls: internal error`. %s",
 					label, node, c.Name, state, age, wait.Consequence()),
 				Evidence: append(ev, checks.Evidence{Source: "GET /api/v1/nodes/" + node, Detail: "Ready"}),
-				Fix: fmt.Sprintf("kubectl certificate approve %s; then run an approver for kubelet-serving CSRs (for example "+
-					"postfinance/kubelet-csr-approver) so every rented node gets its certificate without you%s.", c.Name, flagFix(wait)),
+				Fix: append(checks.Steps{checks.Sh(approve(p, c.Name)),
+					checks.Say("Then run an approver for kubelet-serving CSRs (for example postfinance/kubelet-csr-approver) so every rented node gets its certificate without you.")},
+					flagFix(wait)...),
 			})
 		case known:
 			p.Report(checks.Finding{Severity: checks.Warning,
 				Cause: fmt.Sprintf("%s: node %s is not Ready yet and its kubelet serving certificate request %s is %s (%s old): once Ready it "+
 					"takes pods that cannot be attached, unless the CSR is approved first.", label, node, c.Name, state, age),
 				Evidence: ev,
-				Fix:      fmt.Sprintf("kubectl certificate approve %s, and run an approver for kubelet-serving CSRs.", c.Name),
+				Fix:      checks.Steps{checks.Sh(approve(p, c.Name)), checks.Say("And run an approver for kubelet-serving CSRs.")},
 			})
 		case age < StaleAfter:
 			p.Report(checks.Finding{Severity: checks.Warning,
 				Cause: fmt.Sprintf("%s: kubelet serving certificate request %s of %s is %s (%s old), and no node %s exists yet: a node "+
 					"joining now will be unattachable until it is approved.", label, c.Name, "system:node:"+node, state, age, node),
 				Evidence: ev,
-				Fix:      fmt.Sprintf("kubectl certificate approve %s once the node is yours, and run an approver for kubelet-serving CSRs.", c.Name),
+				Fix: checks.Steps{checks.Say("Once the node is yours, approve it, and run an approver for kubelet-serving CSRs:"),
+					checks.Sh(approve(p, c.Name))},
 			})
 		}
 	}
 	return nil
 }
 
-func flagFix(w runnerconfig.Waiting) string {
+func flagFix(w runnerconfig.Waiting) checks.Steps {
 	if w.On {
-		return ""
+		return nil
 	}
-	return ", and set FF_WAIT_FOR_POD_TO_BE_REACHABLE = true in [runners.feature_flags]"
+	return checks.Steps{checks.Say("So that a job waits for the kubelet instead of failing, in the runner's [[runners]] entry:"),
+		checks.Toml("[runners.feature_flags]\nFF_WAIT_FOR_POD_TO_BE_REACHABLE = true")}
+}
+
+// approve approves the CSR in the runner's cluster.
+func approve(p *checks.Pass, csr string) string {
+	return cluster.ListsFact.Get(p).Kubectl() + " certificate approve " + checks.Quote(csr)
 }
 
 // stateOf is "" for a CSR whose certificate is issued, else why not.

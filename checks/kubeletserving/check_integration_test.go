@@ -28,7 +28,7 @@ func TestLive(t *testing.T) {
 	t.Run("pending-serving-csr", func(t *testing.T) {
 		checktest.WantResults(t, live.Check(t, Check, apigatetest.With()), fail(checks.Error,
 			`[[runners]] #1 "kcp-tenant-kubernetes": node rented-2 is Ready, but its kubelet serving certificate request csr-rented-2 is Pending (not approved)`,
-			"does not set FF_WAIT_FOR_POD_TO_BE_REACHABLE", "kubectl certificate approve csr-rented-2",
+			"does not set FF_WAIT_FOR_POD_TO_BE_REACHABLE", "certificate approve csr-rented-2",
 			"GET /apis/certificates.k8s.io/v1/certificatesigningrequests/csr-rented-2: signer kubernetes.io/kubelet-serving, requested by testenv-admin ", "ago: Pending (not approved)",
 			"GET /api/v1/nodes/rented-2: Ready"))
 	})

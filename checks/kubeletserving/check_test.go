@@ -90,7 +90,7 @@ func TestJudge(t *testing.T) {
 		{name: "pending-ready-node", nodes: []corev1.Node{node("rented-1", true)}, csrs: items(csr("csr-a", "rented-1", 4*time.Minute, false, false)),
 			want: fail(checks.Error, label+"node rented-1 is Ready, but its kubelet serving certificate request csr-a is Pending (not approved) (4m0s old)",
 				"error dialing backend: remote error: tls: internal error", "does not set FF_WAIT_FOR_POD_TO_BE_REACHABLE", "kubectl certificate approve csr-a",
-				"FF_WAIT_FOR_POD_TO_BE_REACHABLE = true in [runners.feature_flags]",
+				"[runners.feature_flags]\nFF_WAIT_FOR_POD_TO_BE_REACHABLE = true",
 				"GET /apis/certificates.k8s.io/v1/certificatesigningrequests/csr-a: signer kubernetes.io/kubelet-serving, requested by system:node:rented-1 4m0s ago: Pending (not approved)",
 				"GET /api/v1/nodes/rented-1: Ready")},
 		// The flag is read from the runner's config.toml.
@@ -115,10 +115,10 @@ func TestJudge(t *testing.T) {
 				{Severity: checks.Error, Says: []string{"node rented-2 is Ready, but its kubelet serving certificate request csr-b"}}}}},
 		{name: "pending-node-not-ready", nodes: []corev1.Node{node("rented-1", false)}, csrs: items(csr("csr-a", "rented-1", time.Minute, false, false)),
 			want: fail(checks.Warning, label+"node rented-1 is not Ready yet and its kubelet serving certificate request csr-a is Pending (not approved) (1m0s old)",
-				"kubectl certificate approve csr-a, and run an approver")},
+				"kubectl certificate approve csr-a", "And run an approver")},
 		{name: "pending-no-node-young", csrs: items(csr("csr-a", "rented-9", time.Minute, false, false)),
 			want: fail(checks.Warning, label+"kubelet serving certificate request csr-a of system:node:rented-9 is Pending (not approved) (1m0s old), and no node rented-9 exists yet",
-				"kubectl certificate approve csr-a once the node is yours")},
+				"Once the node is yours, approve it", "kubectl certificate approve csr-a")},
 		{name: "pending-no-node-stale", csrs: items(csr("csr-a", "rented-9", 3*time.Hour, false, false)), want: pass()},
 		// Denied is an operator's decision.
 		{name: "denied", nodes: []corev1.Node{node("rented-1", true)}, csrs: items(func() certv1.CertificateSigningRequest {

@@ -22,8 +22,8 @@ var Check = &checks.Check{
 			"= true, so with the default the configured namespace has to exist. The user applies it once; a " +
 			"namespace being deleted (Terminating) refuses new pods just the same.",
 		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up build pod: namespaces \"gitlab-runner\" not found" + checks.PrepareHint,
-		Fix:     "kubectl apply -f - <<'EOF'\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: gitlab-runner\nEOF",
-		Verify:  "kubectl get ns gitlab-runner",
+		Fix:     checks.Target(checks.Say("Create the namespace in the runner's cluster:"), checks.Sh(createNamespace(checks.CatalogKubectl, `"$RUNNER_NAMESPACE"`))),
+		Verify:  checks.Target(checks.Sh(checks.CatalogKubectl + ` get ns "$RUNNER_NAMESPACE"`)),
 		Patterns: []string{
 			// k8s.io/apimachinery pkg/api/errors/errors.go, v0.37.2: NewNotFound's "%s %q not found"
 			// for the namespaces resource, behind executors/kubernetes/kubernetes.go's
@@ -51,7 +51,8 @@ func run(p *checks.Pass) error {
 		p.Report(checks.Finding{
 			Cause:    fmt.Sprintf("%s: the namespace %q does not exist: every job fails with `namespaces %q not found`. The runner does not create it.", r.Label(), ns, ns),
 			Evidence: []checks.Evidence{{Source: src, Detail: "404: " + err.Error()}},
-			Fix:      manifest(ns),
+			Fix: checks.Steps{checks.Say("Create it in the runner's cluster:"),
+				checks.Sh(createNamespace(facts.APIClientFact.Get(p).Kubectl(), checks.Quote(ns)))},
 		})
 	case apierrors.IsForbidden(err):
 		// The authorizer files GET /api/v1/namespaces/<ns> under that
@@ -63,12 +64,19 @@ func run(p *checks.Pass) error {
 		p.Report(checks.Finding{
 			Cause:    fmt.Sprintf("%s: the namespace %q is Terminating: new job pods are refused until it is gone, then every job fails with `namespaces %q not found`.", r.Label(), ns, ns),
 			Evidence: []checks.Evidence{{Source: src, Detail: fmt.Sprintf("status.phase=Terminating since %s", obj.DeletionTimestamp)}},
-			Fix:      "Wait for the deletion to finish (or clear its stuck finalizers), then apply it again:\n" + manifest(ns),
+			Fix: checks.Steps{
+				checks.Say("Wait for the deletion to finish (or clear its stuck finalizers); what still holds it:"),
+				checks.Sh(facts.APIClientFact.Get(p).Kubectl() + " get namespace " + checks.Quote(ns) + " -o jsonpath='{.status.conditions}'"),
+				checks.Say("Then create it again:"),
+				checks.Sh(createNamespace(facts.APIClientFact.Get(p).Kubectl(), checks.Quote(ns))),
+			},
 		})
 	}
 	return nil
 }
 
-func manifest(ns string) string {
-	return fmt.Sprintf("kubectl apply -f - <<'EOF'\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: %s\nEOF", ns)
+// createNamespace is the command that creates namespace ns (a shell
+// word) with kubectl, a command aimed at the runner's cluster.
+func createNamespace(kubectl, ns string) string {
+	return kubectl + " create namespace " + ns
 }

@@ -36,7 +36,7 @@ func TestLive(t *testing.T) {
 	t.Run("namespace-missing", func(t *testing.T) {
 		checktest.WantResults(t, live.Check(t, Check), result(1, checks.StatusFail,
 			`the namespace "gitlab-runner" does not exist: every job fails with `+"`namespaces \"gitlab-runner\" not found`",
-			`GET /api/v1/namespaces/gitlab-runner: 404: namespaces "gitlab-runner" not found`, "name: gitlab-runner"))
+			`GET /api/v1/namespaces/gitlab-runner: 404: namespaces "gitlab-runner" not found`, "kubectl --context tenant-ci create namespace gitlab-runner"))
 	})
 	live.EnsureNamespace("gitlab-runner")
 	t.Run("namespace-exists", func(t *testing.T) {

@@ -38,10 +38,10 @@ var Check = &checks.Check{
 			"exceeded quota: compute, requested: limits.memory=21Gi, used: limits.memory=0, limited: limits.memory=16Gi" + checks.PrepareHint + "; or " +
 			"… is forbidden: failed quota: compute: must specify limits.cpu for: build,helper,init-permissions; or " +
 			"… is forbidden: maximum memory usage per Container is 8Gi, but limit is 20Gi",
-		Fix: "Make the job pod fit: give cpu/memory requests and limits for build, helper (helper_*) and services " +
+		Fix: checks.Text("Make the job pod fit: give cpu/memory requests and limits for build, helper (helper_*) and services " +
 			"(service_*) in [runners.kubernetes], within the LimitRange and with their sum below the quota; or raise the " +
-			"quota; delete leaked runner-… Secrets.",
-		Verify: "kubectl describe resourcequota,limitrange -n gitlab-runner",
+			"quota; delete leaked runner-… Secrets."),
+		Verify: checks.Target(checks.Sh(checks.CatalogKubectl + ` describe resourcequota,limitrange -n "$RUNNER_NAMESPACE"`)),
 		Patterns: []string{
 			// k8s.io/apiserver resourcequota/controller.go, v0.37.2, as the runner prints it
 			// ("setting up build pod: %w", executors/kubernetes/kubernetes.go, v19.3.0)
@@ -192,7 +192,7 @@ func leaked(p *checks.Pass, label, ns string, o *cluster.NamespaceQuotaObjects, 
 			Cause: fmt.Sprintf("%s: %d runner-… %s in %s have no owner pod (leaked by jobs that ended badly) and count toward quota %s (%d of %d used).",
 				label, len(names), kind.resource, ns, name, used, hard),
 			Evidence: []checks.Evidence{{Source: "GET /api/v1/namespaces/" + ns + "/" + kind.resource + " (metadata only)", Detail: strings.Join(shown, ", ")}},
-			Fix:      fmt.Sprintf("kubectl delete %s -n %s %s", kind.resource, ns, strings.Join(names[:min(len(names), 20)], " ")),
+			Fix:      checks.Steps{checks.Say("Delete the leaked ones (the first 20 here):"), checks.Sh(fmt.Sprintf("%s delete %s -n %s %s", facts.APIClientFact.Get(p).Kubectl(), kind.resource, checks.Quote(ns), quoteAll(names[:min(len(names), 20)])))},
 		})
 	}
 }
@@ -211,4 +211,13 @@ func IsLeaked(o metav1.PartialObjectMetadata, pods map[string]bool, now time.Tim
 		}
 	}
 	return true
+}
+
+// quoteAll is names as shell words.
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = checks.Quote(n)
+	}
+	return strings.Join(q, " ")
 }

@@ -52,9 +52,12 @@ var Check = &checks.Check{
 			` (init-permissions, on the helper image, could not start); or ERROR: Job failed: prepare environment: waiting for pod running: ` +
 			`container "…" is in CrashLoopBackOff: back-off 10s restarting failed container=…: exec format error` + checks.PrepareHint +
 			`; or unable to upgrade connection: container not found ("helper")`,
-		Fix: "Pin the jobs to the architecture their images are built for: [runners.kubernetes.node_selector] " +
-			"\"kubernetes.io/arch\" = \"amd64\" (the helper follows that label), or \"arm64\" when the cluster rents only arm64 nodes.",
-		Verify: "kubectl get nodes -L kubernetes.io/arch; grep -A3 'node_selector' /etc/gitlab-runner/config.toml",
+		Fix: checks.Steps{
+			checks.Say("Pin the jobs to the architecture their images are built for (the helper follows that label), in the runner's [[runners]] entry; arm64 when the cluster rents only arm64 nodes:"),
+			checks.Toml("[runners.kubernetes.node_selector]\n\"kubernetes.io/arch\" = \"amd64\""),
+		},
+		Verify: checks.Target(checks.Sh(checks.CatalogKubectl + ` get nodes -L kubernetes.io/arch
+sudo grep -A3 'node_selector' "$RUNNER_CONFIG"`)),
 		Patterns: []string{
 			// executors/kubernetes/internal/watchers/pod.go, v19.3.0 (crashLoopMessage).
 			`container "*" is in CrashLoopBackOff: *exec format error`,
@@ -141,15 +144,18 @@ func judge(p *checks.Pass, e *facts.RunnerEntry, h Helper, nodes []corev1.Node, 
 			Cause: fmt.Sprintf("%s: a recent job pod's container died with `exec format error`: its image is built for another "+
 				"architecture than the node it ran on (%s). The helper is %s.", label, archList(archs), helperWords(h)),
 			Evidence: append([]checks.Evidence{selEv, nodeEv}, failed...),
-			Fix: "Build the job's image for the nodes' architecture (a multi-arch manifest: docker buildx build --platform " +
-				"linux/amd64,linux/arm64), or pin the jobs with [runners.kubernetes.node_selector] \"kubernetes.io/arch\".",
+			Fix: checks.Steps{
+				checks.Say("Build the job's image for the nodes' architecture, a multi-arch manifest (IMAGE: its name; in the directory of its Dockerfile):"),
+				checks.Sh("IMAGE=registry.example.com/ci/job:latest\ndocker buildx build --platform linux/amd64,linux/arm64 -t \"$IMAGE\" --push ."),
+				checks.Say("Or pin the jobs in the runner's [[runners]] entry with [runners.kubernetes.node_selector] \"kubernetes.io/arch\"."),
+			},
 		})
 	case sel[ArchLabel] != "" && len(nodes) > 0 && len(archs[sel[ArchLabel]]) == 0:
 		p.Report(checks.Finding{Severity: checks.Warning,
 			Cause: fmt.Sprintf("%s: node_selector %s = %q matches no node (the cluster has %s: %s): job pods stay Pending until the "+
 				"cluster rents a %s node.", label, ArchLabel, sel[ArchLabel], checks.Count(len(nodes), "node", "nodes"), archList(archs), sel[ArchLabel]),
 			Evidence: []checks.Evidence{selEv, nodeEv},
-			Fix:      fmt.Sprintf("Rent %s nodes, or set node_selector %s to one of %s.", sel[ArchLabel], ArchLabel, archList(archs)),
+			Fix:      checks.Text(fmt.Sprintf("Rent %s nodes, or set node_selector %s to one of %s.", sel[ArchLabel], ArchLabel, archList(archs))),
 		})
 	}
 	return nil
@@ -204,7 +210,7 @@ func execFormatFailures(pods []corev1.Pod) []checks.Evidence {
 	return ev
 }
 
-func pinFix(helper string, archs map[string][]string) string {
+func pinFix(helper string, archs map[string][]string) checks.Steps {
 	if len(archs[helper]) == 0 {
 		// No node of the helper's architecture: pin to what the cluster rents.
 		var only string
@@ -212,12 +218,23 @@ func pinFix(helper string, archs map[string][]string) string {
 			only = a
 		}
 		if len(archs) == 1 {
-			return fmt.Sprintf("Every node is %s: set [runners.kubernetes.node_selector] \"kubernetes.io/arch\" = %q, which also picks the %s "+
-				"helper image, and use %s build images; restart the runner.", only, only, only, only)
+			return checks.Steps{
+				checks.Say(fmt.Sprintf("Every node is %s: pin the jobs to it in the runner's [[runners]] entry, which also picks the %s helper image, "+
+					"use %s build images, and restart the runner:", only, only, only)),
+				NodeSelector(only),
+			}
 		}
 	}
-	return fmt.Sprintf("Keep the jobs on %s nodes: set [runners.kubernetes.node_selector] \"kubernetes.io/arch\" = %q (the helper "+
-		"follows that label), and restart the runner.", helper, helper)
+	return checks.Steps{
+		checks.Say(fmt.Sprintf("Keep the jobs on %s nodes (the helper follows that label) in the runner's [[runners]] entry, and restart the runner:", helper)),
+		NodeSelector(helper),
+	}
+}
+
+// NodeSelector is the config.toml table that pins a runner's job pods to
+// one architecture.
+func NodeSelector(arch string) checks.Step {
+	return checks.Toml(fmt.Sprintf("[runners.kubernetes.node_selector]\n%q = %q", ArchLabel, arch))
 }
 
 func helperWords(h Helper) string {

@@ -82,7 +82,7 @@ func TestJudge(t *testing.T) {
 		{"no-nodes", runnerconfig.Kubernetes{}, nil, nil, checks.StatusPass, 0, nil},
 		{"arm64-nodes-default-helper", runnerconfig.Kubernetes{}, []corev1.Node{node("rented-1", "arm64"), node("rented-2", "arm64")}, nil, checks.StatusFail, checks.Error,
 			[]string{"the helper image is linux/amd64 (the executor's default", "rented-1 (arm64), rented-2 (arm64)", "exec format error", `container not found ("helper")`,
-				`Every node is arm64: set [runners.kubernetes.node_selector] "kubernetes.io/arch" = "arm64"`}},
+				`Every node is arm64: pin the jobs to it`, "[runners.kubernetes.node_selector]\n\"kubernetes.io/arch\" = \"arm64\""}},
 		{"mixed-nodes-default-helper", runnerconfig.Kubernetes{}, []corev1.Node{node("rented-1", "arm64"), node("rented-2", "amd64")}, nil, checks.StatusFail, checks.Error,
 			[]string{"may land on rented-1 (arm64)", `"kubernetes.io/arch" = "amd64"`}},
 		{"selector-arm64", runnerconfig.Kubernetes{NodeSelector: arm}, []corev1.Node{node("rented-1", "arm64"), node("rented-2", "amd64")}, nil, checks.StatusPass, 0, nil},

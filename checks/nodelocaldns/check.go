@@ -32,13 +32,17 @@ var Check = &checks.Check{
 			"doctor also asks that server for the GitLab host and kubernetes.default.svc.cluster.local over UDP and " +
 			"TCP, and names how it fails: timeout, refused, SERVFAIL, NXDOMAIN, truncated, no address, or not DNS.",
 		Symptom: "fatal: unable to access 'https://gitlab.dorper-matrix.ts.net:8443/group/project.git/': Could not resolve host: gitlab.dorper-matrix.ts.net",
-		Fix: "kubectl -n kube-system get pods -l app.kubernetes.io/name=socialweb-node-dns -o wide shows which nodes run one. " +
-			"A node without the label joined with an older user_data: replace it with one booted from the current " +
-			"user_data (or kubectl label node NODE socialweb.computer/node-local-dns=true). No DaemonSet: run the " +
-			"provider's add-on pass until it logs applied the node network add-ons.",
-		Verify: "kubectl get nodes -L socialweb.computer/node-local-dns; " +
-			"kubectl -n kube-system get pods -l app.kubernetes.io/name=socialweb-node-dns -o wide; " +
-			"in a job pod: nslookup <gitlab host> 169.254.20.10",
+		Fix: checks.Target(
+			checks.Say("Which nodes run one:"),
+			checks.Sh(checks.CatalogKubectl+" -n kube-system get pods -l app.kubernetes.io/name=socialweb-node-dns -o wide"),
+			checks.Say("A node without the label joined with an older user_data: replace it with one booted from the current user_data, or label it (NODE, its name):"),
+			checks.Sh("NODE=rented-1\n"+checks.CatalogKubectl+` label node "$NODE" socialweb.computer/node-local-dns=true`),
+			checks.Say("No DaemonSet: the provider's add-on pass did not run; on the host that runs the provider for this cluster, its log says "+
+				"\"applied the node network add-ons\" when it has.")),
+		Verify: checks.Target(checks.Sh(checks.CatalogKubectl+" get nodes -L socialweb.computer/node-local-dns\n"+
+			checks.CatalogKubectl+" -n kube-system get pods -l app.kubernetes.io/name=socialweb-node-dns -o wide"),
+			checks.Say("In a job pod (GITLAB_HOST, GitLab's name):"),
+			checks.Sh("GITLAB_HOST=gitlab.example.com\nnslookup \"$GITLAB_HOST\" 169.254.20.10")),
 		Patterns: []string{
 			// "Could not resolve host: " is Doc.Ambiguous: it has other causes.
 			// Go's net.DNSError ("lookup " + name + " on " + server + ": " + err) against the
@@ -61,11 +65,11 @@ var Check = &checks.Check{
 	// Two UDP+TCP timeouts of the probe and the two lists fit well inside.
 	Timeout: 15 * time.Second,
 	Run: func(p *checks.Pass) error {
-		in := inputs{probe: nodedns.ProbeFact.Get(p)}
+		in := inputs{probe: nodedns.ProbeFact.Get(p), kubectl: "kubectl"}
 		if l := cluster.ListsFact.Get(p); l != nil {
 			in.api, in.nodes, in.nodesErr = true, l.Nodes, l.Err("nodes")
 			api := facts.APIClientFact.Get(p)
-			in.client, in.target = api.Client, api.Key
+			in.client, in.target, in.kubectl = api.Client, api.Key, api.Kubectl()
 			in.addon = nodedns.AddonFact.Get(p)
 		}
 		return run(p, in)
@@ -81,6 +85,7 @@ type inputs struct {
 	target   string         // the API target's key: runners of one cluster share its view
 	addon    *nodedns.Addon // the add-on as AddonFact listed it; nil: fetch it
 	probe    *nodedns.Probe // the DNS server's answers (ProbeFact, probeRunner); nil: no server to ask
+	kubectl  string         // the runner's cluster's kubectl (facts.APIClient.Kubectl)
 }
 
 // run looks at the cluster and, when doctor is where a job resolves (or was
@@ -119,7 +124,7 @@ func run(p *checks.Pass, in inputs) error {
 			v, err = nodedns.AddonOnce(p, ctx, in.client, in.target)
 		}
 		if err == nil {
-			found, noneWorks = judge(in.nodes, v)
+			found, noneWorks = judge(in.nodes, v, in.kubectl)
 		}
 	}
 
@@ -132,7 +137,7 @@ func run(p *checks.Pass, in inputs) error {
 		}
 	}
 	if pr != nil {
-		for _, f := range findings(pr, causedBy) {
+		for _, f := range findings(pr, causedBy, in.kubectl) {
 			p.Report(f)
 		}
 	}

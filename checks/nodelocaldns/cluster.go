@@ -15,7 +15,7 @@ import (
 // judge finds, per cause, the nodes whose jobs cannot resolve. noneWorks
 // says no Ready node has a Ready DNS pod, so a failing direct probe is this
 // cluster-wide cause and not some other node's trouble.
-func judge(nodes []corev1.Node, v *nodedns.AddonObjects) (out []checks.Finding, noneWorks bool) {
+func judge(nodes []corev1.Node, v *nodedns.AddonObjects, kubectl string) (out []checks.Finding, noneWorks bool) {
 	byNode := map[string][]*corev1.Pod{}
 	for i := range v.Pods {
 		if p := &v.Pods[i]; p.DeletionTimestamp == nil {
@@ -55,7 +55,7 @@ func judge(nodes []corev1.Node, v *nodedns.AddonObjects) (out []checks.Finding, 
 	noneWorks = len(nodes) > 0 && working == 0
 
 	if len(v.DaemonSets) == 0 {
-		out = append(out, noDaemonSet(nodes, v))
+		out = append(out, noDaemonSet(nodes, v, kubectl))
 	}
 	if len(unlabelled) > 0 {
 		out = append(out, checks.Finding{
@@ -63,8 +63,10 @@ func judge(nodes []corev1.Node, v *nodedns.AddonObjects) (out []checks.Finding, 
 				"A job pod there finds nothing at 169.254.20.10 and fails at the clone with `Could not resolve host`.",
 				upper(nodesPhrase(unlabelled)), verb(len(unlabelled), "is", "are"), nodedns.NodeLabel, pronoun(len(unlabelled))),
 			Evidence: []checks.Evidence{{Source: "GET /api/v1/nodes", Detail: "without " + nodedns.NodeLabel + "=true: " + first(unlabelled, 10)}},
-			Fix: fmt.Sprintf("Replace %s with nodes booted from the current user_data; until then, label %s: kubectl label node %s %s=true",
-				pronoun(len(unlabelled)), pronoun(len(unlabelled)), strings.Join(unlabelled[:min(len(unlabelled), 10)], " "), nodedns.NodeLabel),
+			Fix: checks.Steps{
+				checks.Say(fmt.Sprintf("Replace %s with nodes booted from the current user_data; until then, label %s:", pronoun(len(unlabelled)), pronoun(len(unlabelled)))),
+				checks.Sh(fmt.Sprintf("%s label node %s %s=true", kubectl, quoteAll(unlabelled[:min(len(unlabelled), 10)]), nodedns.NodeLabel)),
+			},
 		})
 	}
 	if len(noPod) > 0 {
@@ -73,8 +75,10 @@ func judge(nodes []corev1.Node, v *nodedns.AddonObjects) (out []checks.Finding, 
 				"(its nodeSelector or tolerations), so job pods there cannot resolve anything and fail at the clone with `Could not resolve host`.",
 				upper(nodesPhrase(noPod)), verb(len(noPod), "is", "are"), nodedns.NodeLabel, nodedns.PodName, pronoun(len(noPod))),
 			Evidence: append([]checks.Evidence{{Source: nodedns.PodsSource, Detail: "no pod labelled " + nodedns.PodLabel + "=" + nodedns.PodName + " on " + first(noPod, 10)}}, dsEvidence(v, nodes, noPod)...),
-			Fix: "kubectl -n kube-system describe daemonset " + v.DaemonSets[0].Name + " and compare its node selector and " +
-				"tolerations with kubectl describe node " + noPod[0] + ".",
+			Fix: checks.Steps{
+				checks.Say("Compare the DaemonSet's node selector and tolerations with the node's labels and taints:"),
+				checks.Sh(kubectl + " -n kube-system describe daemonset " + checks.Quote(v.DaemonSets[0].Name) + "\n" + kubectl + " describe node " + checks.Quote(noPod[0])),
+			},
 		})
 	}
 	if len(notReady) > 0 {
@@ -82,7 +86,8 @@ func judge(nodes []corev1.Node, v *nodedns.AddonObjects) (out []checks.Finding, 
 			Cause: fmt.Sprintf("The %s pod on %s is not Ready: nothing answers at 169.254.20.10 there, so job pods fail at the clone with `Could not resolve host`.",
 				nodedns.PodName, nodesPhrase(notReady)),
 			Evidence: firstEvidence(notReadyEv, 10),
-			Fix:      "kubectl -n kube-system describe pod and kubectl -n kube-system logs for the pods named: the reason is in their events and log.",
+			Fix: checks.Steps{checks.Say("The reason is in the pods' events and log:"),
+				checks.Sh(kubectl + " -n kube-system describe pod -l " + nodedns.PodLabel + "=" + nodedns.PodName + "\n" + logsOf(kubectl))},
 		})
 	}
 	if len(unlabelledServed) > 0 {
@@ -93,7 +98,8 @@ func judge(nodes []corev1.Node, v *nodedns.AddonObjects) (out []checks.Finding, 
 				upper(nodesPhrase(unlabelledServed)), verb(len(unlabelledServed), "is", "are"), nodedns.NodeLabel,
 				verb(len(unlabelledServed), "runs", "run"), pronoun(len(unlabelledServed))),
 			Evidence: []checks.Evidence{{Source: "GET /api/v1/nodes", Detail: "without " + nodedns.NodeLabel + "=true: " + first(unlabelledServed, 10)}},
-			Fix:      "Replace them with nodes booted from the current user_data, or label them " + nodedns.NodeLabel + "=true.",
+			Fix: checks.Steps{checks.Say("Replace them with nodes booted from the current user_data, or label them:"),
+				checks.Sh(fmt.Sprintf("%s label node %s %s=true", kubectl, quoteAll(unlabelledServed[:min(len(unlabelledServed), 10)]), nodedns.NodeLabel))},
 		})
 	}
 	return out, noneWorks
@@ -102,7 +108,7 @@ func judge(nodes []corev1.Node, v *nodedns.AddonObjects) (out []checks.Finding, 
 // noDaemonSet is the add-on pass that never ran. At zero nodes no job has
 // failed from it yet, but the DaemonSet is an API object that exists before
 // any node: the next node a job brings up has no DNS, and that job fails.
-func noDaemonSet(nodes []corev1.Node, v *nodedns.AddonObjects) checks.Finding {
+func noDaemonSet(nodes []corev1.Node, v *nodedns.AddonObjects, kubectl string) checks.Finding {
 	others := "none"
 	if len(v.Others) > 0 {
 		others = first(v.Others, 10)
@@ -112,8 +118,11 @@ func noDaemonSet(nodes []corev1.Node, v *nodedns.AddonObjects) checks.Finding {
 			{Source: nodedns.DaemonSetsSource, Detail: fmt.Sprintf("no DaemonSet whose pods are labelled %s=%s; others: %s", nodedns.PodLabel, nodedns.PodName, others)},
 			{Source: nodedns.PodsSource, Detail: fmt.Sprintf("%d pods labelled %s=%s", len(v.Pods), nodedns.PodLabel, nodedns.PodName)},
 		},
-		Fix: "Run the provider's add-on pass for this cluster until its log says `applied the node network add-ons`, then " +
-			"kubectl -n kube-system get pods -l " + nodedns.PodLabel + "=" + nodedns.PodName + " -o wide shows a pod per node.",
+		Fix: checks.Steps{
+			checks.Say("Run the provider's add-on pass for this cluster: on the host that runs the provider that rents this cluster's nodes, " +
+				"its log says \"applied the node network add-ons\" once it has. Then a pod per node:"),
+			checks.Sh(kubectl + " -n kube-system get pods -l " + nodedns.PodLabel + "=" + nodedns.PodName + " -o wide"),
+		},
 	}
 	const missing = "No DaemonSet in kube-system runs the node-local DNS (pods labelled " + nodedns.PodLabel + "=" + nodedns.PodName + "): " +
 		"the provider's add-on pass never applied the node network add-ons."
@@ -264,4 +273,18 @@ func trim(s string) string {
 		return s[:160] + "…"
 	}
 	return s
+}
+
+// quoteAll is names as shell words.
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = checks.Quote(n)
+	}
+	return strings.Join(q, " ")
+}
+
+// logsOf reads the node DNS pods' logs in the runner's cluster.
+func logsOf(kubectl string) string {
+	return kubectl + " -n kube-system logs -l " + nodedns.PodLabel + "=" + nodedns.PodName + " --prefix"
 }

@@ -13,7 +13,7 @@ import (
 // when UDP answers with an address, or UDP is truncated and TCP answers:
 // a failure of a name that resolves anyway is a warning. causedBy, when
 // set, is given to the findings that mean no server runs.
-func findings(r *nodedns.Probe, causedBy string) []checks.Finding {
+func findings(r *nodedns.Probe, causedBy, kubectl string) []checks.Finding {
 	ok := map[string]bool{} // "<net> <name>" answered with an address
 	for _, a := range r.Answers {
 		if a.Outcome == dnsq.OK {
@@ -62,7 +62,7 @@ func findings(r *nodedns.Probe, causedBy string) []checks.Finding {
 		} else {
 			cause += symptom(r, k, as)
 		}
-		f := checks.Finding{Severity: sev, Cause: cause, Evidence: ev, Fix: fixFor(k, r.Server)}
+		f := checks.Finding{Severity: sev, Cause: cause, Evidence: ev, Fix: fixFor(k, r.Server, kubectl)}
 		if k.NoServer() {
 			f.CausedBy = causedBy
 		}
@@ -129,26 +129,28 @@ func gitlab(r *nodedns.Probe, as []dnsq.Answer) *nodedns.Target {
 	return nil
 }
 
-func fixFor(k nodedns.Kind, server string) string {
-	logs := "kubectl -n kube-system logs -l " + nodedns.PodLabel + "=" + nodedns.PodName + " --prefix"
+func fixFor(k nodedns.Kind, server, kubectl string) checks.Steps {
+	logs := logsOf(kubectl)
 	switch k.Outcome {
 	case dnsq.Timeout, dnsq.Refused:
 		if k.Nothing || k.Outcome == dnsq.Timeout {
-			return "kubectl -n kube-system get pods -l " + nodedns.PodLabel + "=" + nodedns.PodName + " -o wide: the node needs a Ready pod; its events and " + logs + " say why it is not answering."
+			return checks.Steps{checks.Say("The node needs a Ready node DNS pod; where they run, and their log, which says why one is not answering:"),
+				checks.Sh(kubectl + " -n kube-system get pods -l " + nodedns.PodLabel + "=" + nodedns.PodName + " -o wide\n" + logs)}
 		}
-		return "Read the node DNS's configuration (its Corefile) for an ACL or a zone that refuses these names; " + logs
+		return checks.Steps{checks.Say("Read the node DNS's configuration (its Corefile) for an ACL or a zone that refuses these names; its log:"), checks.Sh(logs)}
 	case dnsq.Garbage:
-		return "Find what listens on " + server + " on the node (ss -lunpt), and give that address back to the node's DNS."
+		return checks.Steps{checks.Say("Find what listens on " + server + " on the node, and give that address back to the node's DNS; on the node:"),
+			checks.Sh("sudo ss -lunpt")}
 	case dnsq.ServFail:
-		return logs + " shows the upstream error; check the cluster DNS service and the node's own resolvers."
+		return checks.Steps{checks.Say("The node DNS's log shows the upstream error; check the cluster DNS service and the node's own resolvers:"), checks.Sh(logs)}
 	case dnsq.NXDomain:
-		return "Publish GitLab on a name the public internet resolves (or give the job GIT_STRATEGY: none); for cluster.local, forward it to the cluster DNS in the node DNS's Corefile."
+		return checks.Text("Publish GitLab on a name the public internet resolves (or give the job GIT_STRATEGY: none); for cluster.local, forward it to the cluster DNS in the node DNS's Corefile.")
 	case dnsq.NoAddress:
-		return "Give the name an A or AAAA record, or point its CNAME at a name that has one."
+		return checks.Text("Give the name an A or AAAA record, or point its CNAME at a name that has one.")
 	case dnsq.Truncated:
-		return "Keep TCP open on the node's DNS, and use job images whose resolver retries over TCP (glibc, or musl 1.2.4 and later)."
+		return checks.Text("Keep TCP open on the node's DNS, and use job images whose resolver retries over TCP (glibc, or musl 1.2.4 and later).")
 	}
-	return logs
+	return checks.Steps{checks.Sh(logs)}
 }
 
 func nets(as []dnsq.Answer) string {

@@ -20,8 +20,8 @@ var Check = &checks.Check{
 			"in every tenant cluster, so `kubectl auth can-i '*' '*'` answers yes and the whole class of 403s " +
 			"cannot happen. When it answers no, the owner-group binding changed: the runner is not what broke.",
 		Symptom: "A job's first request is Forbidden: pods is forbidden: User \"did:plc:…\" cannot create resource \"pods\" in API group \"\" in the namespace \"gitlab-runner\"",
-		Fix:     "Restore the ClusterRoleBinding of group socialweb.computer:cluster-owners to cluster-admin (the gateway owns it; ask its operator), or download a kubeconfig for an account that owns the cluster.",
-		Verify:  "kubectl auth can-i '*' '*'; kubectl auth whoami",
+		Fix:     checks.Text("Restore the ClusterRoleBinding of group socialweb.computer:cluster-owners to cluster-admin (the gateway owns it; ask its operator), or download a kubeconfig for an account that owns the cluster."),
+		Verify:  checks.Target(checks.Sh(checks.CatalogKubectl + " auth can-i '*' '*'\n" + checks.CatalogKubectl + " auth whoami")),
 		Patterns: []string{
 			// The runner's own calls: its step wrappers before the apiserver's Forbidden
 			// (executors/kubernetes/kubernetes.go, v15.0.0 to v19.3.0: "setting up build pod: %w",

@@ -24,8 +24,11 @@ var Check = &checks.Check{
 			"nothing rented a node: the provider is not running, or the market lost the RFP.",
 		// executors/kubernetes/util.go, v19.3.0: "timed out waiting for pod to start (last phase: %s)".
 		Symptom: "ERROR: Job failed (system failure): prepare environment: waiting for pod running: timed out waiting for pod to start (last phase: Pending)" + checks.PrepareHint,
-		Fix:     "Compare kubectl get pods -A with kubectl get nodes: a Pending pod the scale decision never sees is a provider that is not running; start it, or raise poll_timeout to cover a node boot (3600).",
-		Verify:  "kubectl get pods -n gitlab-runner -o wide -w; kubectl get nodes -w",
+		Fix: checks.Target(
+			checks.Say("Compare the Pending pods with the nodes: a Pending pod the scale decision never sees is a provider that is not running; start it, or raise poll_timeout to cover a node boot (3600)."),
+			checks.Sh(checks.CatalogKubectl+" get pods -A --field-selector=status.phase=Pending\n"+checks.CatalogKubectl+" get nodes")),
+		Verify: checks.Target(checks.Say("Watch the job pods get a node (Ctrl-C ends it):"),
+			checks.Sh(checks.CatalogKubectl+` get pods -n "$RUNNER_NAMESPACE" -o wide -w`)),
 		// Not "no nodes available to schedule pods" (kube-scheduler's ErrNoNodesAvailable, which
 		// getPodPhase prints as a condition): a cluster scaling from zero prints it on every
 		// healthy job while its node boots (testdata/logs/healthy-kubernetes-job.log).
@@ -86,7 +89,7 @@ func run(p *checks.Pass) error {
 			Cause: fmt.Sprintf("%s Pending for up to %s with zero nodes: normal, a rented node is booting (poll_timeout %s).",
 				checks.Count(len(waiting), "job pod", "job pods"), round(oldest), poll),
 			Evidence: ev,
-			Fix:      "None: the gap between \"pod Pending\" and \"node Ready\" is a market round trip plus a VM boot.",
+			Fix:      checks.Text("None: the gap between \"pod Pending\" and \"node Ready\" is a market round trip plus a VM boot."),
 		})
 	case oldest >= poll && len(l.Nodes) == 0:
 		p.Report(checks.Finding{
@@ -98,7 +101,7 @@ func run(p *checks.Pass) error {
 		p.Report(checks.Finding{
 			Cause:    fmt.Sprintf("A job pod has been Pending %s with no node, past poll_timeout (%s), although %s.", round(oldest), poll, exist(len(l.Nodes))),
 			Evidence: ev,
-			Fix:      "See pending-unschedulable: a pod that waits while nodes exist does not fit them.",
+			Fix:      checks.Text("See pending-unschedulable: a pod that waits while nodes exist does not fit them."),
 		})
 	}
 	return nil

@@ -21,8 +21,11 @@ var Check = &checks.Check{
 			"larger than any node the market rents is a pod that waits forever, and a bill for a node that never " +
 			"gets used. A limit with no request is the request.",
 		Symptom: "Pod Pending forever on a cluster whose nodes exist; kubectl describe pod shows FailedScheduling: 0/1 nodes are available: 1 Insufficient cpu.",
-		Fix:     "Lower cpu_request / memory_request (and helper_*, service_*) in [runners.kubernetes] below the allocatable of the node size the market rents, or rent a larger size.",
-		Verify:  "kubectl describe pod -n gitlab-runner <pod> | sed -n '/Events/,$p'; kubectl get nodes -o custom-columns=NAME:.metadata.name,CPU:.status.allocatable.cpu,MEM:.status.allocatable.memory",
+		Fix:     checks.Text("Lower cpu_request / memory_request (and helper_*, service_*) in [runners.kubernetes] below the allocatable of the node size the market rents, or rent a larger size."),
+		Verify: checks.Target(checks.Say("The events of the job's pod (POD, its name), and what each node can hold:"),
+			checks.Sh(`POD=runner-abc-project-1-concurrent-0
+`+checks.CatalogKubectl+` describe pod -n "$RUNNER_NAMESPACE" "$POD" | sed -n '/Events/,$p'
+`+checks.CatalogKubectl+` get nodes -o custom-columns=NAME:.metadata.name,CPU:.status.allocatable.cpu,MEM:.status.allocatable.memory`)),
 		Patterns: []string{
 			// executors/kubernetes/util.go, v19.3.0 (getPodPhase, "\t%s: %q") or kubernetes.go's
 			// "Event retrieved from the cluster: %s", with kube-scheduler's NoNodeAvailableMsg
@@ -80,7 +83,7 @@ func diagnose(p *checks.Pass, l *cluster.Lists, pod *corev1.Pod, largest corev1.
 		p.Report(checks.Finding{
 			Cause:    fmt.Sprintf("%s is Pending while nodes exist, and the scheduler says why: %s", src, ev[2].Detail),
 			Evidence: ev,
-			Fix:      "Act on the scheduler's reason: taints, node selectors, affinity or requests that no node satisfies.",
+			Fix:      checks.Text("Act on the scheduler's reason: taints, node selectors, affinity or requests that no node satisfies."),
 		})
 		return
 	}
@@ -90,7 +93,8 @@ func diagnose(p *checks.Pass, l *cluster.Lists, pod *corev1.Pod, largest corev1.
 			Severity: checks.Warning,
 			Cause:    fmt.Sprintf("%s is Pending while nodes exist and its requests fit the largest node; its events could not be listed, so the scheduler's reason is not known here.", src),
 			Evidence: append(ev, checks.Evidence{Source: "list events", Detail: redact.Text(err.Error())}),
-			Fix:      "kubectl describe pod -n " + pod.Namespace + " " + pod.Name + " shows the FailedScheduling event, with a credential that may read events.",
+			Fix: checks.Steps{checks.Say("The pod's FailedScheduling event, with a credential that may read events (this kubeconfig's may not):"),
+				checks.Sh(cluster.ListsFact.Get(p).Kubectl() + " describe pod -n " + checks.Quote(pod.Namespace) + " " + checks.Quote(pod.Name))},
 		})
 		return
 	}
@@ -98,7 +102,8 @@ func diagnose(p *checks.Pass, l *cluster.Lists, pod *corev1.Pod, largest corev1.
 		Severity: checks.Warning,
 		Cause:    fmt.Sprintf("%s is Pending while nodes exist, its requests fit the largest node, and no scheduler event says why yet.", src),
 		Evidence: ev,
-		Fix:      "Watch kubectl describe pod for a FailedScheduling event; a node that is not Ready, or taints, hold it.",
+		Fix: checks.Steps{checks.Say("Watch the pod's events for a FailedScheduling one; a node that is not Ready, or taints, hold it:"),
+			checks.Sh(cluster.ListsFact.Get(p).Kubectl() + " describe pod -n " + checks.Quote(pod.Namespace) + " " + checks.Quote(pod.Name))},
 	})
 }
 

@@ -24,8 +24,11 @@ var Check = &checks.Check{
 		// with FailureReason ConfigurationError: no "(system failure)", no
 		// "prepare environment:" (executors/kubernetes/kubernetes.go, v19.3.0).
 		Symptom: "ERROR: Job failed: getting Kubernetes config: invalid configuration: no configuration has been provided, try setting KUBERNETES_MASTER environment variable",
-		Fix:     dropIn("gitlab-runner", "/etc/gitlab-runner/tenant-ci/kubeconfig.yaml"),
-		Verify:  "sudo tr '\\0' '\\n' < /proc/$(pgrep -f 'gitlab-runner.* run' | head -1)/environ | grep ^KUBECONFIG=",
+		Fix: append(checks.Text("For the unit gitlab-runner.service and the kubeconfig /etc/gitlab-runner/kubeconfig.yaml "+
+			"(doctor run names this host's):"), dropIn("gitlab-runner.service", "/etc/gitlab-runner/kubeconfig.yaml")...),
+		Verify: checks.Steps{checks.TargetSay, checks.TargetVars,
+			checks.Say("The KUBECONFIG of the unit's running process:"),
+			checks.Sh(verifyEnviron(`"$RUNNER_UNIT"`))},
 		Patterns: []string{
 			// executors/kubernetes/kubernetes.go, v19.3.0: fmt.Errorf("getting Kubernetes config: %w", err);
 			// client-go tools/clientcmd/validation.go, v0.36.3: ErrEmptyConfig = "no configuration has
@@ -64,7 +67,8 @@ func run(p *checks.Pass) error {
 		{Source: home, Detail: "does not exist: " + how},
 	}
 	candidates := facts.CandidateKubeconfigs(p.Env, path.Dir(e.File.Path), facts.DefaultRootConfigDir)
-	want := "<path to the kubeconfig>"
+	var fix checks.Steps
+	want := path.Join(path.Dir(e.File.Path), "kubeconfig.yaml")
 	if len(candidates) > 0 {
 		want = candidates[0]
 		ev = append(ev, checks.Evidence{Source: strings.Join(candidates, ", "), Detail: "kubeconfig files on this host the runner could be given"})
@@ -72,12 +76,16 @@ func run(p *checks.Pass) error {
 	cause := fmt.Sprintf("%s uses the Kubernetes executor with no host, but the runner's environment has no KUBECONFIG and "+
 		"no %s: every job fails with `getting Kubernetes config: invalid configuration: no "+
 		"configuration has been provided, try setting KUBERNETES_MASTER environment variable`.", e.Label(), home)
-	fix := dropIn(unit, want)
+	if len(candidates) == 0 {
+		fix = checks.Text("No kubeconfig was found on this host: install the one for this cluster as " + want +
+			" (kubeconfig-file says how), then give the runner's service its path.")
+	}
+	fix = append(fix, dropIn(unit, want)...)
 	if v, ok := facts.EnvironmentValue(e.Runner.Environment, "KUBECONFIG"); ok {
 		src, _ := e.At("environment")
 		ev = append(ev, checks.Evidence{Source: src, Detail: "environment = [...] sets KUBECONFIG=" + v})
 		cause += " KUBECONFIG appears only in [[runners]] environment = [...], which reaches the job container, not the runner."
-		fix = "Move KUBECONFIG from environment = [...] to the runner's own environment. " + dropIn(unit, v)
+		fix = append(checks.Text("Move KUBECONFIG from environment = [...] of "+e.Label()+" ("+src+") to the runner's own environment."), dropIn(unit, v)...)
 	}
 	f := checks.Finding{Cause: cause, Evidence: ev, Fix: fix}
 	if svc := facts.ServiceFact.Get(p); svc.Found() && !env.FromUnit {
@@ -86,7 +94,8 @@ func run(p *checks.Pass) error {
 			f.CausedBy = "runner-service"
 			f.Cause += fmt.Sprintf(" %s sets KUBECONFIG=%s (%s), but the running process predates that: it needs a restart.",
 				svc.Name, vars["KUBECONFIG"], origin["KUBECONFIG"])
-			f.Fix = fmt.Sprintf("sudo systemctl daemon-reload && sudo systemctl restart %s", svc.Name)
+			f.Fix = checks.Steps{checks.Say("Restart the runner, so that it starts with its unit's environment:"),
+				checks.Sh("sudo systemctl daemon-reload\nsudo systemctl restart " + checks.Quote(svc.Name))}
 		}
 	}
 	if svc := facts.ServiceFact.Get(p); env.FromUnit {
@@ -101,8 +110,14 @@ func run(p *checks.Pass) error {
 }
 
 // dropIn is the systemd fix: the service's own environment, not the job's.
-func dropIn(unit, kubeconfig string) string {
-	return "Give the service its environment with a systemd drop-in: `sudo systemctl edit " + unit + "`, add\n" +
-		"[Service]\nEnvironment=KUBECONFIG=" + kubeconfig + "\n" +
-		"then `sudo systemctl daemon-reload && sudo systemctl restart " + unit + "`."
+// verifyEnviron reads KUBECONFIG from the environment of the unit's main
+// process: as root, by sudo cat, since a redirection would be opened by
+// the operator's shell.
+func verifyEnviron(unit string) string {
+	return `sudo cat "/proc/$(systemctl show -p MainPID --value ` + unit + `)/environ" | tr '\0' '\n' | grep ^KUBECONFIG=`
+}
+
+func dropIn(unit, kubeconfig string) checks.Steps {
+	return append(checks.Text("Give the runner's service its KUBECONFIG with a systemd drop-in."),
+		checks.DropIn(unit, "kubeconfig.conf", "[Service]\n"+checks.EnvironmentLine("KUBECONFIG", kubeconfig))...)
 }

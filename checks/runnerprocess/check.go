@@ -20,8 +20,14 @@ var Check = &checks.Check{
 			"online for a while after its last contact, so the runner page is not evidence that it runs.",
 		Symptom: "Jobs stay pending with \"This job is stuck because the project doesn't have any runners online\", " +
 			"or the runner's own log ends with FATAL: Service run failed                           error=decoding configuration file: toml: line 9",
-		Fix:    "Start the runner (sudo systemctl start gitlab-runner, or gitlab-runner run --config <file>) and read its own output for a FATAL.",
-		Verify: "pgrep -a gitlab-runner; sudo journalctl -u gitlab-runner -n 50",
+		Fix: checks.Steps{checks.TargetSay, checks.TargetVars,
+			checks.Say("Start the runner's service, then read its own output for a FATAL:"),
+			checks.Sh(startAndRead(`"$RUNNER_UNIT"`)),
+			checks.Say("Without a service, install one for the runner's config.toml and user (the runner's install subcommand writes the unit), then start it as above:"),
+			checks.Sh(`sudo gitlab-runner install --service "${RUNNER_UNIT%.service}" --config "$RUNNER_CONFIG" --user "$RUNNER_USER" --working-directory "$(getent passwd "$RUNNER_USER" | cut -d: -f6)"`),
+		},
+		Verify: checks.Steps{checks.TargetSay, checks.TargetVars,
+			checks.Sh(`pgrep -a gitlab-runner` + "\n" + `sudo journalctl -u "$RUNNER_UNIT" -n 50 --no-pager`)},
 		Patterns: []string{
 			// commands/multi.go, v19.3.0: logrus.WithError(err).Fatal("Service run failed"),
 			// printed with the FATAL: prefix of log/runner_formatter.go: the process has exited.
@@ -40,6 +46,12 @@ var Check = &checks.Check{
 	Run:      run,
 }
 
+// startAndRead starts the unit and prints its last lines, where a FATAL
+// at start-up is.
+func startAndRead(unit string) string {
+	return "sudo systemctl start " + unit + "\nsudo journalctl -u " + unit + " -n 50 --no-pager"
+}
+
 func run(p *checks.Pass) error {
 	r, svc := facts.RunnerFact.Get(p), facts.ServiceFact.Get(p)
 	if r.ScanErr != nil {
@@ -49,7 +61,7 @@ func run(p *checks.Pass) error {
 		p.Report(checks.Finding{
 			Cause:    r.Problem + ".",
 			Evidence: listed(r, configs(p.Env, r)),
-			Fix:      "Give --runner-pid one of the listed pids, or leave it out to diagnose the first.",
+			Fix:      checks.Text("Give --runner-pid one of the listed pids, or leave it out to diagnose the first."),
 		})
 		return nil
 	}
@@ -67,7 +79,7 @@ func run(p *checks.Pass) error {
 				"or it exited at start-up (a config it refuses ends it with a FATAL). No job runs here, though GitLab "+
 				"may still show the runner online.", svc.Name)
 			f.Evidence = append(f.Evidence, checks.Evidence{Source: svc.Unit.Path, Detail: "ExecStart=" + strings.Join(svc.Unit.ExecStart, " ")})
-			f.Fix = fmt.Sprintf("sudo systemctl start %s, then read why it stopped: sudo journalctl -u %s -n 50", svc.Name, svc.Name)
+			f.Fix = checks.Steps{checks.Say("Start " + svc.Name + ", then read why it stopped:"), checks.Sh(startAndRead(checks.Quote(svc.Name)))}
 		}
 		p.Report(f)
 	case 1:
@@ -107,7 +119,7 @@ func several(p *checks.Pass, r *facts.Runner) {
 				Cause: fmt.Sprintf("%d runner processes (pids %s) serve the same %s: they poll GitLab with the same tokens "+
 					"and each takes jobs the other was expected to run.", len(pids), joinInts(pids), cfg),
 				Evidence: ev,
-				Fix:      "Stop the extra process; run one gitlab-runner per config.toml.",
+				Fix:      checks.Text("Stop the extra process; run one gitlab-runner per config.toml."),
 			})
 			return
 		}
@@ -117,7 +129,7 @@ func several(p *checks.Pass, r *facts.Runner) {
 		Cause: fmt.Sprintf("%d gitlab-runner run processes; diagnosing %s. Pass --runner-pid to diagnose another.",
 			len(r.All), r.Selected.Label()),
 		Evidence: ev,
-		Fix:      "None needed; run doctor once per runner with --runner-pid.",
+		Fix:      checks.Text("None needed; run doctor once per runner with --runner-pid."),
 	})
 }
 

@@ -23,8 +23,9 @@ var Check = &checks.Check{
 			"get when service_account is set; apps/deployments for pause pods; policy/poddisruptionbudgets with " +
 			"pod_disruption_budget. A credential without one fails the job at the step that needs it.",
 		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up build pod: pods is forbidden: User \"…\" cannot create resource \"pods\" in API group \"\" in the namespace \"gitlab-runner\"" + checks.PrepareHint,
-		Fix:     "Bind the runner's identity to a Role in the runner namespace with the missing verbs (the Deckhouse guide's code-runner Role lists them).",
-		Verify:  "kubectl auth can-i create pods/exec -n gitlab-runner; kubectl auth can-i create secrets -n gitlab-runner",
+		Fix:     checks.Text("Bind the runner's identity to a Role in the runner namespace with the missing verbs (the Deckhouse guide's code-runner Role lists them)."),
+		Verify: checks.Target(checks.Sh(checks.CatalogKubectl + ` auth can-i create pods/exec -n "$RUNNER_NAMESPACE"
+` + checks.CatalogKubectl + ` auth can-i create secrets -n "$RUNNER_NAMESPACE"`)),
 		Patterns: []string{
 			// The runner's own calls: its step wrappers before the apiserver's Forbidden
 			// (executors/kubernetes/kubernetes.go, v15.0.0 to v19.3.0: "setting up build pod: %w",

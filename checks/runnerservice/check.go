@@ -24,8 +24,11 @@ var Check = &checks.Check{
 			"the running process has the old environment, so a KUBECONFIG added in a drop-in is not in it, and " +
 			"jobs fail as if it had never been set.",
 		Symptom: "ERROR: Job failed: getting Kubernetes config: invalid configuration: no configuration has been provided, try setting KUBERNETES_MASTER environment variable (with Environment=KUBECONFIG=… in a drop-in); or, after a reboot, no runner process and jobs stuck as pending",
-		Fix:     "sudo systemctl daemon-reload && sudo systemctl restart gitlab-runner; sudo systemctl enable gitlab-runner",
-		Verify:  "systemctl show gitlab-runner -p FragmentPath,DropInPaths,UnitFileState,ActiveEnterTimestamp; sudo tr '\\0' '\\n' < /proc/$(systemctl show -p MainPID --value gitlab-runner)/environ | grep ^KUBECONFIG=",
+		Fix: checks.Target(checks.Sh(`sudo systemctl daemon-reload
+sudo systemctl restart "$RUNNER_UNIT"
+sudo systemctl enable "$RUNNER_UNIT"`)),
+		Verify: checks.Target(checks.Sh(`systemctl show "$RUNNER_UNIT" -p FragmentPath,DropInPaths,UnitFileState,ActiveEnterTimestamp
+sudo cat "/proc/$(systemctl show -p MainPID --value "$RUNNER_UNIT")/environ" | tr '\0' '\n' | grep ^KUBECONFIG=`)),
 		Patterns: []string{
 			// executors/kubernetes/kubernetes.go, v19.3.0: fmt.Errorf("getting Kubernetes config: %w", err),
 			// with client-go's ErrEmptyConfig (tools/clientcmd/validation.go, v0.36.3): the process
@@ -52,13 +55,13 @@ func run(p *checks.Pass) error {
 		return checks.Skip("no %s on systemd's unit path (%s): the runner is not run by systemd here", svc.Name, strings.Join(systemd.SearchPath, ", "))
 	}
 	u := svc.Unit
-	restart := fmt.Sprintf("sudo systemctl daemon-reload && sudo systemctl restart %s", svc.Name)
+	restart := checks.Sh("sudo systemctl daemon-reload\nsudo systemctl restart " + checks.Quote(svc.Name))
 	if u.Masked {
 		p.Report(checks.Finding{
 			Severity: checks.Error,
 			Cause:    fmt.Sprintf("%s is masked (%s is empty or a link to /dev/null): systemd never starts the runner.", svc.Name, u.Path),
 			Evidence: []checks.Evidence{{Source: u.Path, Detail: "masked"}},
-			Fix:      fmt.Sprintf("sudo systemctl unmask %s && sudo systemctl enable --now %s", svc.Name, svc.Name),
+			Fix:      checks.Steps{checks.Sh(fmt.Sprintf("sudo systemctl unmask %[1]s\nsudo systemctl enable --now %[1]s", checks.Quote(svc.Name)))},
 		})
 		return nil
 	}
@@ -84,14 +87,14 @@ func run(p *checks.Pass) error {
 		p.Report(checks.Finding{
 			Cause:    fmt.Sprintf("systemd reports a problem in %s: %s", svc.Name, pr.Message),
 			Evidence: []checks.Evidence{{Source: pr.Source.String(), Detail: pr.Message}},
-			Fix:      "Correct the line, then " + restart + ".",
+			Fix:      checks.Steps{checks.Say("Correct the line, then restart the runner:"), restart},
 		})
 	}
 	if !svc.Enabled {
 		p.Report(checks.Finding{
 			Cause:    fmt.Sprintf("%s is not enabled: no wants symlink names it, so the runner does not start at boot.", svc.Name),
 			Evidence: []checks.Evidence{{Source: u.Path, Detail: "WantedBy=" + strings.Join(u.WantedBy, " ") + "; no <target>.wants/" + svc.Name + " link"}},
-			Fix:      "sudo systemctl enable " + svc.Name,
+			Fix:      checks.Steps{checks.Sh("sudo systemctl enable " + checks.Quote(svc.Name))},
 		})
 	}
 	if proc == nil {
@@ -108,7 +111,7 @@ func run(p *checks.Pass) error {
 						{Source: f.Path, Detail: "modified " + stamp(f.ModTime)},
 						{Source: fmt.Sprintf("/proc/%d/stat", proc.PID), Detail: "started " + stamp(proc.Started)},
 					},
-					Fix: restart,
+					Fix: checks.Steps{restart},
 				})
 			}
 		}
@@ -119,7 +122,7 @@ func run(p *checks.Pass) error {
 // staleEnvironment compares what the unit sets with what the running
 // process has: a variable the unit sets that the process lacks, or has with
 // another value, came from a unit or drop-in the process predates.
-func staleEnvironment(p *checks.Pass, svc *facts.Service, env *facts.Environ, restart string) {
+func staleEnvironment(p *checks.Pass, svc *facts.Service, env *facts.Environ, restart checks.Step) {
 	if env.Err != nil || env.FromUnit {
 		return
 	}
@@ -150,7 +153,7 @@ func staleEnvironment(p *checks.Pass, svc *facts.Service, env *facts.Environ, re
 				{Source: origin[k].String(), Detail: "sets " + k},
 				{Source: env.Source, Detail: k + " " + map[bool]string{true: "differs", false: "not set"}[ok]},
 			},
-			Fix: restart,
+			Fix: checks.Steps{restart},
 		})
 	}
 }

@@ -48,7 +48,7 @@ func runCheck(t *testing.T, r *testroot.Root) checks.CheckResult {
 func TestDropInThatTheProcessPredates(t *testing.T) {
 	r := runCheck(t, world(t, map[string]string{"PATH": "/usr/bin"}, true))
 	checktest.WantSays(t, r, checks.StatusFail, "sets KUBECONFIG", "the running process predates the drop-in",
-		"sudo systemctl daemon-reload && sudo systemctl restart gitlab-runner.service", "override.conf:2")
+		"sudo systemctl daemon-reload\nsudo systemctl restart gitlab-runner.service", "override.conf:2")
 	for _, f := range r.Findings {
 		if f.Severity != checks.Error {
 			t.Errorf("a KUBECONFIG the process lacks is an error, got %s: %s", f.Severity, f.Cause)

@@ -38,8 +38,10 @@ func missingEnvironmentFiles(p *checks.Pass, svc *facts.Service) map[systemd.Sou
 				{Source: f.Source.String(), Detail: "EnvironmentFile=" + f.Path},
 				{Source: f.Path, Detail: hostio.FileCause(f.Err).Error()},
 			},
-			Fix: fmt.Sprintf("Create %s (or write EnvironmentFile=-%s if it is optional), then sudo systemctl daemon-reload && sudo systemctl restart %s.",
-				f.Path, f.Path, svc.Name),
+			Fix: checks.Steps{
+				checks.Say(fmt.Sprintf("Create %s (or write EnvironmentFile=-%s in the unit if it is optional), then restart the runner:", f.Path, f.Path)),
+				checks.Sh("sudo systemctl daemon-reload\nsudo systemctl restart " + checks.Quote(svc.Name)),
+			},
 		})
 	}
 	return done
@@ -81,7 +83,7 @@ func skippedStart(p *checks.Pass, svc *facts.Service) (bool, error) {
 			{Source: c.Source.String(), Detail: c.String()},
 			{Source: c.Path, Detail: fileDetail(st, err)},
 		},
-		Fix: fmt.Sprintf("Install the gitlab-runner binary at %s with mode 0755, then sudo systemctl start %s.", c.Path, svc.Name),
+		Fix: installBinary(c.Path, err, "sudo systemctl start "+checks.Quote(svc.Name)),
 	})
 	return true, nil
 }
@@ -121,8 +123,7 @@ func unexecutableStart(p *checks.Pass, svc *facts.Service) error {
 			{Source: u.ExecStartSource.String(), Detail: "ExecStart=" + strings.Join(u.ExecStart, " ")},
 			{Source: u.ExecStartPath, Detail: fileDetail(st, err)},
 		},
-		Fix: fmt.Sprintf("Install the gitlab-runner binary at %s with mode 0755 (or point ExecStart= at it), then sudo systemctl daemon-reload && sudo systemctl restart %s.",
-			u.ExecStartPath, svc.Name),
+		Fix: installBinary(u.ExecStartPath, err, "sudo systemctl daemon-reload\nsudo systemctl restart "+checks.Quote(svc.Name)),
 	})
 	return nil
 }
@@ -164,4 +165,17 @@ func statusName(u *systemd.Unit, name string) string {
 		return name
 	}
 	return name + " - " + u.Description
+}
+
+// installBinary is the fix of a runner binary systemd cannot execute: an
+// execute bit where the file is there, else the binary itself (the
+// package installs it where the unit names it), then start.
+func installBinary(path string, err error, start string) checks.Steps {
+	if errors.Is(err, fs.ErrNotExist) {
+		return checks.Steps{
+			checks.Say("Install the gitlab-runner binary at " + path + " (the gitlab-runner package puts it at /usr/bin/gitlab-runner), or point ExecStart= at where it is, then start the unit:"),
+			checks.Sh(start),
+		}
+	}
+	return checks.Steps{checks.Sh("sudo chmod 0755 " + checks.Quote(path) + "\n" + start)}
 }

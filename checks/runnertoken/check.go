@@ -28,9 +28,14 @@ var Check = &checks.Check{
 			"runner manager GitLab recorded for this runner's system_id is gone.",
 		Symptom: "ERROR: Checking for jobs... forbidden (runner log, every check_interval; for a 422, WARNING: Checking for jobs... failed … " +
 			"status=POST https://…/api/v4/jobs/request: 422 Unprocessable Entity); gitlab-runner verify: Verifying runner... is not valid (a glrt- token), or ERROR: Verifying runner... is removed (a legacy token)",
-		Fix: "Register the runner again: create it in the project's Settings > CI/CD > Runners, then gitlab-runner register " +
-			"--url <GitLab url> --token <new glrt- token>, and restart the runner.",
-		Verify: "gitlab-runner verify --config /etc/gitlab-runner/config.toml",
+		Fix: checks.Target(
+			checks.Say("Create the runner again in GitLab (the project's, group's or instance's Settings > CI/CD > Runners > New runner) and copy its glrt- token. "+
+				"Register it in the runner's config.toml, pasting the token and GitLab's URL when read asks, then restart the runner:"),
+			checks.Sh(`read -rs GLRT_TOKEN
+read -r GITLAB_URL
+sudo gitlab-runner register --non-interactive --config "$RUNNER_CONFIG" --url "$GITLAB_URL" --token "$GLRT_TOKEN"
+sudo systemctl restart "$RUNNER_UNIT"`)),
+		Verify: checks.Target(checks.Sh(`sudo gitlab-runner verify --config "$RUNNER_CONFIG"`)),
 		Patterns: []string{
 			// network/gitlab.go, v19.3.0 (RequestJob): Errorln("Checking for jobs...", "forbidden") on a 403.
 			"Checking for jobs... forbidden",
@@ -68,11 +73,11 @@ func run(p *checks.Pass) error {
 	f, err := verify(p.Context, p.Env, e.File, e.Label(), e.Runner, gitlab.StageDeadlines(p.Env))
 	if f != nil {
 		unit := facts.ServiceFact.Get(p).Name
-		if f.Fix == "" {
+		if len(f.Fix) == 0 {
 			f.Fix = registerFix(e, unit)
 		}
 		if f.disables {
-			f.Fix += gitlab.DisabledNote(e.Runner, "sudo systemctl restart "+unit)
+			f.Fix = append(f.Fix, gitlab.DisabledNote(e.Runner, "sudo systemctl restart "+checks.Quote(unit))...)
 		}
 		p.Report(f.Finding)
 	}
@@ -81,14 +86,20 @@ func run(p *checks.Pass) error {
 
 // registerFix is the re-registration with this runner's own GitLab URL,
 // config file and unit; the URL loses any user info.
-func registerFix(e *facts.RunnerEntry, unit string) string {
-	base := "<GitLab url>"
+func registerFix(e *facts.RunnerEntry, unit string) checks.Steps {
+	base := "\"$GITLAB_URL\""
+	var steps checks.Steps
 	if t, err := gitlab.ParseURL(e.Runner.URL, true, "url"); err == nil {
-		base = t.Base.String()
+		base = checks.Quote(t.Base.String())
+	} else {
+		steps = append(steps, checks.Say("Set GITLAB_URL to GitLab's external URL (the one its pages are served at):"),
+			checks.Sh("read -r GITLAB_URL"))
 	}
-	return fmt.Sprintf("Register the runner again: create it in GitLab (Settings > CI/CD > Runners, or Admin > CI/CD > Runners), "+
-		"then `gitlab-runner register --config %s --url %s --token <new glrt- token>`, and `sudo systemctl restart %s`.",
-		e.File.Path, base, unit)
+	return append(steps,
+		checks.Say("Create the runner again in GitLab (the project's, group's or instance's Settings > CI/CD > Runners > New runner) "+
+			"and copy its new glrt- token. Register it in this runner's config.toml, pasting the token when read asks, then restart the runner:"),
+		checks.Sh(fmt.Sprintf("read -rs GLRT_TOKEN\nsudo gitlab-runner register --non-interactive --config %s --url %s --token \"$GLRT_TOKEN\"\nsudo systemctl restart %s",
+			checks.Quote(e.File.Path), base, checks.Quote(unit))))
 }
 
 // Kind names a token without showing it: its prefix type only.
@@ -160,8 +171,7 @@ func verify(ctx context.Context, env *hostio.Env, cfg *facts.ConfigFile, label s
 				"runner manager it recorded for this runner's system_id (the .runner_system_id file next to config.toml), "+
 				"so the runner's requests are refused until it is registered again.", label),
 			Evidence: ev,
-			Fix: "Register the runner again: create it in Settings > CI/CD > Runners, run gitlab-runner register with the new " +
-				"glrt- token, and restart the runner.",
+			// No Fix: run gives registerFix, with this runner's config and URL.
 		}}, nil
 	default:
 		return nil, fmt.Errorf("%s: %s answered %s, which says nothing about the token", label, src, resp.Line)

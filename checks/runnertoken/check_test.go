@@ -121,9 +121,9 @@ func TestForbiddenOrphanedAndLegacy(t *testing.T) {
 		`[[runners]] #3 "runner-3": GitLab answers 422`, "orphaned", "system_id",
 		// A 403 marks the runner unhealthy (commands/health_helper.go, v19.3.0).
 		"After 3 failed job requests in a row (unhealthy_requests_limit)", "is unhealthy and will be disabled for 1h0m0s seconds!",
-		"restart the runner (sudo systemctl restart")
+		"after the fix, restart the runner.\nsudo systemctl restart gitlab-runner.service")
 	for _, f := range r.token.Findings {
-		if strings.Contains(f.Cause, "422") && strings.Contains(f.Fix, "unhealthy") {
+		if strings.Contains(f.Cause, "422") && strings.Contains(f.Fix.String(), "unhealthy") {
 			t.Errorf("the 422 finding says the runner disables itself; only a 403 (or a url no client can be built for) does: %s", f.Fix)
 		}
 	}

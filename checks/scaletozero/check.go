@@ -23,8 +23,9 @@ var Check = &checks.Check{
 			"node is billed with no job on it. Pause pods also need their PriorityClass, below the job pods', so a " +
 			"job preempts them.",
 		Symptom: "kubectl get nodes is never empty after the last job; a node runs only pause or other non-job pods.",
-		Fix:     "Set idle_count = 0 outside working hours (a policy with periods, or a cron on the runner), and remove Pending pods that are not jobs.",
-		Verify:  "kubectl get pods -A --field-selector=status.phase=Pending; kubectl get nodes; kubectl get priorityclass",
+		Fix:     checks.Text("Set idle_count = 0 outside working hours (a policy with periods, or a cron on the runner), and remove Pending pods that are not jobs."),
+		Verify: checks.Target(checks.Sh(checks.CatalogKubectl + " get pods -A --field-selector=status.phase=Pending\n" +
+			checks.CatalogKubectl + " get nodes\n" + checks.CatalogKubectl + " get priorityclass")),
 		Patterns: []string{
 			// executors/kubernetes/autoscaler/pause_pod_manager.go, v19.3.0: the runner keeps pause pods,
 			// which the scale decision counts as intent.
@@ -96,7 +97,7 @@ func idleNodes(p *checks.Pass, l *cluster.Lists, r *runnerconfig.Runner) {
 			Cause: fmt.Sprintf("%s %s no job pod and nothing non-job is Pending: scale-down should remove %s; if %s, the provider is not scaling down.",
 				checks.Count(len(idle), "node", "nodes"), runs(len(idle)), them(len(idle), "it", "them"), them(len(idle), "it stays", "they stay")),
 			Evidence: ev,
-			Fix:      "None if they go within the provider's idle time; otherwise check the provider.",
+			Fix:      checks.Text("None if they go within the provider's idle time; otherwise check the provider."),
 		})
 		return
 	}
@@ -132,8 +133,8 @@ func pausePriority(p *checks.Pass, l *cluster.Lists, name string) {
 			Severity: checks.Error,
 			Cause:    fmt.Sprintf("pause_pod_priority_class_name = %q, but no PriorityClass %q exists: the runner's pause pods are refused at creation.", name, name),
 			Evidence: []checks.Evidence{{Source: "GET /apis/scheduling.k8s.io/v1/priorityclasses", Detail: fmt.Sprintf("%s, none named %s", checks.Count(len(l.PriorityClasses), "class", "classes"), name)}},
-			Fix: fmt.Sprintf("kubectl apply -f - <<'EOF'\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: %s\nvalue: -10\nglobalDefault: false\n"+
-				"description: \"Pause pods, below job pods, so a job preempts one.\"\nEOF", name),
+			Fix: checks.Steps{checks.Say("Create it in the runner's cluster:"),
+				checks.Sh(priorityClass(cluster.ListsFact.Get(p).Kubectl(), "apply", name))},
 		})
 		return
 	}
@@ -150,7 +151,8 @@ func pausePriority(p *checks.Pass, l *cluster.Lists, name string) {
 			Cause: fmt.Sprintf("PriorityClass %s has value %d, not below the job pods' %d (%s): a job cannot preempt a pause pod and waits for a new node instead.",
 				name, *pause, jobPriority, source),
 			Evidence: []checks.Evidence{{Source: "priorityclass " + name, Detail: fmt.Sprintf("value %d", *pause)}},
-			Fix:      fmt.Sprintf("Give %s a negative value (the guide uses -10): kubectl delete priorityclass %s and apply it again with value: -10.", name, name),
+			Fix: checks.Steps{checks.Say(fmt.Sprintf("Give %s a negative value (the guide uses -10): a PriorityClass's value cannot change, so replace it:", name)),
+				checks.Sh(priorityClass(cluster.ListsFact.Get(p).Kubectl(), "replace --force", name))},
 		})
 	}
 }
@@ -171,4 +173,12 @@ func them(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// priorityClass is the command that writes the pause pods' PriorityClass
+// (the guide's, value -10) with kubectl, a command aimed at the runner's
+// cluster; verb is apply, or replace --force for one whose value must change.
+func priorityClass(kubectl, verb, name string) string {
+	return fmt.Sprintf("%s %s -f - <<'EOF'\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: %s\nvalue: -10\nglobalDefault: false\n"+
+		"description: \"Pause pods, below job pods, so a job preempts one.\"\nEOF", kubectl, verb, name)
 }

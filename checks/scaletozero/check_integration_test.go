@@ -3,6 +3,8 @@
 package scaletozero
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/socialwebcomputer/doctor/checks/checktest/apigatetest"
@@ -12,7 +14,9 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
+	"github.com/socialwebcomputer/doctor/internal/testing/fixproof"
 	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
+	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
 )
 
 // On a real apiserver, the runner with pause pods: its PriorityClass
@@ -22,8 +26,24 @@ func TestLive(t *testing.T) {
 	live := checktest.Cluster(t, pauseConfig, apigatetest.With())
 	live.EnsureNamespace("gitlab-runner")
 	t.Run("pause-priority-class-missing", func(t *testing.T) {
-		checktest.WantResults(t, live.Check(t, Check, withAPIAuth), result(checks.StatusFail, checktest.FindingWant{Severity: checks.Error,
+		rs := live.Check(t, Check, withAPIAuth)
+		checktest.WantResults(t, rs, result(checks.StatusFail, checktest.FindingWant{Severity: checks.Error,
 			Says: []string{`no PriorityClass "gitlab-pause" exists`, "none named gitlab-pause"}}))
+		// Its fix's PriorityClass is one this apiserver accepts.
+		admin := filepath.Join(t.TempDir(), "admin.kubeconfig")
+		cert, key := live.AdminCertPEM()
+		if err := os.WriteFile(admin, testpki.Kubeconfig("admin", live.URL, live.CAPEM, cert, key), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rs {
+			for _, f := range r.Findings {
+				fixproof.Checker{Kubeconfig: admin}.Assert(t, "scale-to-zero fix", f.Fix)
+			}
+		}
+		// And the server refuses one it would not accept: the dry run can fail.
+		if err := (fixproof.Checker{Kubeconfig: admin}).Manifest("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: gitlab-pause\nvalue: low\n"); err == nil {
+			t.Error("kubectl apply --dry-run=server accepted a PriorityClass whose value is not a number")
+		}
 	})
 
 	if _, err := live.Clientset().SchedulingV1().PriorityClasses().Create(t.Context(), &schedv1.PriorityClass{

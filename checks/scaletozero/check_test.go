@@ -115,7 +115,7 @@ func TestPausePriority(t *testing.T) {
 		{"not-below-the-global-default", cluster.Lists{PriorityClasses: []schedv1.PriorityClass{class("gitlab-pause", 0, false), class("default", 0, true)}},
 			result(checks.StatusFail, checktest.FindingWant{Severity: checks.Warning, Says: []string{
 				"PriorityClass gitlab-pause has value 0, not below the job pods' 0 (the global default PriorityClass (0 when none)): a job cannot preempt a pause pod",
-				"kubectl delete priorityclass gitlab-pause"}})},
+				"kubectl replace --force -f - <<'EOF'"}})},
 		{"not-below-a-job-pod", cluster.Lists{PriorityClasses: []schedv1.PriorityClass{class("gitlab-pause", 100, false)}, RunnerPods: []corev1.Pod{withPriority}},
 			result(checks.StatusFail, checktest.FindingWant{Severity: checks.Warning, Says: []string{
 				"PriorityClass gitlab-pause has value 100, not below the job pods' 100 (job pod " + job + ")"}})},

@@ -6,6 +6,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/all"
+	"github.com/socialwebcomputer/doctor/report"
 )
 
 // catalog is the catalog doctor run and analyze run: the registry's, unless IO names
@@ -31,8 +32,8 @@ func CatalogMarkdown(catalog []*checks.Check) string {
 			c.ID, c.ID, c.Title, c.Severity, c.ExecutorList())
 		fmt.Fprintf(&b, "**Cause.** %s\n\n", c.Doc.Cause)
 		fmt.Fprintf(&b, "**Symptom.**\n\n```\n%s\n```\n\n", c.Doc.Symptom)
-		fmt.Fprintf(&b, "**Fix.**\n\n```\n%s\n```\n\n", c.Doc.Fix)
-		fmt.Fprintf(&b, "**Verify.**\n\n```\n%s\n```\n", c.Doc.Verify)
+		fmt.Fprintf(&b, "**Fix.**\n\n%s\n\n", report.CatalogSteps(c.Doc.Fix))
+		fmt.Fprintf(&b, "**Verify.**\n\n%s\n", report.CatalogSteps(c.Doc.Verify))
 		if len(c.Doc.Patterns) > 0 {
 			b.WriteString("\n**Log lines it explains** (`doctor why`; `*` is any text):\n\n")
 			for _, p := range c.Doc.Patterns {

@@ -215,15 +215,17 @@ func (a *app) explainCommand() *cobra.Command {
 			}
 			for _, sec := range []struct {
 				label string
-				segs  []wrap.Segment
+				lines []string
 			}{
-				{"Cause", []wrap.Segment{wrap.Prose(c.Doc.Cause)}},
-				{"Symptom", []wrap.Segment{wrap.Prose(c.Doc.Symptom)}},
-				{"Fix", docFixSegments(c.Doc)},
-				{"Verify", docVerifySegments(c.Doc)},
+				{"Cause", wrap.Layout([]wrap.Segment{wrap.Prose(c.Doc.Cause)}, width, "  ")},
+				{"Symptom", wrap.Layout([]wrap.Segment{wrap.Prose(c.Doc.Symptom)}, width, "  ")},
+				// Sentences wrapped under the label, blocks at column 0, as
+				// they are pasted (a heredoc's end line closes it only there).
+				{"Fix", report.StepLines(c.Doc.Fix, width, "  ")},
+				{"Verify", report.StepLines(c.Doc.Verify, width, "  ")},
 			} {
 				fmt.Fprintf(out, "\n%s:\n", sec.label)
-				for _, l := range wrap.Layout(sec.segs, width, "  ") {
+				for _, l := range sec.lines {
 					fmt.Fprintln(out, l)
 				}
 			}
@@ -248,19 +250,6 @@ func (a *app) explainCommand() *cobra.Command {
 	}
 	docsFlag(cmd.Flags(), &docs)
 	return cmd
-}
-
-// docFixSegments is a check's documented fix as wrap lays it out. A fix is
-// text today: each of its lines is prose, wrapped under its label, and a
-// `quoted command` in it is one token.
-func docFixSegments(d checks.Doc) []wrap.Segment {
-	return []wrap.Segment{wrap.Prose(d.Fix)}
-}
-
-// docVerifySegments is a check's documented verification: commands, as
-// whole lines flush left, so that they paste as written.
-func docVerifySegments(d checks.Doc) []wrap.Segment {
-	return []wrap.Segment{wrap.Block("shell", strings.TrimSpace(d.Verify))}
 }
 
 // VersionInfo is `doctor version -o json`.

@@ -61,7 +61,7 @@ func TestNodeScenarios(t *testing.T) {
 			return nil
 		}, want: fixture.Want{Exit: 2, Top: ks, Findings: []string{kr}, CausedBy: map[string]string{kr: ks},
 			Says: map[string][]string{
-				ks: {"node rented-1 is Ready, but its kubelet serving certificate request csr-rented-1 is Pending (not approved)", "kubectl certificate approve csr-rented-1",
+				ks: {"node rented-1 is Ready, but its kubelet serving certificate request csr-rented-1 is Pending (not approved)", "certificate approve csr-rented-1",
 					"does not set FF_WAIT_FOR_POD_TO_BE_REACHABLE"},
 				kr: {"remote error: tls: internal error", "1 of 1 node sampled"}},
 			Status: map[string]string{na: "pass", cs: "pass"}}},

@@ -19,8 +19,8 @@ func TestANewCheckTouchesNoScenario(t *testing.T) {
 	doc := checks.Doc{
 		Cause:   "A check the test adds to the registry.",
 		Symptom: "none",
-		Fix:     "none",
-		Verify:  "none",
+		Fix:     checks.Text("none"),
+		Verify:  checks.Text("none"),
 	}
 	add := &added{
 		checks: []*checks.Check{

@@ -272,14 +272,13 @@ func printCause(w io.Writer, md bool, width int, docs, indent, id string, byID m
 		return
 	}
 	explained[id] = true
+	// The fix is the run's, with this host's values, in the report below:
+	// never the catalog's generic one beside it.
 	if md {
-		fmt.Fprintf(w, "%s    - Cause: %s\n%s    - Fix: %s\n", indent, c.Doc.Cause, indent, oneLine(c.Doc.Fix))
+		fmt.Fprintf(w, "%s    - Cause: %s\n", indent, c.Doc.Cause)
 		return
 	}
 	for _, l := range wrap.Words(c.Doc.Cause, width, under+"Cause: ", under+"  ") {
-		fmt.Fprintln(w, l)
-	}
-	for _, l := range wrap.Paragraphs(c.Doc.Fix, width, under+"Fix: ", under+"  ") {
 		fmt.Fprintln(w, l)
 	}
 }
@@ -291,11 +290,6 @@ func logSource(md bool, source string) string {
 		return report.MarkdownLine(source)
 	}
 	return safetext.Line(source)
-}
-
-// oneLine keeps a multi-line fix (a heredoc) readable under its label.
-func oneLine(s string) string {
-	return strings.ReplaceAll(s, "\n", "\n            ")
 }
 
 // plural is "1 line", "2 lines".

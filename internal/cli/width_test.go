@@ -31,11 +31,13 @@ func TestWidthGoldens(t *testing.T) {
 		}
 		return ""
 	}
-	// The documented verify commands are blocks, printed whole.
+	// The documented fixes' and verify commands' blocks are printed whole.
 	blocks := map[string]bool{}
 	for _, c := range all.Checks() {
-		for _, l := range strings.Split(strings.TrimSpace(c.Doc.Verify), "\n") {
-			blocks[l] = true
+		for _, b := range append(c.Doc.Fix.Blocks(), c.Doc.Verify.Blocks()...) {
+			for _, l := range strings.Split(b.Text, "\n") {
+				blocks[l] = true
+			}
 		}
 	}
 	const pasted = `ERROR: Job failed (system failure): prepare environment: setting up build pod: namespaces "ci-missing" not found`

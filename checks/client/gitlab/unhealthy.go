@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
@@ -45,10 +46,14 @@ func UnhealthyLimits(r *runnerconfig.Runner) (int, time.Duration) {
 
 // DisabledNote is what a finding that makes job requests fail adds to its
 // fix: the runner has likely disabled itself, and only a restart ends that
-// before the interval does. restart is the command for this host.
-func DisabledNote(r *runnerconfig.Runner, restart string) string {
+// before the interval does. restart is the shell command that restarts
+// the runner on this host.
+func DisabledNote(r *runnerconfig.Runner, restart string) checks.Steps {
 	limit, interval := UnhealthyLimits(r)
-	return fmt.Sprintf(" After %d failed job requests in a row (unhealthy_requests_limit) the runner logs "+
-		"`Runner \"…\" is unhealthy and will be disabled for %s seconds!` and asks for no job for %s (unhealthy_interval), "+
-		"even once the cause is fixed: after the fix, restart the runner (%s).", limit, interval, interval, restart)
+	return checks.Steps{
+		checks.Say(fmt.Sprintf("After %d failed job requests in a row (unhealthy_requests_limit) the runner logs "+
+			"'Runner \"…\" is unhealthy and will be disabled for %s seconds!' and asks for no job for %s (unhealthy_interval), "+
+			"even once the cause is fixed: after the fix, restart the runner.", limit, interval, interval)),
+		checks.Sh(restart),
+	}
 }

@@ -34,11 +34,14 @@ const PageSize = 1000
 // each request independent of the others goes out in parallel, and each list
 // is paginated.
 type Lists struct {
-	Namespace     string // the runner namespace
-	RunnerPods    []corev1.Pod
-	PendingPods   []corev1.Pod // cluster-wide, status.phase=Pending
-	Nodes         []corev1.Node
-	PendingEvents map[string][]corev1.Event // Warning events of the runner namespace's Pending pods, by "<ns>/<name>"
+	// KubectlCommand is the kubectl a fix gives for this runner's cluster
+	// (facts.APIClient.Kubectl); Kubectl reads it.
+	KubectlCommand string
+	Namespace      string // the runner namespace
+	RunnerPods     []corev1.Pod
+	PendingPods    []corev1.Pod // cluster-wide, status.phase=Pending
+	Nodes          []corev1.Node
+	PendingEvents  map[string][]corev1.Event // Warning events of the runner namespace's Pending pods, by "<ns>/<name>"
 	// PodEvents are the Warning events of every pod of the runner
 	// namespace, by pod name, including pods already gone: an eviction or
 	// a preemption outlives the job pod the runner deleted (events live an
@@ -91,7 +94,9 @@ var ListsFact = &checks.Fact[*Lists]{
 		if wide == nil || local == nil || events == nil {
 			return nil, fmt.Errorf("listing: %w", context.Cause(ctx))
 		}
-		return join(ns, wide, local, events), nil
+		l := join(ns, wide, local, events)
+		l.KubectlCommand = api.Kubectl()
+		return l, nil
 	},
 }
 
@@ -330,4 +335,12 @@ func Nodes(p *checks.Pass, api *facts.APIClient) ([]corev1.Node, error) {
 		return nil, fmt.Errorf("listing nodes: %w", facts.LacksRBAC(listAccess("nodes", ""), wide.nodes))
 	}
 	return wide.Nodes, nil
+}
+
+// Kubectl is the kubectl command aimed at the runner's cluster, for fixes.
+func (l *Lists) Kubectl() string {
+	if l == nil || l.KubectlCommand == "" {
+		return "kubectl"
+	}
+	return l.KubectlCommand
 }

@@ -17,7 +17,7 @@ import (
 // into a report, its observations collected with Observations, written and
 // parsed back.
 func TestPipeline(t *testing.T) {
-	doc := checks.Doc{Cause: "a cause", Symptom: "a symptom", Fix: "a fix", Verify: "a command"}
+	doc := checks.Doc{Cause: "a cause", Symptom: "a symptom", Fix: checks.Text("a fix"), Verify: checks.Text("a command")}
 	notAfter := time.Date(2026, 11, 29, 12, 30, 0, 0, time.UTC)
 	catalog := []*checks.Check{
 		{ID: "good", Title: "All is well", Severity: checks.Error, Doc: doc, Run: func(p *checks.Pass) error {

@@ -146,7 +146,7 @@ func TestFormatResults(t *testing.T) {
 		{Check: req, Status: checks.StatusPass},
 		{Check: ok, Status: checks.StatusSkipped, Reason: "needs api-auth"},
 		{Check: pass, Status: checks.StatusPass},
-		{Check: fail, Status: checks.StatusFail, Findings: []checks.Finding{{Severity: checks.Error, Cause: "the pod fits no node", Fix: "Lower cpu_request.\nmore"}}},
+		{Check: fail, Status: checks.StatusFail, Findings: []checks.Finding{{Severity: checks.Error, Cause: "the pod fits no node", Fix: checks.Text("Lower cpu_request.\nmore")}}},
 	}}
 	got := strings.Join(FormatResults(res, []string{"image-pull", "pending-unschedulable"}), "\n")
 	want := "skipped  namespace: needs api-auth\npass     image-pull: Job containers pull their images\nerror    pending-unschedulable: the pod fits no node\n           fix: Lower cpu_request."

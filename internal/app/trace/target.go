@@ -187,7 +187,7 @@ func FormatResults(res *checks.Result, only []string) []string {
 		case checks.StatusFail:
 			for _, f := range r.Findings {
 				lines = append(lines, fmt.Sprintf("%-8s %s: %s", f.Severity, id, f.Cause))
-				if fix, _, _ := strings.Cut(f.Fix, "\n"); fix != "" && f.Severity > checks.Info {
+				if fix, _, _ := strings.Cut(f.Fix.String(), "\n"); fix != "" && f.Severity > checks.Info {
 					lines = append(lines, fmt.Sprintf("%-8s   fix: %s", "", fix))
 				}
 			}
