@@ -43,6 +43,10 @@ sudo cat "/proc/$(systemctl show -p MainPID --value "$RUNNER_UNIT")/environ" | t
 		},
 	},
 	Requires: []checks.Node{facts.ServiceFact, facts.RunnerFact, facts.EnvironFact},
+	// A unit systemd cannot start (its condition, an EnvironmentFile=, its
+	// ExecStart= binary), masked or not enabled is why no runner process
+	// runs: runner-process's "not running" folds under it.
+	Explains: []string{"runner-process"},
 	Run:      run,
 }
 
