@@ -214,5 +214,5 @@ func TestServiceAccountInAnotherNamespace(t *testing.T) {
 	root.GuideRunner(testroot.GuideConfig, live.Kubeconfig(cert, key))
 	checktest.WantResults(t, checktest.Check(t, Check, checktest.Root(root.Dir), apigatetest.With()), checktest.ResultWant{Runner: 1, Status: checks.StatusFail,
 		Findings: []checktest.FindingWant{{Severity: checks.Error, Says: []string{sa + " may not create pods", `in namespace "gitlab-runner"`,
-			`The runner's service account belongs to namespace "gitlab", where the guide puts its Role: is "gitlab-runner", the namespace config.toml sends jobs to, missing or misspelt?`}}}})
+			`The runner's service account belongs to namespace "gitlab", where a runner Deployment's Role lives: is "gitlab-runner", the namespace config.toml sends jobs to, missing or misspelt?`}}}})
 }
