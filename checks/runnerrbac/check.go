@@ -23,7 +23,8 @@ var Check = &checks.Check{
 			"get when service_account is set; apps/deployments for pause pods; policy/poddisruptionbudgets with " +
 			"pod_disruption_budget. A credential without one fails the job at the step that needs it.",
 		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up build pod: pods is forbidden: User \"…\" cannot create resource \"pods\" in API group \"\" in the namespace \"gitlab-runner\"" + checks.PrepareHint,
-		Fix:     checks.Text("Bind the runner's identity to a Role in the runner namespace with the missing verbs (the Deckhouse guide's code-runner Role lists them)."),
+		Fix: checks.Text("An administrator of the runner's cluster grants the missing verbs with a Role and a RoleBinding in the runner namespace " +
+			"(the Deckhouse guide's code-runner Role lists them); doctor run prints both for the runner's identity, behind a guard that refuses another cluster."),
 		Verify: checks.Target(checks.Sh(checks.CatalogKubectl + ` auth can-i create pods/exec -n "$RUNNER_NAMESPACE"
 ` + checks.CatalogKubectl + ` auth can-i create secrets -n "$RUNNER_NAMESPACE"`)),
 		Patterns: []string{
@@ -53,11 +54,13 @@ func run(p *checks.Pass) error {
 	}
 	var ev []checks.Evidence
 	var missing []string
+	var lacking []facts.Access
 	for _, a := range want {
 		if allowed[a] {
 			continue
 		}
 		missing = append(missing, a.String())
+		lacking = append(lacking, a)
 		ev = append(ev, checks.Evidence{Source: "can-i " + a.String() + " -n " + ns, Detail: "no: " + a.WhenMissing + " (" + a.Forbidden(id.User) + ")"})
 	}
 	if len(missing) == 0 {
@@ -73,6 +76,7 @@ func run(p *checks.Pass) error {
 	p.Report(checks.Finding{
 		Cause:    cause,
 		Evidence: ev,
+		Fix:      grantFix(id.User, id.Server, ns, lacking),
 	})
 	return nil
 }
