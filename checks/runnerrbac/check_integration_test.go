@@ -3,6 +3,9 @@
 package runnerrbac
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,6 +20,8 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
+	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
@@ -212,7 +217,37 @@ func TestServiceAccountInAnotherNamespace(t *testing.T) {
 	cert, key := live.MintClient(sa, nil, now.Add(-time.Hour), now.Add(12*time.Hour))
 	root := testroot.New(t)
 	root.GuideRunner(testroot.GuideConfig, live.Kubeconfig(cert, key))
-	checktest.WantResults(t, checktest.Check(t, Check, checktest.Root(root.Dir), apigatetest.With()), checktest.ResultWant{Runner: 1, Status: checks.StatusFail,
+	rs := checktest.Check(t, Check, checktest.Root(root.Dir), apigatetest.With())
+	checktest.WantResults(t, rs, checktest.ResultWant{Runner: 1, Status: checks.StatusFail,
 		Findings: []checktest.FindingWant{{Severity: checks.Error, Says: []string{sa + " may not create pods", `in namespace "gitlab-runner"`,
 			`The runner's service account belongs to namespace "gitlab", where a runner Deployment's Role lives: is "gitlab-runner", the namespace config.toml sends jobs to, missing or misspelt?`}}}})
+	if len(rs) != 1 || len(rs[0].Findings) != 1 {
+		return
+	}
+	// The fix, pasted by an administrator: refused with a context of
+	// another server, then applied with the cluster's own, after which the
+	// check passes.
+	blocks := rs[0].Findings[0].Fix.Blocks()
+	if len(blocks) != 1 {
+		t.Fatalf("want one block in the fix, got %v", rs[0].Findings[0].Fix)
+	}
+	adminCert, adminKey := live.AdminCertPEM()
+	dir := t.TempDir()
+	paste := func(server string) (string, error) {
+		kc := filepath.Join(dir, "admin.kubeconfig")
+		if err := os.WriteFile(kc, testpki.Kubeconfig("admin", server, live.CAPEM, adminCert, adminKey), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("bash", "-c", blocks[0].Text)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+kc, "ADMIN_CONTEXT=admin", "PATH="+testenv.ToolsDir()+"/bin:"+os.Getenv("PATH"))
+		b, err := cmd.CombinedOutput()
+		return string(b), err
+	}
+	if out, err := paste("https://127.0.0.1:1"); err == nil {
+		t.Errorf("the grant ran with a context of another server:\n%s", out)
+	}
+	if out, err := paste(live.URL); err != nil {
+		t.Fatalf("the grant, pasted as an administrator of the runner's cluster: %v\n%s\n%s", err, out, blocks[0].Text)
+	}
+	checktest.WantResults(t, checktest.Check(t, Check, checktest.Root(root.Dir), apigatetest.With()), checktest.ResultWant{Runner: 1, Status: checks.StatusPass})
 }
