@@ -101,7 +101,7 @@ func run(p *checks.Pass) error {
 		if kc.None != "" {
 			then = "the runner loads the kubeconfig instead, and there is none: " + kc.None + "."
 		}
-		p.Report(checks.Finding{
+		f := checks.Finding{
 			Severity: checks.Info,
 			Cause: fmt.Sprintf("%s: KUBERNETES_SERVICE_HOST=%s is in the runner's environment, but in-cluster config fails "+
 				"because the service-account token cannot be read, so %s", label, host, then),
@@ -110,7 +110,16 @@ func run(p *checks.Pass) error {
 				{Source: facts.ServiceAccountDir + "/token", Detail: ic.TokenErr.Error()},
 			},
 			Fix: checks.Text("None if the kubeconfig is the cluster meant; for in-cluster config, mount the service account's token (automountServiceAccountToken)."),
-		})
+		}
+		if kc.None != "" {
+			// Nothing to fall back to: every job fails, and the token is
+			// why (runner-kubeconfig-env's "no configuration" folds here).
+			f.Severity = checks.Error
+			f.Cause += " Every job fails with \"invalid configuration: no configuration has been provided\"."
+			f.Fix = checks.Text("Mount the runner's service-account token: set automountServiceAccountToken: true in the runner Deployment's pod spec " +
+				"(or remove automountServiceAccountToken: false from its ServiceAccount), and let the pod restart.")
+		}
+		p.Report(f)
 	}
 	if host := ic.HostPort; ic.Config != nil && k.Host == "" {
 		f := checks.Finding{

@@ -98,6 +98,13 @@ func run(p *checks.Pass) error {
 				checks.Sh("sudo systemctl daemon-reload\nsudo systemctl restart " + checks.Quote(svc.Name))}
 		}
 	}
+	if ic := facts.InClusterFact.Get(p); ic.Vars() && ic.Config == nil {
+		// In a pod, in-cluster config would have served it: the token it
+		// cannot read is the cause (cluster-override), not a missing
+		// drop-in.
+		f.CausedBy = "cluster-override"
+		f.Cause += fmt.Sprintf(" The runner is in a pod (KUBERNETES_SERVICE_HOST=%s), where in-cluster config would serve it, but its service-account token cannot be read (cluster-override).", ic.HostPort)
+	}
 	if svc := facts.ServiceFact.Get(p); env.FromUnit {
 		if refused := svc.RefusedEnvironmentFiles(); len(refused) > 0 {
 			// The unit's environment is what it would have: systemd starts nothing.

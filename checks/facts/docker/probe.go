@@ -191,11 +191,20 @@ func tlsConfig(r facts.RunnerReader, a *Address) (*tls.Config, *TLSError) {
 // runner opens; another failure (too large, not a regular file) is
 // doctor's own and says so.
 func asOpened(p string, err error) error {
+	// A bundle's replay gives the file's error back as its kind
+	// (fs.ErrNotExist, fs.ErrPermission), not the errno: the same words
+	// either way, so analyze says what the live run said.
 	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		return &fs.PathError{Op: "open", Path: p, Err: errno}
+	switch {
+	case errors.As(err, &errno):
+	case errors.Is(err, fs.ErrNotExist):
+		errno = syscall.ENOENT
+	case errors.Is(err, fs.ErrPermission):
+		errno = syscall.EACCES
+	default:
+		return err
 	}
-	return err
+	return &fs.PathError{Op: "open", Path: p, Err: errno}
 }
 
 func firstLine(b []byte) string {
