@@ -52,22 +52,15 @@ type APIClient struct {
 	// Cluster is the runner's effective cluster with its provenance, which
 	// every finding of a check that requires this fact cites.
 	Cluster *EffectiveCluster
-
-	// KubectlCommand is the kubectl command a fix gives for this runner's
-	// cluster (KubeContext.Kubectl): with the kubeconfig files and context
-	// the runner uses when its client comes from a kubeconfig; Kubectl
-	// reads it.
-	KubectlCommand string
 }
 
-// Kubectl is the kubectl command aimed at this runner's cluster: plain
-// kubectl when its client is not a kubeconfig's (in the runner's pod, its
-// service account is kubectl's in-cluster default).
+// Kubectl is the kubectl command aimed at this runner's cluster
+// (EffectiveCluster.Kubectl).
 func (a *APIClient) Kubectl() string {
-	if a == nil || a.KubectlCommand == "" {
+	if a == nil {
 		return "kubectl"
 	}
-	return a.KubectlCommand
+	return a.Cluster.Kubectl()
 }
 
 // AfterAPIAuth gates a read of the cluster on api-auth (checks.Gate): the
@@ -102,10 +95,6 @@ var APIClientFact = &checks.Fact[*APIClient]{
 		if err != nil {
 			return nil, err
 		}
-		kubectl := "kubectl"
-		if ec := EffectiveClusterFact.Get(p); ec.kube != nil && (ec.Rule == RuleKubeconfig || ec.Rule == RuleDoctorKubeconfig) {
-			kubectl = ec.kube.Kubectl()
-		}
 		key := TargetKey(cfg)
 		api, err := checks.Shared(p, "api "+key, func() (*APIClient, error) {
 			// An exec plugin runs only when the operator asks, on a live
@@ -119,9 +108,9 @@ var APIClientFact = &checks.Fact[*APIClient]{
 		if api != nil {
 			// The target's client, shared with every runner of the same
 			// server and credential (and EarlyIdentityFact): the same
-			// connection, this runner's source, provenance and kubectl.
+			// connection, this runner's source and provenance.
 			own := *api
-			own.Source, own.Cluster, own.KubectlCommand = source, EffectiveClusterFact.Get(p), kubectl
+			own.Source, own.Cluster = source, EffectiveClusterFact.Get(p)
 			api = &own
 		}
 		return api, err

@@ -61,6 +61,17 @@ type EffectiveCluster struct {
 	inCluster *InCluster
 }
 
+// Kubectl is the kubectl command a fix gives for this cluster: with the
+// kubeconfig files and context the runner uses when a kubeconfig chose it
+// (KubeContext.Kubectl); plain kubectl otherwise (in the runner's pod, its
+// service account is kubectl's in-cluster default).
+func (c *EffectiveCluster) Kubectl() string {
+	if c == nil || c.kube == nil || (c.Rule != RuleKubeconfig && c.Rule != RuleDoctorKubeconfig) {
+		return "kubectl"
+	}
+	return c.kube.Kubectl()
+}
+
 // Evidence is the provenance, as one finding cites it.
 func (c *EffectiveCluster) Evidence() checks.Evidence {
 	server := c.Server
