@@ -1,6 +1,11 @@
 package checks
 
-import "strings"
+import (
+	"regexp"
+	"strings"
+
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
+)
 
 // Kind is what a fix step's text is: a sentence an operator reads, or a
 // block of one language that is pasted whole where that language goes. The
@@ -36,23 +41,61 @@ type Step struct {
 // the ones checks build at run time with a run's facts.
 type Steps []Step
 
+// code is shell, Caddyfile, unit, TOML or manifest text doctor wrote: its
+// type is unexported, so a string constant converts to it and a string
+// variable does not compile. A block built at run time, with a host's
+// values, is a typed value of internal/fixcode (Script, Document).
+type code string
+
 // Say is a sentence step.
 func Say(sentence string) Step { return Step{KindText, sentence} }
 
-// Sh is a block of shell commands.
-func Sh(commands string) Step { return Step{KindShell, commands} }
+// Sh is a block of constant shell commands (a catalog fix: it reads the
+// runner's values from shell variables, never from the host).
+func Sh(commands code) Step { return Step{KindShell, string(commands)} }
 
-// Caddy is a block of Caddyfile.
-func Caddy(snippet string) Step { return Step{KindCaddyfile, snippet} }
+// Caddy is a block of constant Caddyfile.
+func Caddy(snippet code) Step { return Step{KindCaddyfile, string(snippet)} }
 
-// Unit is a block of a systemd drop-in.
-func Unit(dropIn string) Step { return Step{KindDropIn, dropIn} }
+// Unit is a block of a constant systemd drop-in.
+func Unit(dropIn code) Step { return Step{KindDropIn, string(dropIn)} }
 
-// Toml is a block of config.toml.
-func Toml(lines string) Step { return Step{KindTOML, lines} }
+// Toml is a block of constant config.toml lines.
+func Toml(lines code) Step { return Step{KindTOML, string(lines)} }
 
-// Yaml is a block of Kubernetes manifest.
-func Yaml(manifest string) Step { return Step{KindManifest, manifest} }
+// Yaml is a block of a constant Kubernetes manifest.
+func Yaml(manifest code) Step { return Step{KindManifest, string(manifest)} }
+
+// Script is a block of commands built at run time: every host value in it
+// is one word (fixcode). A script its encoder refuses (a NUL, a value
+// that looks like a secret) is no block but a sentence that says why.
+func Script(s fixcode.Script) Step {
+	text, err := s.Render()
+	if err != nil {
+		return Withheld(err)
+	}
+	return Step{KindShell, text}
+}
+
+// Commands is Script of one command a line.
+func Commands(cmds ...fixcode.Cmd) Step { return Script(fixcode.Commands(cmds...)) }
+
+// Document is a block of a document an encoder rendered: a drop-in, a
+// TOML fragment, a manifest. One its encoder refused is a sentence.
+func Document(d fixcode.Doc) Step {
+	text, err := d.Text()
+	if err != nil {
+		return Withheld(err)
+	}
+	kind := map[fixcode.Lang]Kind{fixcode.LangSystemd: KindDropIn, fixcode.LangTOML: KindTOML, fixcode.LangManifest: KindManifest}[d.Lang()]
+	return Step{kind, text}
+}
+
+// Withheld is the sentence that stands where a block could not be
+// printed: why, never the value (it may be a secret).
+func Withheld(err error) Step {
+	return Say("doctor prints no command here: " + err.Error() + ".")
+}
 
 // Text is a fix of one sentence.
 func Text(sentence string) Steps {
@@ -109,15 +152,6 @@ func (s Steps) Map(f func(string) string) Steps {
 	return out
 }
 
-// Quote quotes s as one word for a POSIX shell when it needs it: a path or
-// a name from the host goes into a command whole, whatever it holds.
-func Quote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=,+@%") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 // The catalog's fixes (Doc.Fix, Doc.Verify: doctor explain, doctor why)
 // name no host's values: a command that talks to the runner's cluster or
 // touches the runner reads them from shell variables that TargetVars, their
@@ -152,27 +186,28 @@ func Target(steps ...Step) Steps { return append(Steps{TargetSay, TargetVars}, s
 // DropIn is the steps that give a systemd unit a drop-in: its lines, then
 // the commands that write it as /etc/systemd/system/UNIT.d/FILE and restart
 // the unit. Written with tee, not `systemctl edit`: that opens an editor
-// (and --stdin is systemd v256+).
-func DropIn(unit, file, lines string) Steps {
+// (and --stdin is systemd v256+). A unit name that is not one (systemd's
+// rules) gets no command.
+func DropIn(unit, file string, lines fixcode.Doc) Steps {
+	if err := fixcode.UnitName(unit); err != nil {
+		return Steps{Withheld(err)}
+	}
+	if !dropInFile.MatchString(file) {
+		panic("checks: drop-in file name " + file)
+	}
 	dir := "/etc/systemd/system/" + unit + ".d"
 	return Steps{
 		Say("The drop-in " + dir + "/" + file + ":"),
-		Unit(lines),
+		Document(lines),
 		Say("Write it and restart the runner:"),
-		Sh("sudo mkdir -p " + Quote(dir) + "\n" +
-			"sudo tee " + Quote(dir+"/"+file) + " >/dev/null <<'EOF'\n" + lines + "\nEOF\n" +
-			"sudo systemctl daemon-reload\n" +
-			"sudo systemctl restart " + Quote(unit)),
+		Script(fixcode.Commands(
+			fixcode.Command("sudo", "mkdir", "-p", dir),
+			fixcode.Command("sudo", "tee", dir+"/"+file).Quiet().Stdin(lines),
+			fixcode.Command("sudo", "systemctl", "daemon-reload"),
+			fixcode.Command("sudo", "systemctl", "restart", unit))),
 	}
 }
 
-// EnvironmentLine is a unit's Environment= line setting name to value, in
-// systemd's quoting: a value with a space or a quote is one quoted word, and
-// % is doubled (a specifier otherwise).
-func EnvironmentLine(name, value string) string {
-	assign := name + "=" + strings.ReplaceAll(value, "%", "%%")
-	if strings.ContainsAny(assign, " \t\"'\\") {
-		assign = `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(assign) + `"`
-	}
-	return "Environment=" + assign
-}
+// dropInFile is a drop-in's file name doctor writes: systemd reads only
+// *.conf.
+var dropInFile = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*\.conf$`)

@@ -3,8 +3,6 @@ package checks
 import (
 	"context"
 	"fmt"
-	"regexp"
-	"strings"
 	"sync"
 	"time"
 
@@ -180,32 +178,18 @@ func (p *Pass) CallTimeout() time.Duration {
 	return d
 }
 
-// redactSteps is redact.Text on a fix built at run time: its sentences
-// whole, its blocks all but the host paths they name. A path is no secret,
-// and redact's long-base64 rule takes a long one (/tmp/TestX…/runner) for
-// one, which would leave a command that pastes as a redirection
-// ("KUBECONFIG=<base64 redacted>").
+// redactSteps is redact.Text on a fix built at run time: its sentences,
+// never its blocks. A block is code: redacting it would change what it
+// does (a quoted word would lose its closing quote). Its values were
+// checked when it was encoded instead (fixcode refuses a value that looks
+// like a secret: the block is then a sentence that says why).
 func redactSteps(s Steps) Steps {
 	out := make(Steps, len(s))
 	for i, st := range s {
 		if st.Kind == KindText {
-			out[i] = Step{st.Kind, redact.Text(st.Text)}
-			continue
+			st.Text = redact.Text(st.Text)
 		}
-		var b strings.Builder
-		last := 0
-		for _, m := range blockPath.FindAllStringSubmatchIndex(st.Text, -1) {
-			b.WriteString(redact.Text(st.Text[last:m[2]]))
-			b.WriteString(st.Text[m[2]:m[3]])
-			last = m[3]
-		}
-		b.WriteString(redact.Text(st.Text[last:]))
-		out[i] = Step{st.Kind, b.String()}
+		out[i] = st
 	}
 	return out
 }
-
-// blockPath is an absolute path in a block: after a space, a quote, an =
-// or a : (a path list), up to a space, a quote or an @; never a URL's
-// "//host" (its userinfo is redacted).
-var blockPath = regexp.MustCompile(`(?:^|[\s'"=:])(/[^/\s'"@][^\s'"@]*)`)

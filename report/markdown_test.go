@@ -42,7 +42,7 @@ func TestMarkdownRendersAsAGitLabIssue(t *testing.T) {
 			{ID: "namespace", Runner: r1, Status: checks.StatusUnknown, Reason: "GET namespaces: timeout"},
 		},
 		Summary: Summary{Critical: 1, Error: 1, Ran: 3, Checks: 4, Pass: 1, Fail: 1, Unknown: 1, Skipped: 1, ExitCode: 2},
-		Rerun:   "doctor run --offline",
+		Rerun:   []string{"doctor", "run", "--offline"},
 	}
 	var md bytes.Buffer
 	if err := RenderWith(&md, rep, "markdown", Options{}); err != nil {

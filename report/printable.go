@@ -78,7 +78,9 @@ func printable(rep *Report) *Report {
 		m.Source, m.Line, m.Check = line(m.Source), line(m.Line), line(m.Check)
 		out.Matches[i] = m
 	}
-	out.Rerun = line(rep.Rerun)
+	// The verify line's words are encoded by the shell encoder, which
+	// writes every character a terminal hides as an escape.
+	out.Rerun = rep.Rerun
 	return &out
 }
 

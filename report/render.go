@@ -3,10 +3,12 @@ package report
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/jedib0t/go-pretty/v6/text"
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/text/safetext"
 	"github.com/socialwebcomputer/doctor/internal/text/wrap"
 )
@@ -228,15 +230,21 @@ func ignoreName(ig Ignore) string {
 // verifyCommand is the command that shows a finding's fix worked: this
 // run's input, only that check, only that runner.
 func verifyCommand(rep *Report, f Finding) string {
-	cmd := rep.Rerun
-	if cmd == "" {
-		cmd = "doctor run"
+	argv := rep.Rerun
+	if len(argv) == 0 {
+		argv = []string{"doctor", "run"}
 	}
-	cmd += " --only " + f.Check
+	cmd := fixcode.Command(argv[0], argv[1:]...).Arg("--only", f.Check)
 	if f.Runner != nil && f.Runner.Index > 0 {
-		cmd += fmt.Sprintf(" --runner %d", f.Runner.Index)
+		cmd = cmd.Arg("--runner", strconv.Itoa(f.Runner.Index))
 	}
-	return cmd
+	text, err := fixcode.Commands(cmd).Render()
+	if err != nil {
+		// An input flag's value the encoder refuses (a NUL, a value that
+		// looks like a secret): the check alone, on this host.
+		text, _ = fixcode.Commands(fixcode.Command("doctor", "run", "--only", f.Check)).Render()
+	}
+	return text
 }
 
 // runnerTag is the short form a table cell has room for: `#2 "b"`.

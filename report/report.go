@@ -48,9 +48,11 @@ type Report struct {
 	// Verbose makes the table list every check, not only the unknown ones.
 	Verbose bool `json:"-"`
 	// Rerun is the command that repeats this run's input (doctor run and
-	// the flags that chose what to read); a finding's verify line adds
-	// --only and --runner to it. Empty: "doctor run".
-	Rerun string `json:"-"`
+	// the flags that chose what to read), as argument words; a finding's
+	// verify line adds --only and --runner to it, rendered by the shell
+	// encoder (internal/fixcode) so that a path with any character in it
+	// stays one word. Empty: "doctor run".
+	Rerun []string `json:"-"`
 	// NoChanges, in a --changes-only report with nothing new or resolved,
 	// is what the table and markdown say instead of "No findings.": the
 	// findings that stand and since when ("No changes (1 critical,

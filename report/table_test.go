@@ -65,7 +65,7 @@ func render(t *testing.T, rep *Report, format string, opt Options) string {
 // wraps to the width); the verify lines are whole lines.
 func TestTableFitsTheTerminal(t *testing.T) {
 	rep := wideWorld()
-	rep.Rerun = "doctor run --root /srv/fixture"
+	rep.Rerun = []string{"doctor", "run", "--root", "/srv/fixture"}
 	for _, width := range []int{40, 60, 80, 99, 100, 120, 160, 200, 300} {
 		for _, format := range []string{"table", "wide"} {
 			for _, utf := range []bool{false, true} {

@@ -80,7 +80,7 @@ func hostileReport(name, text, fix string) *Report {
 		Matches:       []Match{{Source: "job.log", LineNumber: 1, Line: "line", Check: "image-pull", OneOf: []string{"image-pull", "not a doctor check: "}, Tell: "tell"}},
 		Summary:       Summary{Critical: 1, Error: 1, Warning: 1, Info: 1, Incomplete: []string{"why"}, ExitCode: 2},
 		Verbose:       true,
-		Rerun:         "doctor run --root /x",
+		Rerun:         []string{"doctor", "run", "--root", "/x"},
 	}
 	fill(reflect.ValueOf(rep).Elem(), "", name, text, fix, map[uintptr]bool{})
 	return rep

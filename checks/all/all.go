@@ -40,6 +40,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/pendingunschedulable"
 	"github.com/socialwebcomputer/doctor/checks/runnerkubeconfigenv"
 	"github.com/socialwebcomputer/doctor/checks/runnerprocess"
+	"github.com/socialwebcomputer/doctor/checks/runnerprovenance"
 	"github.com/socialwebcomputer/doctor/checks/runnerrbac"
 	"github.com/socialwebcomputer/doctor/checks/runnerservice"
 	"github.com/socialwebcomputer/doctor/checks/runnertoken"
@@ -50,6 +51,7 @@ import (
 func Checks() []*checks.Check {
 	return []*checks.Check{
 		runnerprocess.Check,
+		runnerprovenance.Check,
 		runnerservice.Check,
 		configdecode.Check,
 		configfile.Check,

@@ -4,6 +4,7 @@ package certexpiry
 
 import (
 	"fmt"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -48,7 +49,7 @@ var Check = &checks.Check{
 			{Pattern: "Error cleaning up pod: Unauthorized", Or: []string{"api-auth"}, Tell: unauthorizedTell},
 		},
 	},
-	Requires:  []checks.Node{checks.Ref("kubeconfig-file"), checks.Ref("cluster-override"), facts.ClientCertFact, facts.KubeContextFact, facts.RunAsFact},
+	Requires:  []checks.Node{checks.Ref("kubeconfig-file"), checks.Ref("cluster-override"), facts.ClientCertFact, facts.KubeContextFact, facts.RunAsFact, facts.FixScopeFact},
 	Executors: []string{checks.Kubernetes},
 	Explains:  []string{"api-auth"},
 	Run:       run,
@@ -76,7 +77,7 @@ func run(p *checks.Pass) error {
 	// The health cron graphs the expiry whatever the verdict.
 	p.Observe(checks.Observation{Name: "cert_expiry_timestamp_seconds", Value: float64(c.NotAfter.Unix()),
 		Labels: map[string]string{"subject": "CN=" + c.Subject.CommonName}})
-	renew := renewFix(facts.KubeContextFact.Get(p), facts.RunAsFact.Get(p))
+	renew := renewFix(facts.FixScopeFact.Get(p), facts.KubeContextFact.Get(p), facts.RunAsFact.Get(p))
 	ev := []checks.Evidence{{Source: cc.Source, Detail: facts.Describe(c)}}
 	switch left := c.NotAfter.Sub(now); {
 	case now.After(c.NotAfter):
@@ -125,12 +126,17 @@ func run(p *checks.Pass) error {
 }
 
 // renewFix installs a new kubeconfig over the file the runner loads, for
-// its user: the guide's rotation, with this host's path.
-func renewFix(k *facts.KubeContext, ra *facts.RunAs) checks.Steps {
+// its user: the guide's rotation, with this host's path, when the file is
+// the runner's own (facts.FixScope); else the steps say why no command.
+func renewFix(scope *facts.FixScope, k *facts.KubeContext, ra *facts.RunAs) checks.Steps {
 	if k == nil || k.Kubeconfig == nil || len(k.Kubeconfig.Files) == 0 {
 		return checks.Text(facts.GetKubeconfig + " Install it over the kubeconfig the runner loads; nothing else in the runner changes.")
 	}
-	return facts.InstallKubeconfig(k.Kubeconfig.Files[0].Path, ra)
+	file := k.Kubeconfig.Files[0].Path
+	if path.IsAbs(file) {
+		file = path.Clean(file) // the path scope.Path judges is the one installed over
+	}
+	return facts.InstallKubeconfig(scope, file, ra)
 }
 
 func groupsText(gs []string) string {

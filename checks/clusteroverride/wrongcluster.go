@@ -7,6 +7,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/redact"
 )
 
@@ -35,7 +36,7 @@ func wrongCluster(p *checks.Pass, e *facts.RunnerEntry) error {
 		ev = append(ev, checks.Evidence{Source: "contexts." + name, Detail: "server " + cl})
 		fix = checks.Steps{
 			checks.Say("Name the kcp mount's context in this runner's [runners.kubernetes] (or make it the kubeconfig's current-context), then restart the runner:"),
-			checks.Toml(fmt.Sprintf("[runners.kubernetes]\ncontext = %q", name)),
+			checks.Document(fixcode.TOML(fixcode.TOMLTable("runners.kubernetes", fixcode.KV{Key: "context", Value: name}))),
 		}
 	} else if !expect {
 		return nil

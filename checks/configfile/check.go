@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
@@ -42,7 +41,7 @@ sudo chmod go-w "$(dirname "$RUNNER_CONFIG")"`)),
 			"Service run failed*stat *: permission denied",
 		},
 	},
-	Requires: []checks.Node{facts.ConfigFact, facts.RunAsFact},
+	Requires: []checks.Node{facts.ConfigFact, facts.RunAsFact, facts.FixScopeFact},
 	// A runner that cannot read config.toml is what config-decode sees as a
 	// FATAL at start-up; this check names the path component in the way.
 	Explains: []string{"config-decode"},
@@ -64,18 +63,18 @@ func run(p *checks.Pass) error {
 	if err != nil {
 		return fmt.Errorf("cannot examine %s: %w", c.Path, err)
 	}
-	ra := facts.RunAsFact.Get(p)
+	ra, scope := facts.RunAsFact.Get(p), facts.FixScopeFact.Get(p)
 	if p.Env.ConfigPath != "" {
 		ra = nil // --config names the operator's file; whose it is, is not known
 	}
 	if ra != nil && ra.UIDKnown {
 		if blocked := facts.Denied(p.Env, file, st, ra, facts.Read); len(blocked) > 0 {
-			unreadable(p, c, blocked, ra)
+			unreadable(p, c, blocked, ra, scope)
 			return nil
 		}
 	}
-	exposed(p, c, st, ra)
-	replaceable(p, c, st)
+	exposed(p, c, st, ra, scope)
+	replaceable(p, c, scope)
 	if ra != nil && !ra.UIDKnown {
 		return fmt.Errorf("cannot tell whether %s can read %s: %s", ra.Label(), c.Path, ra.UIDProblem())
 	}
@@ -83,37 +82,41 @@ func run(p *checks.Pass) error {
 }
 
 // unreadable reports the path components that keep the runner's user
-// from config.toml, with the commands that open each.
-func unreadable(p *checks.Pass, c *facts.ConfigFile, blocked []facts.Blocker, ra *facts.RunAs) {
+// from config.toml, with the commands that open each: the file given to
+// the runner's user, each directory in the way made searchable (o+x). A
+// path that is not the runner's own (a system directory such as /etc) gets
+// a sentence instead of a command (facts.FixScope).
+func unreadable(p *checks.Pass, c *facts.ConfigFile, blocked []facts.Blocker, ra *facts.RunAs, scope *facts.FixScope) {
 	ev := make([]checks.Evidence, 0, len(blocked))
-	var fix []string
+	var changes []facts.Change
 	for _, b := range blocked {
 		ev = append(ev, b.Evidence())
 		if b.Path == c.ReadPath() {
-			fix = append(fix, fmt.Sprintf("sudo chown %s %s\nsudo chmod 0600 %s", checks.Quote(owner(ra)), checks.Quote(c.Path), checks.Quote(c.Path)))
+			changes = append(changes, facts.Change{Path: c.Path, Mode: "0600", Chown: true})
 		} else {
-			fix = append(fix, "sudo chmod o+x "+checks.Quote(b.Path))
+			changes = append(changes, facts.Change{Path: b.Path, Mode: "o+x"})
 		}
 	}
 	p.Report(checks.Finding{
 		Cause: fmt.Sprintf("The runner's user (%s) cannot read %s (blocked at %s): the runner stops at start-up with "+
 			"`decoding configuration file: open %s: permission denied`.", ra.Label(), c.Path, facts.BlockerPaths(blocked), c.Path),
 		Evidence: ev,
-		Fix:      checks.Steps{checks.Sh(strings.Join(fix, "\n"))},
+		Fix:      facts.ChangeSteps(scope, ra.Owner(), changes...),
 	})
 }
 
 // exposed reports a file whose tokens others can read, or which others
 // can write.
-func exposed(p *checks.Pass, c *facts.ConfigFile, st fs.FileInfo, ra *facts.RunAs) {
+func exposed(p *checks.Pass, c *facts.ConfigFile, st fs.FileInfo, ra *facts.RunAs, scope *facts.FixScope) {
 	mode := st.Mode().Perm()
 	uid, gid := facts.Ownership(st)
 	modeEv := checks.Evidence{Source: c.Path, Detail: fmt.Sprintf("mode %04o owner %d:%d", mode, uid, gid)}
-	fix := "sudo chmod 0600 " + checks.Quote(c.Path)
+	change, owner := facts.Change{Path: c.Path, Mode: "0600"}, ""
 	if ra != nil && ra.UIDKnown && ra.UID != 0 && uid != ra.UID {
 		// 0600 on a file the runner's user does not own would lock it out.
-		fix = fmt.Sprintf("sudo chown %s %s\n%s", checks.Quote(owner(ra)), checks.Quote(c.Path), fix)
+		change.Chown, owner = true, ra.Owner()
 	}
+	fix := facts.ChangeSteps(scope, owner, change)
 	holders := tokenHolders(c)
 	// The group class is judged only for the runner's own file: a file
 	// --config names may be a copy given to its reader through its group
@@ -126,7 +129,7 @@ func exposed(p *checks.Pass, c *facts.ConfigFile, st fs.FileInfo, ra *facts.RunA
 			Cause: fmt.Sprintf("%s has mode %04o: any local user can write it, and so give the runner their own "+
 				"[[runners]], tokens and commands.", c.Path, mode),
 			Evidence: []checks.Evidence{modeEv},
-			Fix:      checks.Steps{checks.Sh(fix)},
+			Fix:      fix,
 		})
 	case judgeGroup && mode&0o020 != 0:
 		p.Report(checks.Finding{
@@ -134,7 +137,7 @@ func exposed(p *checks.Pass, c *facts.ConfigFile, st fs.FileInfo, ra *facts.RunA
 			Cause: fmt.Sprintf("%s has mode %04o: the members of group %d can write it, and so give the runner "+
 				"their own [[runners]], tokens and commands.", c.Path, mode, gid),
 			Evidence: []checks.Evidence{modeEv},
-			Fix:      checks.Steps{checks.Sh(fix)},
+			Fix:      fix,
 		})
 	}
 	if len(holders) == 0 {
@@ -147,7 +150,7 @@ func exposed(p *checks.Pass, c *facts.ConfigFile, st fs.FileInfo, ra *facts.RunA
 			Cause: fmt.Sprintf("%s has mode %04o and holds %s: any local user can read the token and take "+
 				"the runner's jobs, with their CI/CD variables.", c.Path, mode, tokensText(len(holders))),
 			Evidence: ev,
-			Fix:      checks.Steps{checks.Sh(fix)},
+			Fix:      fix,
 		})
 	case judgeGroup && mode&0o040 != 0:
 		p.Report(checks.Finding{
@@ -155,14 +158,14 @@ func exposed(p *checks.Pass, c *facts.ConfigFile, st fs.FileInfo, ra *facts.RunA
 			Cause: fmt.Sprintf("%s has mode %04o and holds %s: the members of group %d can read the token and "+
 				"take the runner's jobs, with their CI/CD variables.", c.Path, mode, tokensText(len(holders)), gid),
 			Evidence: ev,
-			Fix:      checks.Steps{checks.Sh(fix)},
+			Fix:      fix,
 		})
 	}
 }
 
 // replaceable reports a directory of config.toml that others can write
 // without the sticky bit: they can rename another file over it.
-func replaceable(p *checks.Pass, c *facts.ConfigFile, _ fs.FileInfo) {
+func replaceable(p *checks.Pass, c *facts.ConfigFile, scope *facts.FixScope) {
 	dir := path.Dir(c.ReadPath())
 	st, err := p.Env.Stat(dir)
 	if err != nil || st.Mode()&fs.ModeSticky != 0 {
@@ -171,14 +174,14 @@ func replaceable(p *checks.Pass, c *facts.ConfigFile, _ fs.FileInfo) {
 	mode := st.Mode().Perm()
 	uid, gid := facts.Ownership(st)
 	ev := []checks.Evidence{{Source: path.Dir(c.Path), Detail: fmt.Sprintf("mode %04o owner %d:%d", mode, uid, gid)}}
-	fix := "sudo chmod go-w " + checks.Quote(path.Dir(c.Path))
+	fix := facts.ChangeSteps(scope, "", facts.Change{Path: path.Dir(c.Path), Mode: "go-w"})
 	switch {
 	case mode&0o002 != 0:
 		p.Report(checks.Finding{
 			Cause: fmt.Sprintf("%s, config.toml's directory, has mode %04o: any local user can replace config.toml "+
 				"with their own, and the runner loads it on its next reload.", path.Dir(c.Path), mode),
 			Evidence: ev,
-			Fix:      checks.Steps{checks.Sh(fix)},
+			Fix:      fix,
 		})
 	case mode&0o020 != 0:
 		p.Report(checks.Finding{
@@ -186,7 +189,7 @@ func replaceable(p *checks.Pass, c *facts.ConfigFile, _ fs.FileInfo) {
 			Cause: fmt.Sprintf("%s, config.toml's directory, has mode %04o: the members of group %d can replace "+
 				"config.toml with their own, and the runner loads it on its next reload.", path.Dir(c.Path), mode, gid),
 			Evidence: ev,
-			Fix:      checks.Steps{checks.Sh(fix)},
+			Fix:      fix,
 		})
 	}
 }
@@ -211,12 +214,4 @@ func tokensText(n int) string {
 		return "a runner token"
 	}
 	return fmt.Sprintf("%d runner tokens", n)
-}
-
-// owner is the runner's user as chown takes it: its name, else its uid.
-func owner(ra *facts.RunAs) string {
-	if ra.User != "" {
-		return ra.User
-	}
-	return fmt.Sprint(ra.UID)
 }

@@ -8,6 +8,7 @@ package dockersocket
 import (
 	"errors"
 	"fmt"
+	"path"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,6 +17,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/docker"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
@@ -40,8 +42,7 @@ var Check = &checks.Check{
 		// all gitlab-runner v19.3.0; the words between them are the Docker client
 		// library's (github.com/moby/moby/client v0.5.1, request.go), not the runner's.
 		Symptom: "ERROR: Job failed (system failure): getting docker info: permission denied while trying to connect to the docker API at unix:///var/run/docker.sock (docker.go:1396:0s)",
-		Fix: append(append(checks.Steps{checks.Say("Give the runner the socket. For a runner in a container:")},
-			recreateContainer("/var/run/docker.sock")...),
+		Fix: append(checks.Steps{checks.Say("Give the runner the socket. For a runner in a container:"), recreateSay, checks.Sh(recreateDefault)},
 			checks.Say("For a runner on the host, add its user to the socket's group and restart it (a process gets its groups when it starts):"),
 			checks.Sh(`export RUNNER_USER=gitlab-runner RUNNER_UNIT=gitlab-runner.service
 sudo usermod -aG "$(stat -c %G /var/run/docker.sock)" "$RUNNER_USER"
@@ -80,7 +81,7 @@ sudo -u "$RUNNER_USER" docker -H unix:///var/run/docker.sock version`)),
 			"getting docker info: *",
 		},
 	},
-	Requires:  []checks.Node{docker.DaemonFact, facts.RunnerEntryFact, facts.RunAsFact, facts.RunnerFact},
+	Requires:  []checks.Node{docker.DaemonFact, facts.RunnerEntryFact, facts.RunAsFact, facts.RunnerFact, facts.FixScopeFact},
 	Executors: []string{checks.Docker},
 	Run:       run,
 }
@@ -128,6 +129,7 @@ func socketFindings(p *checks.Pass, e *facts.RunnerEntry, ra *facts.RunAs, d *do
 	s := d.Socket
 	host := d.Addr.Host
 	container := inContainer(p.Env, ra)
+	scope := facts.FixScopeFact.Get(p)
 	switch {
 	case s.Err != nil:
 		missing := errors.Is(s.Err, syscall.ENOENT)
@@ -140,7 +142,7 @@ func socketFindings(p *checks.Pass, e *facts.RunnerEntry, ra *facts.RunAs, d *do
 		p.Report(checks.Finding{
 			Cause:    cause,
 			Evidence: append(ev, checks.Evidence{Source: s.Seen, Detail: hostio.FileCause(s.Err).Error()}),
-			Fix:      missingFix(container, s.Path),
+			Fix:      missingFix(scope, container, s.Path),
 		})
 		return true, nil
 	case !s.IsSocket():
@@ -148,7 +150,7 @@ func socketFindings(p *checks.Pass, e *facts.RunnerEntry, ra *facts.RunAs, d *do
 			Cause: fmt.Sprintf("%s connects to %s, but %s is %s, not a socket: docker run -v creates a directory when the host "+
 				"path does not exist yet (the daemon was not running when the runner's container started).", e.Label(), host, s.Path, kind(s)),
 			Evidence: append(ev, checks.Evidence{Source: s.Seen, Detail: fmt.Sprintf("%s, mode %s", kind(s), s.Mode)}),
-			Fix:      missingFix(container, s.Path),
+			Fix:      missingFix(scope, container, s.Path),
 		})
 		return true, nil
 	}
@@ -166,7 +168,7 @@ func socketFindings(p *checks.Pass, e *facts.RunnerEntry, ra *facts.RunAs, d *do
 		Evidence: append(ev,
 			checks.Evidence{Source: s.Seen, Detail: fmt.Sprintf("socket %s, owner %d, group %d", s.Mode.Perm(), s.Owner, s.Group)},
 			checks.Evidence{Source: runnerSource(ra), Detail: fmt.Sprintf("uid %d, gid %d, supplementary groups %s; denied by %s", ra.UID, ra.GID, groupList(ra), strings.Join(s.Denied, ", "))}),
-		Fix: permissionFix(p.Env, ra, s, container),
+		Fix: permissionFix(p.Env, scope, ra, s, container),
 	})
 	return true, nil
 }
@@ -292,49 +294,103 @@ func tlsFindings(p *checks.Pass, e *facts.RunnerEntry, d *docker.Daemon, ev []ch
 }
 
 // tlsFix says where the runner's TLS settings go, by where its host is.
+// The host is a value of config.toml or the environment: the TOML encoder
+// writes it as a string, whatever it holds.
 func tlsFix(d *docker.Daemon) checks.Steps {
-	host := d.Addr.Host
+	lines := checks.Document(fixcode.TOML(fixcode.TOMLTable("runners.docker",
+		fixcode.KV{Key: "host", Value: d.Addr.Host},
+		fixcode.KV{Key: "tls_verify", Value: true},
+		fixcode.KV{Key: "tls_cert_path", Value: "/etc/gitlab-runner/docker-certs"})))
 	if d.Addr.FromEnv {
 		return checks.Steps{
 			checks.Say("Set the three together: DOCKER_HOST, DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH (the directory with ca.pem, cert.pem and key.pem; here /etc/gitlab-runner/docker-certs) in the runner's environment, or all three in [runners.docker] of its [[runners]] entry:"),
-			checks.Toml(fmt.Sprintf("[runners.docker]\nhost = %q\ntls_verify = true\ntls_cert_path = \"/etc/gitlab-runner/docker-certs\"", host)),
+			lines,
 		}
 	}
 	return checks.Steps{
 		checks.Say("Set them together in [runners.docker] of the runner's [[runners]] entry, tls_cert_path being the directory with ca.pem, cert.pem and key.pem (here /etc/gitlab-runner/docker-certs):"),
-		checks.Toml(fmt.Sprintf("[runners.docker]\nhost = %q\ntls_verify = true\ntls_cert_path = \"/etc/gitlab-runner/docker-certs\"", host)),
+		lines,
 	}
 }
 
-// recreateContainer is the Deckhouse document's docker run of the runner's
-// container, with the socket and its group (deckhouse-code-runners, "Start
-// the runner"). The container's name and image are the operator's.
-func recreateContainer(sock string) checks.Steps {
-	return checks.Steps{
-		checks.Say("Recreate the runner's container with the socket and its group (RUNNER_CONTAINER and RUNNER_IMAGE: its name and image; the config volume as it was):"),
-		checks.Sh(fmt.Sprintf(`RUNNER_CONTAINER=code-runner
+// recreateDefault is recreateContainer's commands for the default socket,
+// as the Deckhouse document writes them: constant text.
+const recreateDefault = `RUNNER_CONTAINER=code-runner
 RUNNER_IMAGE=registry.deckhouse.ru/deckhouse/ee/packages/code/images/runner:v19.3.0
 docker rm -f "$RUNNER_CONTAINER"
 docker run -d --name "$RUNNER_CONTAINER" --restart always \
-  --group-add "$(stat -c %%g %[1]s)" \
+  --group-add "$(stat -c %g /var/run/docker.sock)" \
   -v code-runner-config:/etc/gitlab-runner \
-  -v %[1]s:%[1]s \
-  "$RUNNER_IMAGE"`, checks.Quote(sock))),
+  -v /var/run/docker.sock:/var/run/docker.sock \
+  "$RUNNER_IMAGE"`
+
+var recreateSay = checks.Say("Recreate the runner's container with the socket and its group (RUNNER_CONTAINER and RUNNER_IMAGE: its name and image; the config volume as it was):")
+
+// recreateContainer is the Deckhouse document's docker run of the runner's
+// container, with the socket and its group (deckhouse-code-runners, "Start
+// the runner"). The container's name and image are the operator's. For
+// the default socket the commands are doctor's constant text
+// (recreateDefault, the catalog's too); for any other the socket's path is
+// one word wherever it goes, one command a line. docker run -v splits its
+// value at ':' (host path, container path, options) and reads a source
+// that is not absolute as a volume's name (docker/cli, opts/volume.go and
+// the daemon's volume/mounts/linux_parser.go), so such a path gets no
+// command.
+func recreateContainer(sock string) checks.Steps {
+	say := recreateSay
+	if sock == defaultSocket {
+		return checks.Steps{say, checks.Sh(recreateDefault)}
 	}
+	if strings.Contains(sock, ":") || !path.IsAbs(sock) {
+		return checks.Steps{say, checks.Withheld(errors.New("the socket's path is not an absolute path without ':', which is all docker run -v takes as a host path"))}
+	}
+	run := fixcode.Command("docker", "run", "-d", "--name").Words(fixcode.Var("RUNNER_CONTAINER")).Arg("--restart", "always").
+		Words(fixcode.Data("--group-add"), fixcode.Output(fixcode.Command("stat", "-c", "%g", sock))).
+		Arg("-v", "code-runner-config:/etc/gitlab-runner", "-v", sock+":"+sock).
+		Words(fixcode.Var("RUNNER_IMAGE"))
+	return checks.Steps{say, checks.Script(fixcode.Lines(
+		fixcode.Set("RUNNER_CONTAINER", fixcode.Data("code-runner")),
+		fixcode.Set("RUNNER_IMAGE", fixcode.Data("registry.deckhouse.ru/deckhouse/ee/packages/code/images/runner:v19.3.0")),
+		fixcode.Run(fixcode.Command("docker", "rm", "-f").Words(fixcode.Var("RUNNER_CONTAINER"))),
+		fixcode.Run(run)))}
 }
 
-func missingFix(container bool, sock string) checks.Steps {
-	if container {
-		return append(checks.Steps{checks.Say("Start the Docker daemon on the host, and remove the directory that the container's start left at " + sock + " in its place:"),
-			checks.Sh("sudo systemctl start docker\nsudo rmdir " + checks.Quote(sock))}, recreateContainer(sock)...)
+// defaultSocket is the Docker client's default address's path
+// (github.com/moby/moby/client v0.5.1, client_unix.go: DefaultDockerHost
+// "unix:///var/run/docker.sock"), the one the Deckhouse document mounts.
+const defaultSocket = "/var/run/docker.sock"
+
+// missingFix starts the daemon and, for a runner in a container, removes
+// the directory docker run -v left where the socket goes, then recreates
+// the container. The socket's directory is the system's (/var/run), not
+// the runner's, so FixScope refuses an rmdir there: at the default path
+// the rmdir is doctor's own constant (rmdir removes only an empty
+// directory, never a socket or a file), anywhere else FixScope decides,
+// and a path it refuses gets a sentence.
+func missingFix(scope *facts.FixScope, container bool, sock string) checks.Steps {
+	if !container {
+		return checks.Steps{checks.Say("Start the Docker daemon, or point [runners.docker] host at the socket it listens on:"), checks.Sh("sudo systemctl start docker")}
 	}
-	return checks.Steps{checks.Say("Start the Docker daemon, or point [runners.docker] host at the socket it listens on:"), checks.Sh("sudo systemctl start docker")}
+	say := checks.Say("Start the Docker daemon on the host, and remove the directory that the container's start left at " + sock + " in its place:")
+	var steps checks.Steps
+	switch err := scope.Path(sock); {
+	case sock == defaultSocket:
+		steps = checks.Steps{say, checks.Sh("sudo systemctl start docker\nsudo rmdir /var/run/docker.sock")}
+	case err == nil:
+		steps = checks.Steps{say, checks.Commands(fixcode.Command("systemctl", "start", "docker").Sudo(), fixcode.Command("rmdir", sock).Sudo())}
+	default:
+		steps = checks.Steps{say, checks.Sh("sudo systemctl start docker"), checks.Withheld(err),
+			checks.Say("Remove the directory by hand (rmdir, which removes only an empty one) once you have checked that " + sock + " is the daemon's socket path.")}
+	}
+	return append(steps, recreateContainer(sock)...)
 }
 
 // permissionFix is built from the socket's group and the runner's identity:
 // --group-add for a container (the Deckhouse document's docker run), the
-// group for a host runner.
-func permissionFix(env *hostio.Env, ra *facts.RunAs, s *docker.Socket, container bool) checks.Steps {
+// group for a host runner. usermod acts for the runner's user, so only for
+// a runner FixScope vouches for; the unit restarted is the runner's, when
+// systemd could have it (fixcode.UnitName).
+func permissionFix(env *hostio.Env, scope *facts.FixScope, ra *facts.RunAs, s *docker.Socket, container bool) checks.Steps {
 	if len(s.Denied) > 0 && strings.HasPrefix(s.Denied[0], "directory ") {
 		return checks.Text("Let the runner's user search " + strings.Join(s.Denied, ", ") + " (mode o+x, or a group it is in).")
 	}
@@ -350,8 +406,35 @@ func permissionFix(env *hostio.Env, ra *facts.RunAs, s *docker.Socket, container
 	if ra.Unit != nil && ra.Unit.Name != "" {
 		unit = ra.Unit.Name
 	}
-	return checks.Steps{checks.Say("Add the runner's user to the socket's group and restart it (a process gets its groups when it starts):"),
-		checks.Sh(fmt.Sprintf("sudo usermod -aG %s %s\nsudo systemctl restart %s", checks.Quote(group), checks.Quote(user), checks.Quote(unit)))}
+	return addToGroup(scope, group, user, unit)
+}
+
+// addToGroup adds user to group and restarts unit, as root: usermod acts
+// for the runner's user, so only for a runner FixScope vouches for; the
+// names are words of the commands, the unit's checked as systemd would.
+func addToGroup(scope *facts.FixScope, group, user, unit string) checks.Steps {
+	say := checks.Say("Add the runner's user to the socket's group and restart it (a process gets its groups when it starts):")
+	if err := scope.ActsFor(); err != nil {
+		return checks.Steps{say, checks.Withheld(err)}
+	}
+	for _, n := range []struct{ kind, name string }{{"group", group}, {"user", user}} {
+		// usermod (shadow-utils) reads a word that starts with '-' as an
+		// option, and a name of neither kind can start with one
+		// (useradd/groupadd refuse it: is_valid_name, lib/chkname.c).
+		if n.name == "" || strings.HasPrefix(n.name, "-") {
+			return checks.Steps{say, checks.Withheld(fmt.Errorf("the %s name is empty or starts with '-', which usermod would read as an option", n.kind))}
+		}
+	}
+	cmds := []fixcode.Cmd{fixcode.Command("usermod", "-aG", group, user).Sudo()}
+	unitErr := fixcode.UnitName(unit)
+	if unitErr == nil {
+		cmds = append(cmds, fixcode.Command("systemctl", "restart", unit).Sudo())
+	}
+	steps := checks.Steps{say, checks.Commands(cmds...)}
+	if unitErr != nil {
+		steps = append(steps, checks.Withheld(unitErr))
+	}
+	return steps
 }
 
 // inContainer reports whether the runner process runs in a container, by

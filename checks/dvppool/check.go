@@ -15,6 +15,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 )
 
 const (
@@ -74,7 +75,8 @@ d8 k --kubeconfig "$PLUGIN_KUBECONFIG" -n "$POOL_NAMESPACE" get vm -l vmpool.vir
 	// The operator's own client is optional: it reads the VirtualImage when
 	// the plugin's identity may not (the guide's Role does not grant it,
 	// and the plugin does not need it).
-	Requires:  []checks.Node{facts.PluginAPIClientFact, facts.RunnerEntryFact, facts.RunnerFact, checks.Optional(facts.APIClientFact)},
+	// RunAs gives the working directory a relative key_path is read from.
+	Requires:  []checks.Node{facts.PluginAPIClientFact, facts.RunnerEntryFact, facts.RunnerFact, facts.RunAsFact, checks.Optional(facts.APIClientFact)},
 	Executors: []string{checks.Instance, checks.DockerAutoscaler},
 	Network:   true,
 	Run:       run,
@@ -93,6 +95,22 @@ func run(p *checks.Pass) error {
 			Cause:    fmt.Sprintf("%s: plugin_config does not name the pool (namespace %q, name %q): fleeting-plugin-dvp has no VirtualMachinePool to scale.", r.Label(), pc.Namespace, pc.Name),
 			Evidence: []checks.Evidence{{Source: src, Detail: strings.Join(append([]string{"plugin_config needs namespace and name"}, pc.Problems...), "; ")}},
 			Fix:      checks.Text("Set [runners.autoscaler.plugin_config] namespace and name to the namespace and name of the VirtualMachinePool."),
+		})
+		return nil
+	case poolNameErr(pc) != nil:
+		// No VirtualMachinePool can be there: the apiserver takes a
+		// namespace's name as a DNS-1123 label, and a custom resource's as
+		// a DNS-1123 subdomain (apiextensions-apiserver
+		// pkg/registry/customresource/validator.go, v0.37.2:
+		// ValidateObjectMetaDeclaratively with NameIsDNSSubdomain). A fix
+		// carrying either would carry whatever it holds.
+		src, _ := r.At("autoscaler", "plugin_config")
+		p.Report(checks.Finding{
+			Severity: checks.Critical,
+			Cause:    fmt.Sprintf("%s: %s: no VirtualMachinePool can be there, so fleeting-plugin-dvp has none to scale and no job gets a VM.", r.Label(), poolNameErr(pc)),
+			Evidence: []checks.Evidence{{Source: src, Detail: fmt.Sprintf("namespace %q, name %q", pc.Namespace, pc.Name)}},
+			Fix: checks.Text("Set [runners.autoscaler.plugin_config] namespace and name to the namespace and name of the VirtualMachinePool: " +
+				"lower-case letters, digits and '-' (and '.' in the name), at most 63 characters for the namespace."),
 		})
 		return nil
 	case pa.None != "":
@@ -156,23 +174,41 @@ func identity(pa *facts.PluginAPIClient) string {
 // poolFix is the guide's pool manifest with the runner's own names.
 func poolFix(p *checks.Pass, pc facts.PluginConfig) checks.Steps {
 	r := facts.RunnerEntryFact.Get(p)
-	user, key := "gitlab-runner", "/etc/gitlab-runner/ssh/id_ed25519"
+	user, key := "gitlab-runner", ""
 	if a := r.Runner.Autoscaler; a != nil {
 		if a.ConnectorConfig.Username != "" {
 			user = a.ConnectorConfig.Username
 		}
-		if a.ConnectorConfig.KeyPathname != "" {
-			key = a.ConnectorConfig.KeyPathname
-		}
+		key = a.ConnectorConfig.KeyPathname
 	}
 	return checks.Steps{
 		checks.Say(fmt.Sprintf("Create the pool the runner names, as the guide's code-runner-pool.yaml does: namespace %s, name %s, replicas: 0, "+
 			"scaleDownPolicy: Explicit, a cloud-init user %s whose ssh_authorized_keys holds the public half of key_path, "+
 			"and a disk template from a VirtualImage of namespace %s. The public half:", pc.Namespace, pc.Name, user, pc.Namespace)),
-		checks.Sh("sudo ssh-keygen -y -f " + checks.Quote(key)),
+		publicHalfStep(key, runnerCwd(p)),
 		checks.Say("Then apply it:"),
-		checks.Sh(d8k(pc) + " apply -f code-runner-pool.yaml"),
+		newD8k(pc).apply(),
 	}
+}
+
+// poolNameErr says why plugin_config's namespace or name is no name a
+// VirtualMachinePool can have, or nil.
+func poolNameErr(pc facts.PluginConfig) error {
+	if err := fixcode.NamespaceName(pc.Namespace); err != nil {
+		return fmt.Errorf("plugin_config's namespace %q is %w", pc.Namespace, err)
+	}
+	if err := fixcode.ObjectName(pc.Name); err != nil {
+		return fmt.Errorf("plugin_config's name %q is %w", pc.Name, err)
+	}
+	return nil
+}
+
+// runnerCwd is the runner's working directory, "" when unknown.
+func runnerCwd(p *checks.Pass) string {
+	if ra := facts.RunAsFact.Get(p); ra != nil {
+		return ra.Cwd
+	}
+	return ""
 }
 
 // getImage reads an image with the plugin's identity, then, if that may

@@ -34,7 +34,7 @@ func checkCloudInit(p *checks.Pass, pool *unstructured.Unstructured, pc facts.Pl
 			Cause: fmt.Sprintf("%s: VirtualMachinePool %s has no provisioning in its VM template: no cloud-init creates the user %q the runner connects as, and every SSH connection fails.",
 				r.Label(), pc.Pool(), user),
 			Evidence: []checks.Evidence{{Source: src, Detail: "spec.virtualMachineTemplate.spec.provisioning is absent"}},
-			Fix:      cloudInitFix(pc, user, cc.KeyPathname),
+			Fix:      cloudInitFix(pc, user, cc.KeyPathname, runnerCwd(p)),
 		})
 		return nil
 	}
@@ -49,7 +49,7 @@ func checkCloudInit(p *checks.Pass, pool *unstructured.Unstructured, pc facts.Pl
 		p.Report(checks.Finding{
 			Cause:    fmt.Sprintf("%s: the cloud-init of VirtualMachinePool %s does not create the user %q: %v.", r.Label(), pc.Pool(), user, err),
 			Evidence: []checks.Evidence{{Source: src, Detail: "spec.virtualMachineTemplate.spec.provisioning.userData"}},
-			Fix:      cloudInitFix(pc, user, cc.KeyPathname),
+			Fix:      cloudInitFix(pc, user, cc.KeyPathname, runnerCwd(p)),
 		})
 		return nil
 	}
@@ -66,7 +66,7 @@ func checkCloudInit(p *checks.Pass, pool *unstructured.Unstructured, pc facts.Pl
 			Cause: fmt.Sprintf("%s: the cloud-init of VirtualMachinePool %s creates no user %q (connector_config.username): every SSH connection to its VMs fails.",
 				r.Label(), pc.Pool(), user),
 			Evidence: []checks.Evidence{{Source: src, Detail: fmt.Sprintf("userData users: %v", names)}},
-			Fix:      cloudInitFix(pc, user, cc.KeyPathname),
+			Fix:      cloudInitFix(pc, user, cc.KeyPathname, runnerCwd(p)),
 		})
 		return nil
 	}
@@ -98,21 +98,18 @@ func checkCloudInit(p *checks.Pass, pool *unstructured.Unstructured, pc facts.Pl
 		Cause: fmt.Sprintf("%s: the cloud-init of VirtualMachinePool %s does not authorize key_path's key for %q: the runner's SSH connection to every VM is refused.",
 			r.Label(), pc.Pool(), user),
 		Evidence: []checks.Evidence{{Source: src, Detail: detail}},
-		Fix:      cloudInitFix(pc, user, cc.KeyPathname),
+		Fix:      cloudInitFix(pc, user, cc.KeyPathname, runnerCwd(p)),
 	})
 	return nil
 }
 
-func cloudInitFix(pc facts.PluginConfig, user, keyPath string) checks.Steps {
-	if keyPath == "" {
-		keyPath = "/etc/gitlab-runner/ssh/id_ed25519"
-	}
+func cloudInitFix(pc facts.PluginConfig, user, keyPath, cwd string) checks.Steps {
 	return checks.Steps{
 		checks.Say(fmt.Sprintf("In the pool's spec.virtualMachineTemplate.spec.provisioning (type: UserData), create the user in #cloud-config: "+
 			"a users entry named %s, shell /bin/bash, whose ssh_authorized_keys holds the public half of key_path, which this prints:", user)),
-		checks.Sh("sudo ssh-keygen -y -f " + checks.Quote(keyPath)),
+		publicHalfStep(keyPath, cwd),
 		checks.Say("Apply the pool's manifest again; VMs made before the change keep the old cloud-init, so delete them:"),
-		checks.Sh(fmt.Sprintf("%s apply -f code-runner-pool.yaml\n%s -n %s delete vm -l vmpool.virtualization.deckhouse.io/pool=%s", d8k(pc), d8k(pc), checks.Quote(pc.Namespace), checks.Quote(pc.Name))),
+		newD8k(pc).reapply(),
 	}
 }
 
@@ -172,7 +169,7 @@ func checkVMs(p *checks.Pass, ctx context.Context, dyn dynamic.Interface, pool *
 		Evidence: ev,
 		Fix: checks.Steps{
 			checks.Say("Read why in the VM's conditions and events (the disk image, storage class, VirtualMachineClass or node resources):"),
-			checks.Sh(fmt.Sprintf("%s -n %s describe vm %s", d8k(pc), checks.Quote(pc.Namespace), checks.Quote(stuck[0]))),
+			newD8k(pc).vmCmd("describe", stuck[0]),
 			checks.Say("Fix the pool's template, then delete the stuck VMs so the plugin makes new ones."),
 		},
 	})

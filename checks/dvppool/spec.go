@@ -35,8 +35,7 @@ func specFindings(pool *unstructured.Unstructured, pc facts.PluginConfig, label 
 				"and lowering spec.replicas, and a pool that picks replicas itself on a scale-down can stop a VM a job is running on.",
 				label, pc.Pool(), orUnset(policy)),
 			Evidence: []checks.Evidence{{Source: src, Detail: "spec.scaleDownPolicy=" + orUnset(policy)}},
-			Fix: checks.Steps{checks.Sh(fmt.Sprintf("%s -n %s patch virtualmachinepool %s --type merge -p '{\"spec\":{\"scaleDownPolicy\":\"Explicit\"}}'",
-				d8k(pc), checks.Quote(pc.Namespace), checks.Quote(pc.Name)))},
+			Fix:      checks.Steps{newD8k(pc).poolCmd("patch", "--type", "merge", "-p", explicitPatch)},
 		})
 	}
 	replicas, set, _ := unstructured.NestedInt64(pool.Object, "spec", "replicas")
@@ -48,7 +47,7 @@ func specFindings(pool *unstructured.Unstructured, pc facts.PluginConfig, label 
 			Evidence: []checks.Evidence{{Source: src, Detail: fmt.Sprintf("spec.replicas=%d", replicas)}},
 			Fix: checks.Steps{
 				checks.Say("Let the runner set spec.replicas (the guide starts the pool at 0), or raise max_instances in [runners.autoscaler] if the pool is meant to be that large:"),
-				checks.Sh(fmt.Sprintf("%s -n %s scale virtualmachinepool %s --replicas 0", d8k(pc), checks.Quote(pc.Namespace), checks.Quote(pc.Name))),
+				newD8k(pc).poolCmd("scale", "--replicas", "0"),
 			},
 		})
 	}
@@ -110,14 +109,4 @@ func orUnset(s string) string {
 		return "(unset)"
 	}
 	return s
-}
-
-// d8k is d8 k with the plugin's kubeconfig (plugin_config kubeconfig_path),
-// the identity and cluster the plugin uses; without one the plugin uses its
-// pod's service account, which d8 k in that pod uses too.
-func d8k(pc facts.PluginConfig) string {
-	if pc.KubeconfigPath != "" {
-		return "d8 k --kubeconfig " + checks.Quote(pc.KubeconfigPath)
-	}
-	return "d8 k"
 }

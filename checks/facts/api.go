@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/pem"
 	"fmt"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"net/http"
 	"path"
 	"strings"
@@ -56,9 +57,9 @@ type APIClient struct {
 
 // Kubectl is the kubectl command aimed at this runner's cluster
 // (EffectiveCluster.Kubectl).
-func (a *APIClient) Kubectl() string {
+func (a *APIClient) Kubectl() fixcode.Cmd {
 	if a == nil {
-		return "kubectl"
+		return fixcode.Command("kubectl")
 	}
 	return a.Cluster.Kubectl()
 }

@@ -2,6 +2,7 @@ package facts
 
 import (
 	"fmt"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"net"
 	"net/url"
 	"regexp"
@@ -65,9 +66,9 @@ type EffectiveCluster struct {
 // kubeconfig files and context the runner uses when a kubeconfig chose it
 // (KubeContext.Kubectl); plain kubectl otherwise (in the runner's pod, its
 // service account is kubectl's in-cluster default).
-func (c *EffectiveCluster) Kubectl() string {
+func (c *EffectiveCluster) Kubectl() fixcode.Cmd {
 	if c == nil || c.kube == nil || (c.Rule != RuleKubeconfig && c.Rule != RuleDoctorKubeconfig) {
-		return "kubectl"
+		return fixcode.Command("kubectl")
 	}
 	return c.kube.Kubectl()
 }

@@ -3,10 +3,12 @@ package facts
 import (
 	"errors"
 	"fmt"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 
@@ -231,7 +233,14 @@ func kubeconfigPaths(env *hostio.Env, ra *RunAs, e *Environ, k *Kubeconfig) []st
 	}
 	if v, ok := e.Lookup("KUBECONFIG"); ok && v != "" {
 		k.Source = "KUBECONFIG in " + e.Where("KUBECONFIG")
-		return splitKubeconfig(v)
+		// client-go opens a relative entry from the runner's working
+		// directory (it changes to --working-directory at start), never
+		// from the operator's: the fact holds it resolved there.
+		paths := splitKubeconfig(v)
+		for i, p := range paths {
+			paths[i] = absIn(ra.Cwd, p)
+		}
+		return paths
 	}
 	file, how := ra.KubeHome()
 	if _, err := env.Stat(file); err != nil {
@@ -291,17 +300,24 @@ func Ownership(st fs.FileInfo) (uid, gid int) {
 // current context is another cluster's, it still acts on the runner's.
 // Without kubeconfig files (an in-cluster runner, an unknown environment)
 // it is kubectl with the context alone, if any.
-func (t *KubeContext) Kubectl() string {
-	cmd := "kubectl"
+func (t *KubeContext) Kubectl() fixcode.Cmd {
+	cmd := fixcode.Command("kubectl")
 	if t.Kubeconfig != nil && len(t.Kubeconfig.Files) > 0 {
 		paths := make([]string, len(t.Kubeconfig.Files))
 		for i, f := range t.Kubeconfig.Files {
 			paths[i] = f.Path
 		}
-		cmd = "KUBECONFIG=" + checks.Quote(strings.Join(paths, ":")) + " kubectl"
+		cmd = cmd.Env("KUBECONFIG", fixcode.Data(strings.Join(paths, ":")))
 	}
 	if t.ContextName != "" {
-		cmd += " --context " + checks.Quote(t.ContextName)
+		cmd = cmd.Arg("--context", t.ContextName)
+	}
+	if runsPlugin(t.AuthInfo) {
+		// kubectl would run the plugin the runner's kubeconfig names, as
+		// whoever pastes the fix: a file the runner's user can write
+		// would run its code as the operator.
+		cmd = cmd.Refuse(&fixcode.Refusal{Why: "the runner's kubeconfig authenticates with a credential plugin (exec or auth-provider), " +
+			"which kubectl would run as whoever pastes this; run the command with a kubeconfig of your own"})
 	}
 	return cmd
 }
@@ -315,14 +331,28 @@ const GetKubeconfig = "The cluster's owner downloads a new kubeconfig with the g
 	"(at most 24 hours, or none for a long-lived runner)."
 
 // InstallKubeconfig is the renewal's steps: download, then install over
-// file, owned by the runner's user when it is known, mode 0600.
-func InstallKubeconfig(file string, ra *RunAs) checks.Steps {
-	owner := ""
+// file, owned by the runner's user when it is known, mode 0600. A file
+// that is not the runner's own (FixScope) gets no command.
+func InstallKubeconfig(scope *FixScope, file string, ra *RunAs) checks.Steps {
+	say := checks.Say(GetKubeconfig + " Save it as new.kubeconfig.yaml and install it over the file the runner loads; nothing else in the runner changes:")
+	if err := scope.Path(file); err != nil {
+		return checks.Steps{say, checks.Withheld(err)}
+	}
+	install := fixcode.Command("install", "-m", "0600")
 	if ra != nil && ra.UIDKnown && ra.User != "" {
-		owner = " -o " + checks.Quote(ra.User)
+		install = install.Arg("-o", ra.User)
 	}
-	return checks.Steps{
-		checks.Say(GetKubeconfig + " Save it as new.kubeconfig.yaml and install it over the file the runner loads; nothing else in the runner changes:"),
-		checks.Sh("sudo install -m 0600" + owner + " ./new.kubeconfig.yaml " + checks.Quote(file)),
+	return checks.Steps{say, checks.Commands(install.Arg("./new.kubeconfig.yaml", file).Sudo())}
+}
+
+// runsPlugin says whether a kubeconfig user gets its credential from a
+// program: an exec plugin or an auth-provider. The exec field is read by
+// name: internal/app/bundle keeps the values of the config.toml fields the
+// checks select (x.Exec would be [runners.kubernetes]'s lifecycle exec,
+// whose commands a bundle must not keep).
+func runsPlugin(ai *clientcmdapi.AuthInfo) bool {
+	if ai == nil {
+		return false
 	}
+	return !reflect.ValueOf(ai).Elem().FieldByName("Exec").IsNil() || ai.AuthProvider != nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/source/sshkey"
 )
@@ -50,7 +51,7 @@ var Check = &checks.Check{
 			"prepare environment: Process exited with status *. Check https://docs.gitlab.com/runner/shells/",
 		},
 	},
-	Requires: []checks.Node{facts.RunnerEntryFact, facts.RunAsFact, facts.EnvironFact},
+	Requires: []checks.Node{facts.RunnerEntryFact, facts.RunAsFact, facts.EnvironFact, facts.FixScopeFact},
 	// docker-autoscaler connects to its instances through the same provider
 	// and connector_config (executors/docker/autoscaler/autoscaler.go,
 	// v19.3.0); only the shell is the instance executor's alone, as the
@@ -139,7 +140,7 @@ func checkKey(p *checks.Pass, r *facts.RunnerEntry, ra *facts.RunAs, keyPath str
 			Cause: fmt.Sprintf("%s: the runner's user (%s, groups %s) cannot read the connector key %s (blocked at %s): the runner fails to start the autoscaler with `reading instance group connector key: open %s: permission denied`, and no job gets an instance.",
 				r.Label(), ra.Label(), groups(ra), file, facts.BlockerPaths(blocked), file),
 			Evidence: ev,
-			Fix:      keyModeFix(file, ra, blocked, inPod),
+			Fix:      keyModeFix(facts.FixScopeFact.Get(p), file, ra, blocked, inPod),
 		})
 		return ""
 	}
@@ -166,30 +167,37 @@ func checkKey(p *checks.Pass, r *facts.RunnerEntry, ra *facts.RunAs, keyPath str
 			Cause: fmt.Sprintf("%s: the connector key %s is %s: connector_config has no passphrase setting (common/config.go ConnectorConfig), so the runner cannot use it.",
 				r.Label(), file, k),
 			Evidence: append(ev, checks.Evidence{Source: file, Detail: k.String()}),
-			Fix: checks.Steps{checks.Say("Remove the passphrase (or make a new key pair without one and put its public half in the VMs' ssh_authorized_keys):"),
-				checks.Sh("sudo ssh-keygen -p -N '' -f " + checks.Quote(file))},
+			Fix:      passphraseFix(facts.FixScopeFact.Get(p), file),
 		})
 	}
 	return ""
 }
 
-func keyModeFix(file string, ra *facts.RunAs, blocked []facts.Blocker, inPod bool) checks.Steps {
+// passphraseFix rewrites the key file without its passphrase: ssh-keygen
+// -p writes the file it reads, as root, so the file must be the runner's
+// own (facts.FixScope).
+func passphraseFix(scope *facts.FixScope, file string) checks.Steps {
+	say := "Remove the passphrase (or make a new key pair without one and put its public half in the VMs' ssh_authorized_keys)"
+	file = path.Clean(file)
+	if err := scope.Path(file); err != nil {
+		return checks.Steps{checks.Say(say + "."), checks.Withheld(err)}
+	}
+	return checks.Steps{checks.Say(say + ":"), checks.Commands(fixcode.Command("ssh-keygen", "-p", "-N", "", "-f", file).Sudo())}
+}
+
+func keyModeFix(scope *facts.FixScope, file string, ra *facts.RunAs, blocked []facts.Blocker, inPod bool) checks.Steps {
 	if blocked[0].Path != file {
-		var cmds []string
+		var changes []facts.Change
 		for _, b := range blocked {
-			cmds = append(cmds, "sudo chmod o+x "+checks.Quote(b.Path))
+			changes = append(changes, facts.Change{Path: b.Path, Mode: "o+x"})
 		}
-		return checks.Steps{checks.Say("Let the runner's user traverse the directories in the way, or move the key to a directory it can enter:"),
-			checks.Sh(strings.Join(cmds, "\n"))}
+		return append(checks.Steps{checks.Say("Let the runner's user traverse the directories in the way, or move the key to a directory it can enter:")},
+			facts.ChangeSteps(scope, "", changes...)...)
 	}
 	if inPod {
 		return checks.Text(fmt.Sprintf("Mount the key's Secret with defaultMode: 0440 and set the pod's securityContext.fsGroup: %d, so the file's group is one of the runner's and may read it.", ra.GID))
 	}
-	who := fmt.Sprint(ra.UID)
-	if ra.User != "" {
-		who = ra.User
-	}
-	return checks.Steps{checks.Sh(fmt.Sprintf("sudo chown %s %s\nsudo chmod 0400 %s", checks.Quote(who), checks.Quote(file), checks.Quote(file)))}
+	return facts.ChangeSteps(scope, ra.Owner(), facts.Change{Path: file, Mode: "0400", Chown: true})
 }
 
 func groups(ra *facts.RunAs) string {

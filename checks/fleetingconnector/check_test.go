@@ -79,6 +79,56 @@ func TestKeyModes(t *testing.T) {
 	checktest.WantSays(t, runCheck(t, r), checks.StatusPass)
 }
 
+// On a host, the key is given to the runner's user, and a directory in the
+// way made searchable: for a runner its unit runs as that user, or a
+// user's own runner (its config.toml its own), in its home. A runner no
+// unit names, with root's config.toml, gets no command (facts.FixScope).
+func TestKeyModeFixOnAHost(t *testing.T) {
+	const file = "/home/gitlab-runner/.ssh/id_ed25519"
+	host := func(unit, ownConfig bool) *testroot.Root {
+		r := pod(t, connector("instance", "bash", strings.NewReplacer("/ssh/id_ed25519", file, "use_external_addr = false", "use_external_addr = true").Replace(docConnector)))
+		r.Runner(77, 1001, map[string]string{"HOME": "/home/gitlab-runner"}, "gitlab-runner", "run", "--config", "/etc/gitlab-runner/config.toml")
+		r.Status(77, 1001, 1001, 1001)
+		if err := os.Remove(filepath.Join(r.Dir, serviceAccountToken)); err != nil {
+			t.Fatal(err)
+		}
+		r.Write("/etc/passwd", "root:x:0:0:root:/root:/bin/bash\ngitlab-runner:x:1001:1001::/home/gitlab-runner:/bin/bash\n", 0o644)
+		if unit {
+			r.Write("/etc/systemd/system/gitlab-runner.service", "[Service]\nUser=gitlab-runner\nExecStart=/usr/bin/gitlab-runner run --config /etc/gitlab-runner/config.toml\n", 0o644)
+		}
+		if !ownConfig {
+			r.Chown("/etc/gitlab-runner/config.toml", 0, 0)
+			r.Chmod("/etc/gitlab-runner/config.toml", 0o644)
+		}
+		key, _, err := testpki.SSHKey("ed25519", "dvp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Write(file, string(key), 0o400)
+		r.Chown(file, 0, 0)
+		return r
+	}
+	for _, h := range []struct {
+		name            string
+		unit, ownConfig bool
+	}{{"unit", true, false}, {"own config", false, true}} {
+		r := host(h.unit, h.ownConfig)
+		checktest.WantSays(t, runCheck(t, r), checks.StatusFail, "cannot read the connector key "+file,
+			"sudo chown gitlab-runner "+file+"\nsudo chmod 0400 "+file)
+		r.Chown(file, 1001, 1001)
+		r.Chmod("/home/gitlab-runner/.ssh", 0o700)
+		checktest.WantSays(t, runCheck(t, r), checks.StatusFail, "(blocked at /home/gitlab-runner/.ssh)",
+			"Let the runner's user traverse the directories in the way", "sudo chmod o+x /home/gitlab-runner/.ssh")
+	}
+
+	res := runCheck(t, host(false, false))
+	checktest.WantSays(t, res, checks.StatusFail, "cannot read the connector key "+file,
+		"doctor prints no command here: doctor acts for no runner it cannot vouch for (pid 77 (uid 1001 gitlab-runner)")
+	if strings.Contains(checktest.Text(res), "sudo") {
+		t.Errorf("a command acts for a runner nobody installed:\n%s", checktest.Text(res))
+	}
+}
+
 func TestNoUsername(t *testing.T) {
 	cfg := connector("instance", "bash", strings.Replace(docConnector, "      username = \"gitlab-runner\"\n", "", 1))
 	checktest.WantSays(t, runCheck(t, pod(t, cfg)), checks.StatusFail, "connector_config.username is not set")
@@ -119,10 +169,22 @@ func TestPassphraseProtectedKey(t *testing.T) {
 	r.Write("/ssh/id_ed25519", string(key), 0o440)
 	r.Chown("/ssh/id_ed25519", 0, 1001)
 	res := runCheck(t, r)
-	checktest.WantSays(t, res, checks.StatusFail, "an Ed25519 private key in OpenSSH format, protected by a passphrase", "ssh-keygen -p -N '' -f /ssh/id_ed25519")
+	// /ssh is no directory of the runner's own (a Secret's mount, not its
+	// config directory or home): ssh-keygen -p, which rewrites the file as
+	// root, is not printed for it (facts.FixScope).
+	checktest.WantSays(t, res, checks.StatusFail, "an Ed25519 private key in OpenSSH format, protected by a passphrase",
+		"doctor prints no command here: /ssh/id_ed25519 is not in a directory of the runner's own")
+	if strings.Contains(checktest.Text(res), "ssh-keygen -p") {
+		t.Errorf("ssh-keygen -p is printed for a file that is not the runner's own:\n%s", checktest.Text(res))
+	}
 	if strings.Contains(checktest.Text(res), "a passphrase\"") || strings.Contains(checktest.Text(res), string(key[40:70])) {
 		t.Errorf("the finding carries key material:\n%s", checktest.Text(res))
 	}
+	// The same key in the runner's config directory: the command rewrites it.
+	r = pod(t, connector("instance", "bash", strings.Replace(docConnector, "/ssh/id_ed25519", "/etc/gitlab-runner/ssh/id_ed25519", 1)))
+	r.Write("/etc/gitlab-runner/ssh/id_ed25519", string(key), 0o400)
+	r.Chown("/etc/gitlab-runner/ssh/id_ed25519", 1001, 1001)
+	checktest.WantSays(t, runCheck(t, r), checks.StatusFail, "protected by a passphrase", "sudo ssh-keygen -p -N '' -f /etc/gitlab-runner/ssh/id_ed25519")
 }
 
 func TestShell(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 )
 
 var Check = &checks.Check{
@@ -42,7 +43,7 @@ var Check = &checks.Check{
 			"executor requires autoscaler config",
 		},
 	},
-	Requires: []checks.Node{facts.RunnerEntryFact, facts.RunAsFact, facts.EnvironFact},
+	Requires: []checks.Node{facts.RunnerEntryFact, facts.RunAsFact, facts.EnvironFact, facts.FixScopeFact},
 	// The docker-autoscaler executor is the same autoscaler provider around
 	// the Docker executor (executors/docker/autoscaler/autoscaler.go,
 	// v19.3.0: autoscaler.New(dockerProvider, …)), so it starts the plugin
@@ -73,7 +74,7 @@ func run(p *checks.Pass) error {
 		})
 		return nil
 	}
-	e, ra := facts.EnvironFact.Get(p), facts.RunAsFact.Get(p)
+	e, ra, scope := facts.EnvironFact.Get(p), facts.RunAsFact.Get(p), facts.FixScopeFact.Get(p)
 	if e.Err != nil {
 		return fmt.Errorf("cannot tell where %s looks for %s: its environment is unknown: %w", ra.Label(), a.Plugin, e.Err)
 	}
@@ -92,21 +93,21 @@ func run(p *checks.Pass) error {
 			Cause: fmt.Sprintf("%s: the fleeting plugin %s is on the runner's PATH, but its user (%s) may not execute it (blocked at %s), so exec.LookPath passes over it and the runner finds none: every job fails with `%s`.",
 				r.Label(), res.passedOver, ra.Label(), facts.BlockerPaths(res.blocked), res.runnerEr),
 			Evidence: appendBlockers(ev, res.blocked),
-			Fix:      chmodFix(res.blocked),
+			Fix:      chmodFix(scope, absIn(ra.Cwd, res.passedOver), res.blocked),
 		})
 	case res.found == "":
 		p.Report(checks.Finding{
 			Cause: fmt.Sprintf("%s: the fleeting plugin %q is nowhere %s looks for it (%s): every job fails with `%s`.",
 				r.Label(), a.Plugin, ra.Label(), searched(ra, a.Plugin, res), res.runnerEr),
 			Evidence: ev,
-			Fix:      installFix(a.Plugin, r.File.Path, e, ra, res),
+			Fix:      installFix(scope, a.Plugin, r.File.Path, e, ra, res),
 		})
 	case len(res.blocked) > 0:
 		p.Report(checks.Finding{
 			Cause: fmt.Sprintf("%s: the fleeting plugin %s is there (%s), but the runner's user (%s) may not execute it (blocked at %s): the runner cannot start it, and every job waits for an instance that never comes.",
 				r.Label(), res.found, res.how, ra.Label(), facts.BlockerPaths(res.blocked)),
 			Evidence: appendBlockers(ev, res.blocked),
-			Fix:      chmodFix(res.blocked),
+			Fix:      chmodFix(scope, absIn(ra.Cwd, res.found), res.blocked),
 		})
 	}
 	if !ra.UIDKnown {
@@ -132,8 +133,12 @@ func searched(ra *facts.RunAs, name string, res *resolution) string {
 
 // installFix puts the plugin where this runner looks: a fleeting-plugin-
 // binary into the first absolute directory of its PATH, an OCI reference
-// through `gitlab-runner fleeting install` as its own user.
-func installFix(name, config string, e *facts.Environ, ra *facts.RunAs, res *resolution) checks.Steps {
+// through `gitlab-runner fleeting install` as its own user. Installing a
+// file as root needs a path of the runner's own (facts.FixScope: a PATH
+// directory such as /usr/local/bin is a system one, and a non-root
+// process's PATH is its user's to write); running the installer as the
+// runner's user needs a runner doctor can vouch for.
+func installFix(scope *facts.FixScope, name, config string, e *facts.Environ, ra *facts.RunAs, res *resolution) checks.Steps {
 	if !res.installed || strings.HasPrefix(name, pathPrefix) && !strings.ContainsAny(name, "/:") {
 		pathVar, _ := e.Lookup("PATH")
 		dir := ""
@@ -148,39 +153,90 @@ func installFix(name, config string, e *facts.Environ, ra *facts.RunAs, res *res
 		if dir == "" {
 			return checks.Text(fmt.Sprintf("Give the runner a PATH (its environment has none that is absolute) and install %s there with mode 0755.", name))
 		}
-		fix := fmt.Sprintf("sudo install -m 0755 ./%s %s", checks.Quote(name), checks.Quote(dir+"/"+name))
-		if e.FromUnit || ra.Unit != nil && ra.Unit.Found() {
-			fix += "\nsudo systemctl restart " + checks.Quote(ra.Unit.Name)
+		target := path.Join(dir, name) // cleaned: the path scope.Path judges is the one installed
+		say := fmt.Sprintf("Install the %s binary (here ./%s; the Deckhouse runner image carries fleeting-plugin-dvp in /usr/local/bin: run that image, or copy the binary from it) into the runner's PATH", name, name)
+		if err := scope.Path(target); err != nil {
+			return checks.Steps{checks.Say(say + ", as " + target + " with mode 0755."), checks.Withheld(err)}
 		}
-		return checks.Steps{
-			checks.Say(fmt.Sprintf("Install the %s binary (here ./%s; the Deckhouse runner image carries fleeting-plugin-dvp in /usr/local/bin: run that image, or copy the binary from it) into the runner's PATH:", name, name)),
-			checks.Sh(fix),
+		steps := checks.Steps{checks.Say(say + ":")}
+		cmds := []fixcode.Cmd{fixcode.Command("install", "-m", "0755", "./"+name, target).Sudo()}
+		if ra.Unit != nil && ra.Unit.Found() {
+			if err := unitArg(ra.Unit.Name); err != nil {
+				return append(steps, checks.Commands(cmds...), checks.Withheld(err))
+			}
+			cmds = append(cmds, fixcode.Command("systemctl", "restart", ra.Unit.Name).Sudo())
 		}
+		return append(steps, checks.Commands(cmds...))
 	}
 	// The plugin goes under the installing user's home: as the runner's
 	// user, where this runner looks. fleeting's --config is the parent
 	// command's flag (commands/fleeting/fleeting.go, gitlab-runner v19.3.0:
 	// config.LoadConfig(context.Parent().String("config"))).
-	who := checks.Quote(ra.User)
-	if ra.User == "" {
-		who = "'#" + strconv.Itoa(ra.UID) + "'"
+	say := "Install the plugins config.toml names as the runner's user: they go into " + res.installDir + ", where this runner looks"
+	if err := scope.ActsFor(); err != nil {
+		return checks.Steps{checks.Say(say + "."), checks.Withheld(err)}
+	}
+	if !path.IsAbs(config) {
+		return checks.Steps{checks.Say(say + "."), checks.Withheld(fmt.Errorf("%s is relative, and a fix runs in the operator's directory, not the runner's", config))}
+	}
+	who := ra.User
+	if who == "" {
+		who = "#" + strconv.Itoa(ra.UID) // sudo(8), -u: "To specify a uid instead of a user name, use #uid"
 	}
 	return checks.Steps{
-		checks.Say("Install the plugins config.toml names as the runner's user: they go into " + res.installDir + ", where this runner looks:"),
-		checks.Sh("sudo -u " + who + " -H gitlab-runner fleeting --config " + checks.Quote(config) + " install"),
+		checks.Say(say + ":"),
+		checks.Commands(fixcode.Command("sudo", "-u", who, "-H", "gitlab-runner", "fleeting", "--config", path.Clean(config), "install")),
 	}
 }
 
-func chmodFix(bs []facts.Blocker) checks.Steps {
-	var fix []string
-	for i, b := range bs {
-		if i == 0 {
-			fix = append(fix, "sudo chmod 0755 "+checks.Quote(b.Path))
+// chmodFix makes the plugin (the file plugin) executable (0755) when it
+// is in the way, and each directory in the way searchable (o+x): commands
+// for the runner's own paths only (facts.FixScope), a sentence for each
+// other one (/usr/local/bin is a system path: its plugin is the image's or
+// the administrator's to fix).
+func chmodFix(scope *facts.FixScope, plugin string, bs []facts.Blocker) checks.Steps {
+	var changes []facts.Change
+	var what, dirs []string
+	for _, b := range bs {
+		if path.Clean(b.Path) == plugin {
+			changes = append(changes, facts.Change{Path: b.Path, Mode: "0755"})
+			what = append(what, "make "+b.Path+" executable by the runner's user (mode 0755)")
 			continue
 		}
-		fix = append(fix, "sudo chmod o+x "+checks.Quote(b.Path))
+		changes = append(changes, facts.Change{Path: b.Path, Mode: "o+x"})
+		dirs = append(dirs, b.Path)
 	}
-	return checks.Steps{checks.Sh(strings.Join(fix, "\n"))}
+	steps := facts.ChangeSteps(scope, "", changes...)
+	if steps.Blocks() == nil {
+		// Only sentences: say what the commands would have done.
+		if len(dirs) > 0 {
+			what = append(what, "make "+strings.Join(dirs, ", ")+" searchable by it (o+x)")
+		}
+		sentence := strings.Join(what, ", and ") + "; in a pod, in the runner's image."
+		return append(checks.Steps{checks.Say(strings.ToUpper(sentence[:1]) + sentence[1:])}, steps...)
+	}
+	return steps
+}
+
+// unitArg is nil when name may follow `systemctl restart`: a unit name
+// systemd accepts (fixcode.UnitName) that systemctl cannot read as an
+// option (systemd's unit names may begin with "-", as "-.mount" does).
+func unitArg(name string) error {
+	if err := fixcode.UnitName(name); err != nil {
+		return err
+	}
+	if strings.HasPrefix(name, "-") {
+		return fmt.Errorf("the unit name %q begins with -, which systemctl would read as an option", name)
+	}
+	return nil
+}
+
+// absIn is p resolved against the runner's working directory dir.
+func absIn(dir, p string) string {
+	if p == "" || path.IsAbs(p) {
+		return path.Clean(p)
+	}
+	return path.Join(dir, p)
 }
 
 func appendBlockers(ev []checks.Evidence, bs []facts.Blocker) []checks.Evidence {

@@ -1,6 +1,7 @@
 package fleetingplugin
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/socialwebcomputer/doctor/checks"
@@ -53,9 +54,36 @@ func TestOnPath(t *testing.T) {
 func TestOnPathNotExecutable(t *testing.T) {
 	r := pod(t, "fleeting-plugin-dvp", nil)
 	r.Write("/usr/local/bin/fleeting-plugin-dvp", binary, 0o744)
-	checktest.WantSays(t, runCheck(t, r), checks.StatusFail,
+	// /usr/local/bin is a system path: the fix says what to change, and
+	// prints no chmod (facts.FixScope).
+	res := runCheck(t, r)
+	checktest.WantSays(t, res, checks.StatusFail,
 		"/usr/local/bin/fleeting-plugin-dvp is on the runner's PATH", "uid 1001", "passes over it",
-		"mode 0744 owner 0:0", "sudo chmod 0755 /usr/local/bin/fleeting-plugin-dvp")
+		"mode 0744 owner 0:0", "Make /usr/local/bin/fleeting-plugin-dvp executable by the runner's user (mode 0755)",
+		"doctor prints no command here: /usr/local/bin/fleeting-plugin-dvp is a system path")
+	if len(res.Findings[0].Fix.Blocks()) > 0 {
+		t.Errorf("a command changes a system path: %s", res.Findings[0].Fix)
+	}
+}
+
+// A plugin in the runner's own home (a user's own runner: its config.toml
+// is its own) is made executable, and a directory in the way searchable.
+func TestInItsHomeNotExecutable(t *testing.T) {
+	r := pod(t, "fleeting-plugin-dvp", map[string]string{"HOME": "/home/gitlab-runner", "PATH": "/home/gitlab-runner/bin:/usr/bin"})
+	r.Write("/etc/passwd", "root:x:0:0:root:/root:/bin/bash\ngitlab-runner:x:1001:1001::/home/gitlab-runner:/bin/bash\n", 0o644)
+	r.Write("/home/gitlab-runner/bin/fleeting-plugin-dvp", binary, 0o744)
+	checktest.WantSays(t, runCheck(t, r), checks.StatusFail, "may not execute it",
+		"sudo chmod 0755 /home/gitlab-runner/bin/fleeting-plugin-dvp")
+	r.Chmod("/home/gitlab-runner/bin", 0o700) // root's
+	checktest.WantSays(t, runCheck(t, r), checks.StatusFail, "may not execute it",
+		"sudo chmod 0755 /home/gitlab-runner/bin/fleeting-plugin-dvp\nsudo chmod o+x /home/gitlab-runner/bin")
+	// Only the directory in the way: it is made searchable, not 0755.
+	r.Chmod("/home/gitlab-runner/bin/fleeting-plugin-dvp", 0o755)
+	res := runCheck(t, r)
+	checktest.WantSays(t, res, checks.StatusFail, "(blocked at /home/gitlab-runner/bin)", "sudo chmod o+x /home/gitlab-runner/bin")
+	if strings.Contains(res.Findings[0].Fix.String(), "0755") {
+		t.Errorf("a directory is given mode 0755: %s", res.Findings[0].Fix)
+	}
 }
 
 // Execute through a supplementary group is execute.
@@ -75,7 +103,15 @@ func TestNotFoundNamesEveryPlace(t *testing.T) {
 		"/usr/local/bin/fleeting-plugin-dvp: no such file", "/usr/bin/fleeting-plugin-dvp: no such file", "/bin/fleeting-plugin-dvp: no such file",
 		"not in any $PATH entry (/usr/local/bin, /usr/bin, /bin)",
 		"loading fleeting plugin: plugin not found: lstat /home/gitlab-runner/.config/fleeting/plugins/registry.gitlab.com/gitlab-org/fleeting/plugins/fleeting-plugin-dvp: no such file or directory",
-		"sudo install -m 0755 ./fleeting-plugin-dvp /usr/local/bin/fleeting-plugin-dvp")
+		// /usr/local/bin is a system path: no install into it (facts.FixScope).
+		"into the runner's PATH, as /usr/local/bin/fleeting-plugin-dvp with mode 0755.",
+		"doctor prints no command here: /usr/local/bin/fleeting-plugin-dvp is a system path")
+
+	// A PATH directory of the runner's own home: the binary is installed there.
+	r = pod(t, "fleeting-plugin-dvp", map[string]string{"HOME": "/home/gitlab-runner", "PATH": "/home/gitlab-runner/bin"})
+	r.Write("/etc/passwd", "root:x:0:0:root:/root:/bin/bash\ngitlab-runner:x:1001:1001::/home/gitlab-runner:/bin/bash\n", 0o644)
+	checktest.WantSays(t, runCheck(t, r), checks.StatusFail,
+		"sudo install -m 0755 ./fleeting-plugin-dvp /home/gitlab-runner/bin/fleeting-plugin-dvp")
 }
 
 // A relative $PATH entry finds the file, but Go's exec.LookPath refuses a

@@ -10,6 +10,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 )
 
 var Check = &checks.Check{
@@ -38,7 +39,7 @@ var Check = &checks.Check{
 			"initializing taskscaler: creating state storage: *",
 		},
 	},
-	Requires: []checks.Node{facts.RunnerEntryFact, facts.RunAsFact, facts.MountsFact},
+	Requires: []checks.Node{facts.RunnerEntryFact, facts.RunAsFact, facts.MountsFact, facts.FixScopeFact},
 	// The same provider serves docker-autoscaler (executors/docker/autoscaler/
 	// autoscaler.go, v19.3.0), with the same state storage.
 	Executors: []string{checks.Instance, checks.DockerAutoscaler},
@@ -139,10 +140,24 @@ func checkWritable(p *checks.Pass, r *facts.RunnerEntry, ra *facts.RunAs, dir st
 		Cause: fmt.Sprintf("%s: the runner's user (%s) cannot write state_storage.dir %s (blocked at %s): the autoscaler does not start, and every job fails with `creating state storage`.",
 			r.Label(), ra.Label(), dir, facts.BlockerPaths(blocked)),
 		Evidence: ev,
-		Fix: checks.Steps{checks.Say("Give the directory to the runner's user (in a pod: the volume's fsGroup gives the runner's group write access):"),
-			checks.Sh(fmt.Sprintf("sudo chown %d:%d %s\nsudo chmod 0700 %s", ra.UID, ra.GID, checks.Quote(dir), checks.Quote(dir)))},
+		Fix:      ownFix(facts.FixScopeFact.Get(p), ra, dir),
 	})
 	return nil
+}
+
+// ownFix gives the state directory to the runner's user, as root: a path
+// of the runner's own, for a runner doctor can vouch for (facts.FixScope:
+// the path, and acting for its user), else a sentence that says why.
+func ownFix(scope *facts.FixScope, ra *facts.RunAs, dir string) checks.Steps {
+	say := "Give the directory to the runner's user (in a pod: the volume's fsGroup gives the runner's group write access)"
+	if path.IsAbs(dir) {
+		dir = path.Clean(dir) // the path scope.Path judges, and the command names
+	}
+	step := facts.ChangeFix(scope, fmt.Sprintf("%d:%d", ra.UID, ra.GID), facts.Change{Path: dir, Mode: "0700", Chown: true})
+	if step.Kind == checks.KindText {
+		return checks.Steps{checks.Say(say + "."), step}
+	}
+	return checks.Steps{checks.Say(say + ":"), step}
 }
 
 // enableFix is the document's state_storage block with a directory of
@@ -154,7 +169,10 @@ func enableFix(ra *facts.RunAs) checks.Steps {
 	}
 	return checks.Steps{
 		checks.Say(fmt.Sprintf("In the runner's [[runners]] entry (replacing its [runners.autoscaler.state_storage] table if it has one), keep the state in %s:", dir)),
-		checks.Toml(fmt.Sprintf("[runners.autoscaler.state_storage]\nenabled = true\ndir = %q\nkeep_instance_with_acquisitions = true", dir)),
+		checks.Document(fixcode.TOML(fixcode.TOMLTable("runners.autoscaler.state_storage",
+			fixcode.KV{Key: "enabled", Value: true},
+			fixcode.KV{Key: "dir", Value: dir},
+			fixcode.KV{Key: "keep_instance_with_acquisitions", Value: true}))),
 		checks.Say(fmt.Sprintf("And put %s on a persistent volume (in a pod: a PersistentVolumeClaim mounted there).", dir)),
 	}
 }

@@ -85,17 +85,49 @@ func TestNoKeep(t *testing.T) {
 }
 
 // A dir the runner cannot write stops the autoscaler: an error, not a warning.
+// The fix gives it to the runner's user: here a user's own runner (its
+// config.toml is its own), whose home /etc/passwd names.
 func TestDirNotWritable(t *testing.T) {
 	r := pod(t, config(docState))
+	r.Write("/etc/passwd", "root:x:0:0:root:/root:/bin/bash\ngitlab-runner:x:1001:1001::/home/gitlab-runner:/bin/bash\n", 0o644)
 	r.Write("/home/gitlab-runner/state/.keep", "", 0o644)
 	r.Chmod("/home/gitlab-runner/state", 0o755) // root's
 	res := runCheck(t, r)
-	checktest.WantSays(t, res, checks.StatusFail, "cannot write state_storage.dir /home/gitlab-runner/state", "creating state storage", "sudo chown 1001:1001")
+	checktest.WantSays(t, res, checks.StatusFail, "cannot write state_storage.dir /home/gitlab-runner/state", "creating state storage",
+		"sudo chown 1001:1001 /home/gitlab-runner/state\nsudo chmod 0700 /home/gitlab-runner/state")
 	if res.Findings[0].Severity != checks.Error {
 		t.Errorf("an unwritable dir is %s, want an error", res.Findings[0].Severity)
 	}
 	r.Chown("/home/gitlab-runner/state", 1001, 1001)
 	checktest.WantSays(t, runCheck(t, r), checks.StatusPass)
+}
+
+// The state dir is chowned only where it is the runner's own, and only for
+// a runner doctor can vouch for (facts.FixScope): a dir outside its home,
+// or a runner no unit names with root's config.toml, gets a sentence.
+func TestDirNotWritableNotTheRunnersOwn(t *testing.T) {
+	r := pod(t, config(strings.Replace(docState, "/home/gitlab-runner/state", "/srv/state", 1)))
+	r.Write("/etc/passwd", "root:x:0:0:root:/root:/bin/bash\ngitlab-runner:x:1001:1001::/home/gitlab-runner:/bin/bash\n", 0o644)
+	r.Write("/proc/77/mountinfo", podMounts+"2563 2553 252:17 / /srv/state rw,relatime - ext4 /dev/rbd1 rw\n", 0o444)
+	r.Write("/srv/state/.keep", "", 0o644)
+	r.Chmod("/srv/state", 0o755)
+	res := runCheck(t, r)
+	checktest.WantSays(t, res, checks.StatusFail, "cannot write state_storage.dir /srv/state",
+		"doctor prints no command here: /srv/state is not in a directory of the runner's own")
+
+	r = pod(t, config(docState))
+	r.Chown("/etc/gitlab-runner/config.toml", 0, 0)
+	r.Chmod("/etc/gitlab-runner/config.toml", 0o644)
+	r.Write("/home/gitlab-runner/state/.keep", "", 0o644)
+	r.Chmod("/home/gitlab-runner/state", 0o755)
+	res = runCheck(t, r)
+	checktest.WantSays(t, res, checks.StatusFail, "cannot write state_storage.dir /home/gitlab-runner/state",
+		"doctor prints no command here: doctor acts for no runner it cannot vouch for (pid 77 (uid 1001)")
+	for _, f := range res.Findings {
+		if strings.Contains(f.Fix.String(), "sudo") {
+			t.Errorf("a command acts for a runner nobody installed: %s", f.Fix)
+		}
+	}
 }
 
 // A status that does not say the uid leaves writability unknown, never a

@@ -13,6 +13,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/client/gitlab"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
@@ -106,7 +107,9 @@ func run(p *checks.Pass) error {
 		var noClient *gitlab.NoClientError
 		if b.Runner != nil && errors.As(b.Err, &noClient) {
 			// The runner logs "Checking for jobs... client error" and counts it unhealthy.
-			fix = append(fix, gitlab.DisabledNote(cfg.Config.Runners[b.Pos], "sudo systemctl restart "+checks.Quote(facts.DefaultUnit))...)
+			// A constant unit (gitlab-runner install's default): this check
+			// reads no unit, and its name is valid (fixcode.UnitName).
+			fix = append(fix, gitlab.DisabledNote(cfg.Config.Runners[b.Pos], fixcode.Command("systemctl", "restart", facts.DefaultUnit).Sudo())...)
 		}
 		p.Report(checks.Finding{
 			Runner:   b.Runner,

@@ -18,6 +18,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
 	"github.com/socialwebcomputer/doctor/checks/facts/docker"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/source/runnerversion"
 )
@@ -128,7 +129,7 @@ func versionFinding(p *checks.Pass, e *facts.RunnerEntry, ver *facts.Version, c 
 			"every job.", e.Label(), ver.Version.Version, c.image, TagVersion(tagVer.Version)),
 		Evidence: []checks.Evidence{cfgEv, {Source: ver.Version.Source, Detail: "gitlab-runner " + ver.Version.Version}},
 		Fix: checks.Steps{checks.Say("In the runner's [[runners]] entry:"),
-			checks.Toml(fmt.Sprintf("[runners.%s]\nhelper_image = %q", c.table, retag(c.image, tagVer.Version, ver.Version.Version)))},
+			helperImageTOML(c.table, retag(c.image, tagVer.Version, ver.Version.Version))},
 	})
 	return nil
 }
@@ -177,7 +178,7 @@ func archFinding(p *checks.Pass, e *facts.RunnerEntry, image, arch, runArch stri
 			"container cannot start.", e.Label(), image, arch, strings.Join(others, "; ")),
 		Evidence: append([]checks.Evidence{cfgEv}, archEv...),
 		Fix: checks.Steps{checks.Say(fmt.Sprintf("Keep the jobs on %s nodes, in the runner's [[runners]] entry, or use a helper image built for every node's architecture:", arch)),
-			checks.Toml(fmt.Sprintf("[runners.kubernetes.node_selector]\n\"kubernetes.io/arch\" = %q", arch))},
+			archSelector(arch)},
 	})
 }
 
@@ -217,9 +218,29 @@ func unset(p *checks.Pass, e *facts.RunnerEntry, ver *facts.Version, c configure
 		Evidence: append([]checks.Evidence{{Source: e.File.Path, Detail: "no helper_image in [runners." + c.table + "]"},
 			{Source: plugin, Detail: "present: the runner runs from the Deckhouse Code runner image, whose registry is registry.deckhouse.ru"}}, archEv...),
 		Fix: checks.Steps{checks.Say("Where registry.gitlab.com is not reachable, set helper_image to a reachable copy of the runner's version, as the Deckhouse document does, in the runner's [[runners]] entry:"),
-			checks.Toml(fmt.Sprintf("[runners.%s]\nhelper_image = \"%s:%s\"", c.table, DeckhouseHelper, versionOr(version)))},
+			helperImageTOML(c.table, DeckhouseHelper+":"+versionOr(version))},
 	})
 	return unknown
+}
+
+// helperImageTOML is helper_image = image in the executor's table of the
+// runner's entry ("docker": [runners.docker], else [runners.kubernetes]):
+// the image reference is a TOML string the encoder writes, whatever it
+// holds (it came from config.toml or the runner's version).
+func helperImageTOML(table, image string) checks.Step {
+	kv := fixcode.KV{Key: "helper_image", Value: image}
+	t := fixcode.TOMLTable("runners.kubernetes", kv)
+	if table == "docker" {
+		t = fixcode.TOMLTable("runners.docker", kv)
+	}
+	return checks.Document(fixcode.TOML(t))
+}
+
+// archSelector is the node_selector that keeps a runner's jobs on arch's
+// nodes: the key kubernetes.io/arch, which the encoder quotes, and arch
+// (config.toml's node_selector, or an image's), a TOML string.
+func archSelector(arch string) checks.Step {
+	return checks.Document(fixcode.TOML(fixcode.TOMLTable("runners.kubernetes.node_selector", fixcode.KV{Key: corev1.LabelArchStable, Value: arch})))
 }
 
 func versionOr(v string) string {

@@ -18,6 +18,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/runnerconfig/jobpod"
 )
 
@@ -107,12 +108,16 @@ func run(p *checks.Pass) error {
 	}
 	ns := e.Namespace()
 	api := facts.APIClientFact.Get(p)
+	sa, secrets := k.ServiceAccount, validNames(p, e, k.ImagePullSecrets)
+	if sa != "" && invalidServiceAccount(p, e, sa) {
+		sa = "" // no such object can exist: not asked for
+	}
 	ctx, cancel := context.WithTimeout(p.Context, p.Env.APITimeout())
 	defer cancel()
-	o := fetch(p, ctx, api, ns, k.ServiceAccount, k.ImagePullSecrets)
+	o := fetch(p, ctx, api, ns, sa, secrets)
 	var unknown []string
 
-	if k.ServiceAccount != "" {
+	if sa != "" {
 		src, line := e.At("kubernetes", "service_account")
 		switch {
 		case o.sa.err != nil:
@@ -121,14 +126,14 @@ func run(p *checks.Pass) error {
 			p.Report(checks.Finding{
 				// The admission plugin's words (serviceaccount/admission.go, kubernetes v1.37.2).
 				Cause: fmt.Sprintf("%s: service_account %q does not exist in %s: every job pod is refused with `error looking up service account %s/%s: serviceaccount %q not found`.",
-					e.Label(), k.ServiceAccount, ns, ns, k.ServiceAccount, k.ServiceAccount),
-				Evidence: []checks.Evidence{{Source: src, Detail: line}, {Source: "GET /api/v1/namespaces/" + ns + "/serviceaccounts/" + k.ServiceAccount, Detail: "404 Not Found"}},
+					e.Label(), sa, ns, ns, sa, sa),
+				Evidence: []checks.Evidence{{Source: src, Detail: line}, {Source: "GET /api/v1/namespaces/" + ns + "/serviceaccounts/" + sa, Detail: "404 Not Found"}},
 				Fix: checks.Steps{checks.Say(fmt.Sprintf("Create it, or set service_account in [runners.kubernetes] of %s to one that exists:", e.File.Path)),
-					checks.Sh(fmt.Sprintf("%s create serviceaccount -n %s %s", facts.APIClientFact.Get(p).Kubectl(), checks.Quote(ns), checks.Quote(k.ServiceAccount)))},
+					createServiceAccount(api.Kubectl(), ns, sa)},
 			})
 		}
 	}
-	for _, name := range k.ImagePullSecrets {
+	for _, name := range secrets {
 		l := o.secrets[name]
 		switch {
 		case l.err != nil:
@@ -140,8 +145,7 @@ func run(p *checks.Pass) error {
 					e.Label(), name, ns),
 				Evidence: []checks.Evidence{{Source: src, Detail: line}, {Source: "GET /api/v1/namespaces/" + ns + "/secrets/" + name + " (metadata only)", Detail: "404 Not Found"}},
 				Fix: checks.Steps{checks.Say("Create it with the registry's address and a user and token it accepts (read asks for the token), or drop it from image_pull_secrets:"),
-					checks.Sh(fmt.Sprintf("REGISTRY=registry.example.com\nREGISTRY_USER=ci\nread -rs REGISTRY_TOKEN\n%s create secret docker-registry -n %s %s "+
-						`--docker-server="$REGISTRY" --docker-username="$REGISTRY_USER" --docker-password="$REGISTRY_TOKEN"`, facts.APIClientFact.Get(p).Kubectl(), checks.Quote(ns), checks.Quote(name)))},
+					createPullSecret(api.Kubectl(), ns, name)},
 			})
 		}
 	}
@@ -235,8 +239,105 @@ func podSecurity(p *checks.Pass, e *facts.RunnerEntry, ns *corev1.Namespace) err
 		},
 		Fix: checks.Steps{checks.Say(fmt.Sprintf("Set what %s demands in [runners.kubernetes] of %s (%s), or label the namespace with a level the jobs meet:",
 			v.Level, e.File.Path, demands(v.Level))),
-			checks.Sh(fmt.Sprintf("%s label --overwrite ns %s pod-security.kubernetes.io/enforce=baseline", facts.APIClientFact.Get(p).Kubectl(), checks.Quote(ns.Name)))},
+			labelBaseline(facts.APIClientFact.Get(p).Kubectl(), ns.Name)},
 	})
+	return nil
+}
+
+// invalidServiceAccount reports a service_account that is no service
+// account's name: the apiserver refuses every pod that names it
+// (pkg/apis/core/validation/validation.go, kubernetes v1.37.2:
+// ValidatePodSpec checks serviceAccountName with
+// ValidateServiceAccountName, a DNS-1123 subdomain). The name is the
+// finding; no command carries it.
+func invalidServiceAccount(p *checks.Pass, e *facts.RunnerEntry, name string) bool {
+	err := fixcode.ObjectName(name)
+	if err == nil {
+		return false
+	}
+	src, line := e.At("kubernetes", "service_account")
+	p.Report(checks.Finding{
+		Cause: fmt.Sprintf("%s: config.toml's service_account %q is %v: the apiserver refuses every job pod that names it (`spec.serviceAccountName: Invalid value`).",
+			e.Label(), name, err),
+		Evidence: []checks.Evidence{{Source: src, Detail: line}},
+		Fix: checks.Text(fmt.Sprintf("Set service_account in [runners.kubernetes] of %s to the name of a service account of the runner's namespace "+
+			"(lower-case letters, digits, '-' and '.'), or remove it for the namespace's default.", e.File.Path)),
+	})
+	return true
+}
+
+// validNames are the image_pull_secrets that can be Secrets' names; each
+// other one is reported: no Secret can have it, so the kubelet pulls
+// without it (the apiserver takes any name there: validateImagePullSecrets,
+// pkg/apis/core/validation/validation.go, kubernetes v1.37.2, checks only
+// that nothing but the name is set). The name is the finding; no command
+// carries it.
+func validNames(p *checks.Pass, e *facts.RunnerEntry, names []string) []string {
+	var out []string
+	for _, name := range names {
+		err := fixcode.ObjectName(name)
+		if err == nil {
+			out = append(out, name)
+			continue
+		}
+		src, line := e.At("kubernetes", "image_pull_secrets")
+		p.Report(checks.Finding{
+			Cause: fmt.Sprintf("%s: config.toml's image_pull_secrets names %q, which is %v: no Secret can have it, so nodes pull the job's images without those credentials, and a private image fails to pull.",
+				e.Label(), name, err),
+			Evidence: []checks.Evidence{{Source: src, Detail: line}},
+			Fix: checks.Text(fmt.Sprintf("Correct the name in image_pull_secrets of [runners.kubernetes] in %s to a Secret of the runner's namespace "+
+				"(lower-case letters, digits, '-' and '.'), or drop it.", e.File.Path)),
+		})
+	}
+	return out
+}
+
+// createServiceAccount is the command that creates service account name
+// in namespace ns with kubectl, a command aimed at the runner's cluster.
+func createServiceAccount(kubectl fixcode.Cmd, ns, name string) checks.Step {
+	if err := names(ns, name); err != nil {
+		return checks.Withheld(err)
+	}
+	return checks.Commands(kubectl.Arg("create", "serviceaccount", "-n", ns, name))
+}
+
+// createPullSecret is the commands that create pull secret name in
+// namespace ns: the registry and its user as variables the operator
+// corrects, the token read from the terminal (read -rs: not echoed, not
+// in the shell's history, never in the block).
+func createPullSecret(kubectl fixcode.Cmd, ns, name string) checks.Step {
+	if err := names(ns, name); err != nil {
+		return checks.Withheld(err)
+	}
+	return checks.Script(fixcode.Lines(
+		fixcode.Raw("REGISTRY=registry.example.com"),
+		fixcode.Raw("REGISTRY_USER=ci"),
+		fixcode.Raw("read -rs REGISTRY_TOKEN"),
+		fixcode.Run(kubectl.Arg("create", "secret", "docker-registry", "-n", ns, name).Words(
+			fixcode.Join(fixcode.Data("--docker-server="), fixcode.Var("REGISTRY")),
+			fixcode.Join(fixcode.Data("--docker-username="), fixcode.Var("REGISTRY_USER")),
+			fixcode.Join(fixcode.Data("--docker-password="), fixcode.Var("REGISTRY_TOKEN")))),
+	))
+}
+
+// labelBaseline is the command that sets namespace ns's Pod Security
+// enforce level to baseline.
+func labelBaseline(kubectl fixcode.Cmd, ns string) checks.Step {
+	if err := fixcode.NamespaceName(ns); err != nil {
+		return checks.Withheld(fmt.Errorf("the namespace's name is %w", err))
+	}
+	return checks.Commands(kubectl.Arg("label", "--overwrite", "ns", ns, "pod-security.kubernetes.io/enforce=baseline"))
+}
+
+// names is nil when ns is a namespace's name and name an object's: a
+// command names them, else it is not printed.
+func names(ns, name string) error {
+	if err := fixcode.NamespaceName(ns); err != nil {
+		return fmt.Errorf("the runner's namespace is %w", err)
+	}
+	if err := fixcode.ObjectName(name); err != nil {
+		return fmt.Errorf("the object's name is %w", err)
+	}
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/redact"
 )
@@ -40,7 +41,7 @@ sudo stat -c '%a %U' "$RUNNER_KUBECONFIG"`)),
 			"error loading config file \"*\": ",
 		},
 	},
-	Requires:  []checks.Node{facts.KubeconfigFact, facts.RunAsFact, facts.ConfigFact},
+	Requires:  []checks.Node{facts.KubeconfigFact, facts.RunAsFact, facts.ConfigFact, facts.FixScopeFact},
 	Executors: []string{checks.Kubernetes},
 	Run:       run,
 }
@@ -77,7 +78,7 @@ func run(p *checks.Pass) error {
 			cannot = err
 			continue
 		}
-		if examineFile(p, f, proc, src) {
+		if examineFile(p, f, proc, facts.FixScopeFact.Get(p), src) {
 			missing++
 		}
 	}
@@ -90,19 +91,19 @@ func run(p *checks.Pass) error {
 	// The files are the process's; the context is each runner's own.
 	c := facts.ConfigFact.Get(p)
 	if !c.Decoded() {
-		examineContext(p, facts.ResolveContext(k, p.Env.ContextOverride), nil, src)
+		examineContext(p, facts.ResolveContext(k, p.Env.ContextOverride), nil, facts.FixScopeFact.Get(p), src)
 		return done()
 	}
 	for _, i := range facts.KubeconfigRunners(c.Config) {
 		r := c.Config.Runners[i]
-		examineContext(p, facts.ResolveContext(k, facts.ContextFor(p.Env, r)), facts.RefOf(i, r), src)
+		examineContext(p, facts.ResolveContext(k, facts.ContextFor(p.Env, r)), facts.RefOf(i, r), facts.FixScopeFact.Get(p), src)
 	}
 	return done()
 }
 
 // examineFile reports what is wrong with one file; it returns true when the
 // file is missing, which client-go would skip without a word.
-func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.RunAs, src checks.Evidence) bool {
+func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.RunAs, scope *facts.FixScope, src checks.Evidence) bool {
 	if f.Err != nil {
 		missing := errors.Is(f.Err, os.ErrNotExist)
 		cause := fmt.Sprintf("The kubeconfig %s cannot be loaded: %v; client-go's load fails, and so does every job.", f.Path, errText(f.Err))
@@ -111,28 +112,28 @@ func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.RunAs, src check
 				"nothing else to load every job fails with `invalid configuration: no configuration has been provided`.", f.Path)
 		}
 		p.Report(checks.Finding{Cause: cause, Evidence: []checks.Evidence{src, {Source: f.Path, Detail: errText(f.Err)}},
-			Fix: installFix(f.Path, proc)})
+			Fix: installFix(p, f, proc, scope)})
 		return missing
 	}
 	if f.ParseErr != nil {
 		p.Report(checks.Finding{
 			Cause:    fmt.Sprintf("The kubeconfig %s does not parse: client-go's load fails, and so does every job.", f.Path),
 			Evidence: []checks.Evidence{src, {Source: f.Path, Detail: f.ParseErr.Error()}},
-			Fix:      facts.InstallKubeconfig(f.Path, proc),
+			Fix:      facts.InstallKubeconfig(scope, f.Path, proc),
 		})
 	}
 	mode := f.Stat.Mode().Perm()
 	if proc != nil && proc.UIDKnown {
 		if blocked := facts.Denied(p.Env, f.Path, f.Stat, proc, facts.Read); len(blocked) > 0 {
 			ev := []checks.Evidence{src}
-			var fix []string
+			var changes []facts.Change
 			for _, b := range blocked {
 				ev = append(ev, b.Evidence())
 				want := "0700"
 				if b.Path == f.Path {
 					want = "0600"
 				}
-				fix = append(fix, fmt.Sprintf("sudo chown %s %s\nsudo chmod %s %s", checks.Quote(owner(proc)), checks.Quote(b.Path), want, checks.Quote(b.Path)))
+				changes = append(changes, facts.Change{Path: b.Path, Mode: want, Chown: true})
 			}
 			// A directory the runner cannot enter hides a file it could read:
 			// the fix names every component in the way, not only the file.
@@ -140,7 +141,7 @@ func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.RunAs, src check
 				Cause: fmt.Sprintf("The runner's user (%s) cannot read %s (blocked at %s): client-go fails "+
 					"to load it and every job fails.", proc.Label(), f.Path, facts.BlockerPaths(blocked)),
 				Evidence: ev,
-				Fix:      checks.Steps{checks.Say("Give the file to the runner's user, and every directory in the way:"), checks.Sh(strings.Join(fix, "\n"))},
+				Fix:      checks.Steps{checks.Say("Give the file to the runner's user, and every directory in the way:"), facts.ChangeFix(scope, proc.Owner(), changes...)},
 			})
 		}
 	}
@@ -150,7 +151,7 @@ func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.RunAs, src check
 			Cause: fmt.Sprintf("%s has mode %04o: users other than the runner's can read it, and its key is cluster-admin "+
 				"in the tenant cluster.", f.Path, mode),
 			Evidence: []checks.Evidence{src, {Source: f.Path, Detail: fmt.Sprintf("mode %04o owner %d:%d", mode, f.Owner, f.Group)}},
-			Fix:      checks.Steps{checks.Sh("sudo chmod 0600 " + checks.Quote(f.Path))},
+			Fix:      checks.Steps{facts.ChangeFix(scope, "", facts.Change{Path: f.Path, Mode: "0600"})},
 		})
 	}
 	if f.DirStat != nil && f.DirMode&0o077 != 0 {
@@ -159,7 +160,7 @@ func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.RunAs, src check
 			Severity: checks.Warning,
 			Cause:    fmt.Sprintf("%s, the kubeconfig's directory, has mode %04o: wider than 0700, so others can list it and reach the cluster-admin key if the file's mode ever widens.", dir, f.DirMode),
 			Evidence: []checks.Evidence{{Source: dir, Detail: fmt.Sprintf("mode %04o", f.DirMode)}},
-			Fix:      checks.Steps{checks.Sh("sudo chmod 0700 " + checks.Quote(dir))},
+			Fix:      checks.Steps{facts.ChangeFix(scope, "", facts.Change{Path: dir, Mode: "0700"})},
 		})
 	}
 	return false
@@ -167,7 +168,7 @@ func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.RunAs, src check
 
 // examineContext reports what is wrong with one runner's context (runner
 // nil: the current-context, when config.toml names no runner).
-func examineContext(p *checks.Pass, k *facts.KubeContext, runner *checks.RunnerRef, src checks.Evidence) {
+func examineContext(p *checks.Pass, k *facts.KubeContext, runner *checks.RunnerRef, scope *facts.FixScope, src checks.Evidence) {
 	report := func(f checks.Finding) {
 		f.Runner = runner
 		p.Report(f)
@@ -176,7 +177,7 @@ func examineContext(p *checks.Pass, k *facts.KubeContext, runner *checks.RunnerR
 		report(checks.Finding{
 			Cause:    "The kubeconfig has no current-context and config.toml names no context: client-go has no cluster to talk to, and every job fails with `invalid configuration: no configuration has been provided`.",
 			Evidence: []checks.Evidence{src, {Source: k.Kubeconfig.Files[0].Path, Detail: fmt.Sprintf("current-context empty; contexts: %s", contextNames(k.Kubeconfig))}},
-			Fix:      useContext(k),
+			Fix:      useContext(k, scope),
 		})
 		return
 	}
@@ -240,22 +241,35 @@ func examineNamedFiles(p *checks.Pass, k *facts.KubeContext, report func(checks.
 	})
 }
 
-// installFix installs a kubeconfig where the runner looks, for its user.
-func installFix(file string, ra *facts.RunAs) checks.Steps {
-	o := ""
-	if ra != nil && ra.UIDKnown {
-		o = " -o " + checks.Quote(owner(ra))
+// installFix installs a kubeconfig where the runner looks, for its user:
+// its directory made first when it does not exist (install -d re-owns one
+// that does, so an existing directory is left as it is).
+func installFix(p *checks.Pass, f *facts.KubeFile, ra *facts.RunAs, scope *facts.FixScope) checks.Steps {
+	say := checks.Say(facts.GetKubeconfig + " Save it as new.kubeconfig.yaml and install it where the runner loads it, readable by the runner's user alone:")
+	dir := path.Dir(f.Path)
+	for _, q := range []string{f.Path, dir} {
+		if err := scope.Path(q); err != nil {
+			return checks.Steps{say, checks.Withheld(err)}
+		}
 	}
-	return checks.Steps{
-		checks.Say(facts.GetKubeconfig + " Save it as new.kubeconfig.yaml and install it where the runner loads it, readable by the runner's user alone:"),
-		checks.Sh(fmt.Sprintf("sudo install -d -m 0700%s %s\nsudo install -m 0600%s ./new.kubeconfig.yaml %s", o, checks.Quote(path.Dir(file)), o, checks.Quote(file))),
+	owner := func(c fixcode.Cmd) fixcode.Cmd {
+		if ra != nil && ra.UIDKnown {
+			return c.Arg("-o", ra.Owner())
+		}
+		return c
 	}
+	var cmds []fixcode.Cmd
+	if _, err := p.Env.Stat(dir); err != nil {
+		cmds = append(cmds, owner(fixcode.Command("install", "-d", "-m", "0700")).Arg(dir).Sudo())
+	}
+	cmds = append(cmds, owner(fixcode.Command("install", "-m", "0600")).Arg("./new.kubeconfig.yaml", f.Path).Sudo())
+	return checks.Steps{say, checks.Commands(cmds...)}
 }
 
 // useContext sets the current-context of the runner's kubeconfig file, as
 // its owner (sudo: the file is the runner's, never the operator's own
 // kubeconfig).
-func useContext(k *facts.KubeContext) checks.Steps {
+func useContext(k *facts.KubeContext, scope *facts.FixScope) checks.Steps {
 	var names []string
 	for n := range k.Kubeconfig.Merged.Contexts {
 		names = append(names, n)
@@ -268,16 +282,12 @@ func useContext(k *facts.KubeContext) checks.Steps {
 	if len(names) > 1 {
 		say = "Set the current-context of the runner's kubeconfig to the context of this cluster (one of " + strings.Join(names, ", ") + "; the first here)"
 	}
-	return checks.Steps{checks.Say(say + ", or download the kubeconfig again from getKubeconfig:"),
-		checks.Sh("sudo kubectl --kubeconfig " + checks.Quote(k.Kubeconfig.Files[0].Path) + " config use-context " + checks.Quote(names[0]))}
-}
-
-// owner is the runner's user as chown takes it: its name, else its uid.
-func owner(ra *facts.RunAs) string {
-	if ra.User != "" {
-		return ra.User
+	file := k.Kubeconfig.Files[0].Path
+	if err := scope.Path(file); err != nil {
+		return checks.Steps{checks.Say(say + ", or download the kubeconfig again from getKubeconfig."), checks.Withheld(err)}
 	}
-	return fmt.Sprint(ra.UID)
+	return checks.Steps{checks.Say(say + ", or download the kubeconfig again from getKubeconfig:"),
+		checks.Commands(fixcode.Command("kubectl", "--kubeconfig", file, "config", "use-context", names[0]).Sudo())}
 }
 
 func contextNames(k *facts.Kubeconfig) string {

@@ -20,6 +20,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
 	"github.com/socialwebcomputer/doctor/checks/facts/kubelet"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/redact"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
@@ -101,7 +102,7 @@ type inputs struct {
 	pods       []corev1.Pod // the node-local DNS add-on's, in kube-system
 	runnerPods []corev1.Pod // the runner namespace's
 	sysErr     error        // listing kube-system's pods failed (403 for a namespaced identity)
-	kubectl    string       // the runner's cluster's kubectl (facts.APIClient.Kubectl)
+	kubectl    fixcode.Cmd  // the runner's cluster's kubectl (facts.APIClient.Kubectl)
 	// podsOn lists a node's Running kube-system pods, for a node where no
 	// add-on pod runs; nil: none but pods and runnerPods are candidates.
 	podsOn  func(ctx context.Context, node string) ([]corev1.Pod, error)
@@ -201,17 +202,33 @@ func report(p *checks.Pass, in inputs, pr *kubelet.Probe, v kubelet.Verdict, of 
 		f.Fix = checks.Steps{
 			checks.Say("The kubelet of " + pr.Node.Name + " has no serving certificate: approve its kubelet-serving CSR " +
 				"(kubelet-serving names it), and run an approver for them. The CSRs:"),
-			checks.Sh(in.kubectl + " get csr --field-selector spec.signerName=kubernetes.io/kubelet-serving"),
+			checks.Commands(in.kubectl.Arg("get", "csr", "--field-selector", "spec.signerName=kubernetes.io/kubelet-serving")),
 		}
 	} else {
 		f.Fix = checks.Steps{
 			checks.Say(fmt.Sprintf("Open port %s of node %s to the control plane (the provider's firewall or security group, or the "+
 				"node's own), or make the node register an address the control plane reaches (kubelet --node-ip). Then this answers:",
 				portOf(addr), pr.Node.Name)),
-			checks.Sh(fmt.Sprintf("%s logs -n %s %s --limit-bytes=1", in.kubectl, checks.Quote(pr.Pod.Namespace), checks.Quote(pr.Pod.Name))),
+			readByte(in.kubectl, pr.Pod.Namespace, pr.Pod.Name),
 		}
 	}
 	p.Report(f)
+}
+
+// readByte is the read doctor made: one byte of the pod's log, which the
+// apiserver serves through the node's kubelet. The pod's namespace and
+// name come from the API, which takes a DNS-1123 label and subdomain
+// (kubernetes pkg/apis/core/validation/validation.go, v1.37.2:
+// ValidateNamespaceName, ValidatePodName); a saved bundle can hold
+// anything, and a name that is none gets no command.
+func readByte(kubectl fixcode.Cmd, ns, pod string) checks.Step {
+	if err := fixcode.NamespaceName(ns); err != nil {
+		return checks.Withheld(fmt.Errorf("the pod's namespace is %w", err))
+	}
+	if err := fixcode.ObjectName(pod); err != nil {
+		return checks.Withheld(fmt.Errorf("the pod's name is %w", err))
+	}
+	return checks.Commands(kubectl.Arg("logs", "-n", ns, pod, "--limit-bytes=1"))
 }
 
 func errText(err error) string {

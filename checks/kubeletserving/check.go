@@ -19,6 +19,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
@@ -138,7 +139,7 @@ func judge(p *checks.Pass, label string, nodes []corev1.Node, csrs *cluster.CSRs
 					"cannot attach to pods there, and a job placed on it fails with `error dialing backend: remote error: tls: internal error`. %s",
 					label, node, c.Name, state, age, wait.Consequence()),
 				Evidence: append(ev, checks.Evidence{Source: "GET /api/v1/nodes/" + node, Detail: "Ready"}),
-				Fix: append(checks.Steps{checks.Sh(approve(p, c.Name)),
+				Fix: append(checks.Steps{approve(p, c.Name),
 					checks.Say("Then run an approver for kubelet-serving CSRs (for example postfinance/kubelet-csr-approver) so every rented node gets its certificate without you.")},
 					flagFix(wait)...),
 			})
@@ -147,7 +148,7 @@ func judge(p *checks.Pass, label string, nodes []corev1.Node, csrs *cluster.CSRs
 				Cause: fmt.Sprintf("%s: node %s is not Ready yet and its kubelet serving certificate request %s is %s (%s old): once Ready it "+
 					"takes pods that cannot be attached, unless the CSR is approved first.", label, node, c.Name, state, age),
 				Evidence: ev,
-				Fix:      checks.Steps{checks.Sh(approve(p, c.Name)), checks.Say("And run an approver for kubelet-serving CSRs.")},
+				Fix:      checks.Steps{approve(p, c.Name), checks.Say("And run an approver for kubelet-serving CSRs.")},
 			})
 		case age < StaleAfter:
 			p.Report(checks.Finding{Severity: checks.Warning,
@@ -155,7 +156,7 @@ func judge(p *checks.Pass, label string, nodes []corev1.Node, csrs *cluster.CSRs
 					"joining now will be unattachable until it is approved.", label, c.Name, "system:node:"+node, state, age, node),
 				Evidence: ev,
 				Fix: checks.Steps{checks.Say("Once the node is yours, approve it, and run an approver for kubelet-serving CSRs:"),
-					checks.Sh(approve(p, c.Name))},
+					approve(p, c.Name)},
 			})
 		}
 	}
@@ -167,12 +168,29 @@ func flagFix(w runnerconfig.Waiting) checks.Steps {
 		return nil
 	}
 	return checks.Steps{checks.Say("So that a job waits for the kubelet instead of failing, in the runner's [[runners]] entry:"),
-		checks.Toml("[runners.feature_flags]\nFF_WAIT_FOR_POD_TO_BE_REACHABLE = true")}
+		checks.Document(fixcode.TOML(fixcode.TOMLTable("runners.feature_flags", fixcode.KV{Key: runnerconfig.FFWaitForPodToBeReachable, Value: true})))}
 }
 
 // approve approves the CSR in the runner's cluster.
-func approve(p *checks.Pass, csr string) string {
-	return cluster.ListsFact.Get(p).Kubectl() + " certificate approve " + checks.Quote(csr)
+func approve(p *checks.Pass, csr string) checks.Step {
+	return approveStep(cluster.ListsFact.Get(p).Kubectl(), csr)
+}
+
+// approveStep is `kubectl certificate approve NAME`. The apiserver takes
+// any path segment as a CSR's name (kubernetes pkg/apis/certificates/
+// validation/validation.go, v1.37.2: ValidateCertificateRequestName, "We
+// don't care what you call your certificate requests."; apiserver
+// pkg/registry/rest/create.go, v0.37.2: validatePathSegment), but a
+// kubelet's is "csr-" and a random suffix (client-go util/certificate/
+// certificate_manager.go, v0.37.2, asks with no name, and
+// util/certificate/csr/csr.go sets GenerateName "csr-"). A name that is
+// no object name (fixcode.ObjectName) is none a kubelet asked with: it
+// gets no command, and the finding still names it.
+func approveStep(kubectl fixcode.Cmd, csr string) checks.Step {
+	if err := fixcode.ObjectName(csr); err != nil {
+		return checks.Withheld(fmt.Errorf("the CSR's name is %w", err))
+	}
+	return checks.Commands(kubectl.Arg("certificate", "approve", csr))
 }
 
 // stateOf is "" for a CSR whose certificate is issued, else why not.

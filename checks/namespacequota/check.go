@@ -16,6 +16,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/runnerconfig/jobpod"
 )
 
@@ -192,7 +193,7 @@ func leaked(p *checks.Pass, label, ns string, o *cluster.NamespaceQuotaObjects, 
 			Cause: fmt.Sprintf("%s: %d runner-… %s in %s have no owner pod (leaked by jobs that ended badly) and count toward quota %s (%d of %d used).",
 				label, len(names), kind.resource, ns, name, used, hard),
 			Evidence: []checks.Evidence{{Source: "GET /api/v1/namespaces/" + ns + "/" + kind.resource + " (metadata only)", Detail: strings.Join(shown, ", ")}},
-			Fix:      checks.Steps{checks.Say("Delete the leaked ones (the first 20 here):"), checks.Sh(fmt.Sprintf("%s delete %s -n %s %s", facts.APIClientFact.Get(p).Kubectl(), kind.resource, checks.Quote(ns), quoteAll(names[:min(len(names), 20)])))},
+			Fix:      checks.Steps{checks.Say("Delete the leaked ones (the first 20 here):"), deleteLeaked(facts.APIClientFact.Get(p).Kubectl(), kind.resource, ns, names[:min(len(names), 20)])},
 		})
 	}
 }
@@ -213,11 +214,18 @@ func IsLeaked(o metav1.PartialObjectMetadata, pods map[string]bool, now time.Tim
 	return true
 }
 
-// quoteAll is names as shell words.
-func quoteAll(names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = checks.Quote(n)
+// deleteLeaked is the command that deletes the named objects of resource
+// (secrets, configmaps) in namespace ns with kubectl, a command aimed at
+// the runner's cluster. The names are the apiserver's, each one word; a
+// namespace or a name that is not one gets no command.
+func deleteLeaked(kubectl fixcode.Cmd, resource, ns string, names []string) checks.Step {
+	if err := fixcode.NamespaceName(ns); err != nil {
+		return checks.Withheld(fmt.Errorf("the runner's namespace is %w", err))
 	}
-	return strings.Join(q, " ")
+	for _, n := range names {
+		if err := fixcode.ObjectName(n); err != nil {
+			return checks.Withheld(fmt.Errorf("a leaked object's name is %w", err))
+		}
+	}
+	return checks.Commands(kubectl.Arg("delete", resource, "-n", ns).Arg(names...))
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
@@ -232,9 +233,11 @@ func pinFix(helper string, archs map[string][]string) checks.Steps {
 }
 
 // NodeSelector is the config.toml table that pins a runner's job pods to
-// one architecture.
+// one architecture: the key kubernetes.io/arch, which the encoder quotes
+// (a dot and a slash make it no bare key), and arch, a node's label or
+// config.toml's, as a TOML string whatever it holds.
 func NodeSelector(arch string) checks.Step {
-	return checks.Toml(fmt.Sprintf("[runners.kubernetes.node_selector]\n%q = %q", ArchLabel, arch))
+	return checks.Document(fixcode.TOML(fixcode.TOMLTable("runners.kubernetes.node_selector", fixcode.KV{Key: ArchLabel, Value: arch})))
 }
 
 func helperWords(h Helper) string {

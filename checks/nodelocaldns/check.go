@@ -14,6 +14,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
 	"github.com/socialwebcomputer/doctor/checks/facts/nodedns"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 )
 
 // ID names the check; its own probe findings fold under it by this name.
@@ -65,7 +66,7 @@ var Check = &checks.Check{
 	// Two UDP+TCP timeouts of the probe and the two lists fit well inside.
 	Timeout: 15 * time.Second,
 	Run: func(p *checks.Pass) error {
-		in := inputs{probe: nodedns.ProbeFact.Get(p), kubectl: "kubectl"}
+		in := inputs{probe: nodedns.ProbeFact.Get(p), kubectl: fixcode.Command("kubectl")}
 		if l := cluster.ListsFact.Get(p); l != nil {
 			in.api, in.nodes, in.nodesErr = true, l.Nodes, l.Err("nodes")
 			api := facts.APIClientFact.Get(p)
@@ -85,7 +86,7 @@ type inputs struct {
 	target   string         // the API target's key: runners of one cluster share its view
 	addon    *nodedns.Addon // the add-on as AddonFact listed it; nil: fetch it
 	probe    *nodedns.Probe // the DNS server's answers (ProbeFact, probeRunner); nil: no server to ask
-	kubectl  string         // the runner's cluster's kubectl (facts.APIClient.Kubectl)
+	kubectl  fixcode.Cmd    // the runner's cluster's kubectl (facts.APIClient.Kubectl)
 }
 
 // run looks at the cluster and, when doctor is where a job resolves (or was

@@ -10,12 +10,13 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
 	"github.com/socialwebcomputer/doctor/checks/facts/nodedns"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 )
 
 // judge finds, per cause, the nodes whose jobs cannot resolve. noneWorks
 // says no Ready node has a Ready DNS pod, so a failing direct probe is this
 // cluster-wide cause and not some other node's trouble.
-func judge(nodes []corev1.Node, v *nodedns.AddonObjects, kubectl string) (out []checks.Finding, noneWorks bool) {
+func judge(nodes []corev1.Node, v *nodedns.AddonObjects, kubectl fixcode.Cmd) (out []checks.Finding, noneWorks bool) {
 	byNode := map[string][]*corev1.Pod{}
 	for i := range v.Pods {
 		if p := &v.Pods[i]; p.DeletionTimestamp == nil {
@@ -63,10 +64,9 @@ func judge(nodes []corev1.Node, v *nodedns.AddonObjects, kubectl string) (out []
 				"A job pod there finds nothing at 169.254.20.10 and fails at the clone with `Could not resolve host`.",
 				upper(nodesPhrase(unlabelled)), verb(len(unlabelled), "is", "are"), nodedns.NodeLabel, pronoun(len(unlabelled))),
 			Evidence: []checks.Evidence{{Source: "GET /api/v1/nodes", Detail: "without " + nodedns.NodeLabel + "=true: " + first(unlabelled, 10)}},
-			Fix: checks.Steps{
-				checks.Say(fmt.Sprintf("Replace %s with nodes booted from the current user_data; until then, label %s:", pronoun(len(unlabelled)), pronoun(len(unlabelled)))),
-				checks.Sh(fmt.Sprintf("%s label node %s %s=true", kubectl, quoteAll(unlabelled[:min(len(unlabelled), 10)]), nodedns.NodeLabel)),
-			},
+			Fix: append(checks.Steps{
+				checks.Say(fmt.Sprintf("Replace %s with nodes booted from the current user_data; until then, label %s:", pronoun(len(unlabelled)), pronoun(len(unlabelled))))},
+				labelNodes(kubectl, unlabelled)...),
 		})
 	}
 	if len(noPod) > 0 {
@@ -77,7 +77,7 @@ func judge(nodes []corev1.Node, v *nodedns.AddonObjects, kubectl string) (out []
 			Evidence: append([]checks.Evidence{{Source: nodedns.PodsSource, Detail: "no pod labelled " + nodedns.PodLabel + "=" + nodedns.PodName + " on " + first(noPod, 10)}}, dsEvidence(v, nodes, noPod)...),
 			Fix: checks.Steps{
 				checks.Say("Compare the DaemonSet's node selector and tolerations with the node's labels and taints:"),
-				checks.Sh(kubectl + " -n kube-system describe daemonset " + checks.Quote(v.DaemonSets[0].Name) + "\n" + kubectl + " describe node " + checks.Quote(noPod[0])),
+				describeDaemonSet(kubectl, v.DaemonSets[0].Name, noPod),
 			},
 		})
 	}
@@ -87,7 +87,7 @@ func judge(nodes []corev1.Node, v *nodedns.AddonObjects, kubectl string) (out []
 				nodedns.PodName, nodesPhrase(notReady)),
 			Evidence: firstEvidence(notReadyEv, 10),
 			Fix: checks.Steps{checks.Say("The reason is in the pods' events and log:"),
-				checks.Sh(kubectl + " -n kube-system describe pod -l " + nodedns.PodLabel + "=" + nodedns.PodName + "\n" + logsOf(kubectl))},
+				checks.Commands(kubectl.Arg("-n", "kube-system", "describe", "pod", "-l", nodedns.PodSelector), logsOf(kubectl))},
 		})
 	}
 	if len(unlabelledServed) > 0 {
@@ -98,8 +98,8 @@ func judge(nodes []corev1.Node, v *nodedns.AddonObjects, kubectl string) (out []
 				upper(nodesPhrase(unlabelledServed)), verb(len(unlabelledServed), "is", "are"), nodedns.NodeLabel,
 				verb(len(unlabelledServed), "runs", "run"), pronoun(len(unlabelledServed))),
 			Evidence: []checks.Evidence{{Source: "GET /api/v1/nodes", Detail: "without " + nodedns.NodeLabel + "=true: " + first(unlabelledServed, 10)}},
-			Fix: checks.Steps{checks.Say("Replace them with nodes booted from the current user_data, or label them:"),
-				checks.Sh(fmt.Sprintf("%s label node %s %s=true", kubectl, quoteAll(unlabelledServed[:min(len(unlabelledServed), 10)]), nodedns.NodeLabel))},
+			Fix: append(checks.Steps{checks.Say("Replace them with nodes booted from the current user_data, or label them:")},
+				labelNodes(kubectl, unlabelledServed)...),
 		})
 	}
 	return out, noneWorks
@@ -108,7 +108,7 @@ func judge(nodes []corev1.Node, v *nodedns.AddonObjects, kubectl string) (out []
 // noDaemonSet is the add-on pass that never ran. At zero nodes no job has
 // failed from it yet, but the DaemonSet is an API object that exists before
 // any node: the next node a job brings up has no DNS, and that job fails.
-func noDaemonSet(nodes []corev1.Node, v *nodedns.AddonObjects, kubectl string) checks.Finding {
+func noDaemonSet(nodes []corev1.Node, v *nodedns.AddonObjects, kubectl fixcode.Cmd) checks.Finding {
 	others := "none"
 	if len(v.Others) > 0 {
 		others = first(v.Others, 10)
@@ -121,7 +121,7 @@ func noDaemonSet(nodes []corev1.Node, v *nodedns.AddonObjects, kubectl string) c
 		Fix: checks.Steps{
 			checks.Say("Run the provider's add-on pass for this cluster: on the host that runs the provider that rents this cluster's nodes, " +
 				"its log says \"applied the node network add-ons\" once it has. Then a pod per node:"),
-			checks.Sh(kubectl + " -n kube-system get pods -l " + nodedns.PodLabel + "=" + nodedns.PodName + " -o wide"),
+			checks.Commands(podsWide(kubectl)),
 		},
 	}
 	const missing = "No DaemonSet in kube-system runs the node-local DNS (pods labelled " + nodedns.PodLabel + "=" + nodedns.PodName + "): " +
@@ -275,16 +275,65 @@ func trim(s string) string {
 	return s
 }
 
-// quoteAll is names as shell words.
-func quoteAll(names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = checks.Quote(n)
+// labelNodes labels the first ten of names for the DaemonSet. A node's
+// name comes from the API, which takes only a DNS-1123 subdomain
+// (kubernetes pkg/apis/core/validation/validation.go, v1.37.2:
+// ValidateNodeName = NameIsDNSSubdomain): one that is not (a saved bundle
+// can hold anything) is left out of the command, and a sentence says so.
+func labelNodes(kubectl fixcode.Cmd, names []string) checks.Steps {
+	var valid, bad []string
+	var why error
+	for _, n := range names {
+		if err := fixcode.ObjectName(n); err != nil {
+			bad = append(bad, fmt.Sprintf("%q", n))
+			if why == nil {
+				why = err
+			}
+		} else if len(valid) < 10 {
+			valid = append(valid, n)
+		}
 	}
-	return strings.Join(q, " ")
+	var out checks.Steps
+	if len(valid) > 0 {
+		out = append(out, checks.Commands(kubectl.Arg("label", "node").Arg(valid...).Arg(nodedns.NodeLabel+"=true")))
+	}
+	if len(bad) > 0 {
+		out = append(out, checks.Say(fmt.Sprintf("doctor leaves %s out of the command: %s no node's name (%v).",
+			first(bad, 10), verb(len(bad), "it is", "they are"), why)))
+	}
+	return out
+}
+
+// describeDaemonSet shows the DaemonSet and the first of the nodes it
+// leaves out, each name checked (an object name: ObjectName).
+func describeDaemonSet(kubectl fixcode.Cmd, ds string, nodes []string) checks.Step {
+	if err := fixcode.ObjectName(ds); err != nil {
+		return checks.Withheld(fmt.Errorf("the DaemonSet's name is %w", err))
+	}
+	var node string
+	var why error
+	for _, n := range nodes {
+		if why = fixcode.ObjectName(n); why == nil {
+			node = n
+			break
+		}
+	}
+	cmds := []fixcode.Cmd{kubectl.Arg("-n", "kube-system", "describe", "daemonset", ds)}
+	switch {
+	case node != "":
+		cmds = append(cmds, kubectl.Arg("describe", "node", node))
+	case why != nil:
+		return checks.Withheld(fmt.Errorf("the node's name is %w", why))
+	}
+	return checks.Commands(cmds...)
+}
+
+// podsWide lists the node DNS pods in the runner's cluster, with their nodes.
+func podsWide(kubectl fixcode.Cmd) fixcode.Cmd {
+	return kubectl.Arg("-n", "kube-system", "get", "pods", "-l", nodedns.PodSelector, "-o", "wide")
 }
 
 // logsOf reads the node DNS pods' logs in the runner's cluster.
-func logsOf(kubectl string) string {
-	return kubectl + " -n kube-system logs -l " + nodedns.PodLabel + "=" + nodedns.PodName + " --prefix"
+func logsOf(kubectl fixcode.Cmd) fixcode.Cmd {
+	return kubectl.Arg("-n", "kube-system", "logs", "-l", nodedns.PodSelector, "--prefix")
 }

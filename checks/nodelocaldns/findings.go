@@ -7,13 +7,14 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/client/dnsq"
 	"github.com/socialwebcomputer/doctor/checks/facts/nodedns"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 )
 
 // findings is one finding per kind of failure. A name resolves for a job
 // when UDP answers with an address, or UDP is truncated and TCP answers:
 // a failure of a name that resolves anyway is a warning. causedBy, when
 // set, is given to the findings that mean no server runs.
-func findings(r *nodedns.Probe, causedBy, kubectl string) []checks.Finding {
+func findings(r *nodedns.Probe, causedBy string, kubectl fixcode.Cmd) []checks.Finding {
 	ok := map[string]bool{} // "<net> <name>" answered with an address
 	for _, a := range r.Answers {
 		if a.Outcome == dnsq.OK {
@@ -129,20 +130,20 @@ func gitlab(r *nodedns.Probe, as []dnsq.Answer) *nodedns.Target {
 	return nil
 }
 
-func fixFor(k nodedns.Kind, server, kubectl string) checks.Steps {
+func fixFor(k nodedns.Kind, server string, kubectl fixcode.Cmd) checks.Steps {
 	logs := logsOf(kubectl)
 	switch k.Outcome {
 	case dnsq.Timeout, dnsq.Refused:
 		if k.Nothing || k.Outcome == dnsq.Timeout {
 			return checks.Steps{checks.Say("The node needs a Ready node DNS pod; where they run, and their log, which says why one is not answering:"),
-				checks.Sh(kubectl + " -n kube-system get pods -l " + nodedns.PodLabel + "=" + nodedns.PodName + " -o wide\n" + logs)}
+				checks.Commands(podsWide(kubectl), logs)}
 		}
-		return checks.Steps{checks.Say("Read the node DNS's configuration (its Corefile) for an ACL or a zone that refuses these names; its log:"), checks.Sh(logs)}
+		return checks.Steps{checks.Say("Read the node DNS's configuration (its Corefile) for an ACL or a zone that refuses these names; its log:"), checks.Commands(logs)}
 	case dnsq.Garbage:
 		return checks.Steps{checks.Say("Find what listens on " + server + " on the node, and give that address back to the node's DNS; on the node:"),
 			checks.Sh("sudo ss -lunpt")}
 	case dnsq.ServFail:
-		return checks.Steps{checks.Say("The node DNS's log shows the upstream error; check the cluster DNS service and the node's own resolvers:"), checks.Sh(logs)}
+		return checks.Steps{checks.Say("The node DNS's log shows the upstream error; check the cluster DNS service and the node's own resolvers:"), checks.Commands(logs)}
 	case dnsq.NXDomain:
 		return checks.Text("Publish GitLab on a name the public internet resolves (or give the job GIT_STRATEGY: none); for cluster.local, forward it to the cluster DNS in the node DNS's Corefile.")
 	case dnsq.NoAddress:
@@ -150,7 +151,7 @@ func fixFor(k nodedns.Kind, server, kubectl string) checks.Steps {
 	case dnsq.Truncated:
 		return checks.Text("Keep TCP open on the node's DNS, and use job images whose resolver retries over TCP (glibc, or musl 1.2.4 and later).")
 	}
-	return checks.Steps{checks.Sh(logs)}
+	return checks.Steps{checks.Commands(logs)}
 }
 
 func nets(as []dnsq.Answer) string {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/redact"
 )
 
@@ -94,7 +95,7 @@ func diagnose(p *checks.Pass, l *cluster.Lists, pod *corev1.Pod, largest corev1.
 			Cause:    fmt.Sprintf("%s is Pending while nodes exist and its requests fit the largest node; its events could not be listed, so the scheduler's reason is not known here.", src),
 			Evidence: append(ev, checks.Evidence{Source: "list events", Detail: redact.Text(err.Error())}),
 			Fix: checks.Steps{checks.Say("The pod's FailedScheduling event, with a credential that may read events (this kubeconfig's may not):"),
-				checks.Sh(cluster.ListsFact.Get(p).Kubectl() + " describe pod -n " + checks.Quote(pod.Namespace) + " " + checks.Quote(pod.Name))},
+				describePod(cluster.ListsFact.Get(p).Kubectl(), pod)},
 		})
 		return
 	}
@@ -103,8 +104,21 @@ func diagnose(p *checks.Pass, l *cluster.Lists, pod *corev1.Pod, largest corev1.
 		Cause:    fmt.Sprintf("%s is Pending while nodes exist, its requests fit the largest node, and no scheduler event says why yet.", src),
 		Evidence: ev,
 		Fix: checks.Steps{checks.Say("Watch the pod's events for a FailedScheduling one; a node that is not Ready, or taints, hold it:"),
-			checks.Sh(cluster.ListsFact.Get(p).Kubectl() + " describe pod -n " + checks.Quote(pod.Namespace) + " " + checks.Quote(pod.Name))},
+			describePod(cluster.ListsFact.Get(p).Kubectl(), pod)},
 	})
+}
+
+// describePod is the command that shows pod's events with kubectl, a
+// command aimed at the runner's cluster. Its namespace and name are the
+// apiserver's, each one word; one that is not a name gets no command.
+func describePod(kubectl fixcode.Cmd, pod *corev1.Pod) checks.Step {
+	if err := fixcode.NamespaceName(pod.Namespace); err != nil {
+		return checks.Withheld(fmt.Errorf("the pod's namespace is %w", err))
+	}
+	if err := fixcode.ObjectName(pod.Name); err != nil {
+		return checks.Withheld(fmt.Errorf("the pod's name is %w", err))
+	}
+	return checks.Commands(kubectl.Arg("describe", "pod", "-n", pod.Namespace, pod.Name))
 }
 
 func list(r corev1.ResourceList) string {

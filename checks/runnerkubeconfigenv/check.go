@@ -9,6 +9,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 )
 
 var Check = &checks.Check{
@@ -28,7 +29,9 @@ var Check = &checks.Check{
 			"(doctor run names this host's):"), dropIn("gitlab-runner.service", "/etc/gitlab-runner/kubeconfig.yaml")...),
 		Verify: checks.Steps{checks.TargetSay, checks.TargetVars,
 			checks.Say("The KUBECONFIG of the unit's running process:"),
-			checks.Sh(verifyEnviron(`"$RUNNER_UNIT"`))},
+			// As root, by sudo cat: a redirection would be opened by the
+			// operator's shell.
+			checks.Sh(`sudo cat "/proc/$(systemctl show -p MainPID --value "$RUNNER_UNIT")/environ" | tr '\0' '\n' | grep ^KUBECONFIG=`)},
 		Patterns: []string{
 			// executors/kubernetes/kubernetes.go, v19.3.0: fmt.Errorf("getting Kubernetes config: %w", err);
 			// client-go tools/clientcmd/validation.go, v0.36.3: ErrEmptyConfig = "no configuration has
@@ -37,7 +40,7 @@ var Check = &checks.Check{
 		},
 	},
 	// Not runner-process: a stopped runner is diagnosed from its unit.
-	Requires:  []checks.Node{facts.RunAsFact, facts.EnvironFact, facts.ServiceFact, facts.RunnerEntryFact, facts.InClusterFact},
+	Requires:  []checks.Node{facts.RunAsFact, facts.EnvironFact, facts.ServiceFact, facts.RunnerEntryFact, facts.InClusterFact, facts.FixScopeFact},
 	Executors: []string{checks.Kubernetes},
 	Run:       run,
 }
@@ -61,7 +64,7 @@ func run(p *checks.Pass) error {
 	if _, err := p.Env.Stat(home); err == nil {
 		return nil // client-go falls back to it; kubeconfig-file examines it
 	}
-	unit := facts.ServiceFact.Get(p).Name
+	svc, scope := facts.ServiceFact.Get(p), facts.FixScopeFact.Get(p)
 	ev := []checks.Evidence{
 		{Source: env.Source, Detail: "KUBECONFIG is not set in the environment of " + ra.Label()},
 		{Source: home, Detail: "does not exist: " + how},
@@ -80,12 +83,13 @@ func run(p *checks.Pass) error {
 		fix = checks.Text("No kubeconfig was found on this host: install the one for this cluster as " + want +
 			" (kubeconfig-file says how), then give the runner's service its path.")
 	}
-	fix = append(fix, dropIn(unit, want)...)
+	fix = append(fix, hostDropIn(scope, ra, svc, want, "")...)
 	if v, ok := facts.EnvironmentValue(e.Runner.Environment, "KUBECONFIG"); ok {
 		src, _ := e.At("environment")
 		ev = append(ev, checks.Evidence{Source: src, Detail: "environment = [...] sets KUBECONFIG=" + v})
 		cause += " KUBECONFIG appears only in [[runners]] environment = [...], which reaches the job container, not the runner."
-		fix = append(checks.Text("Move KUBECONFIG from environment = [...] of "+e.Label()+" ("+src+") to the runner's own environment."), dropIn(unit, v)...)
+		fix = append(checks.Text("Move KUBECONFIG from environment = [...] of "+e.Label()+" ("+src+") to the runner's own environment."),
+			hostDropIn(scope, ra, svc, v, "environment = [...] of "+e.Label())...)
 	}
 	f := checks.Finding{Cause: cause, Evidence: ev, Fix: fix}
 	if svc := facts.ServiceFact.Get(p); svc.Found() && !env.FromUnit {
@@ -94,8 +98,7 @@ func run(p *checks.Pass) error {
 			f.CausedBy = "runner-service"
 			f.Cause += fmt.Sprintf(" %s sets KUBECONFIG=%s (%s), but the running process predates that: it needs a restart.",
 				svc.Name, vars["KUBECONFIG"], origin["KUBECONFIG"])
-			f.Fix = checks.Steps{checks.Say("Restart the runner, so that it starts with its unit's environment:"),
-				checks.Sh("sudo systemctl daemon-reload\nsudo systemctl restart " + checks.Quote(svc.Name))}
+			f.Fix = checks.Steps{checks.Say("Restart the runner, so that it starts with its unit's environment:"), restart(svc.Name)}
 		}
 	}
 	if ic := facts.InClusterFact.Get(p); ic.Vars() && ic.Config == nil {
@@ -117,14 +120,79 @@ func run(p *checks.Pass) error {
 }
 
 // dropIn is the systemd fix: the service's own environment, not the job's.
-// verifyEnviron reads KUBECONFIG from the environment of the unit's main
-// process: as root, by sudo cat, since a redirection would be opened by
-// the operator's shell.
-func verifyEnviron(unit string) string {
-	return `sudo cat "/proc/$(systemctl show -p MainPID --value ` + unit + `)/environ" | tr '\0' '\n' | grep ^KUBECONFIG=`
-}
-
+// The value is data of the Environment= line: systemd's encoder quotes and
+// C-escapes it (a newline in it is \n inside one quoted word, never a
+// second directive), and refuses what systemd would not take.
 func dropIn(unit, kubeconfig string) checks.Steps {
 	return append(checks.Text("Give the runner's service its KUBECONFIG with a systemd drop-in."),
-		checks.DropIn(unit, "kubeconfig.conf", "[Service]\n"+checks.EnvironmentLine("KUBECONFIG", kubeconfig))...)
+		checks.DropIn(unit, "kubeconfig.conf", kubeconfigSection(kubeconfig))...)
+}
+
+func kubeconfigSection(kubeconfig string) fixcode.Doc {
+	return fixcode.UnitSection("Service", fixcode.Environment("KUBECONFIG", kubeconfig))
+}
+
+// hostDropIn is dropIn for this host's unit and a kubeconfig it names
+// (from, when it is a value of config.toml, says where). A relative
+// KUBECONFIG in a unit means a file under whatever directory the process
+// runs in, so it gets no drop-in; and the drop-in is written (tee, as
+// root) only for a unit systemd has, in the runner's own drop-in
+// directory (FixScope).
+func hostDropIn(scope *facts.FixScope, ra *facts.RunAs, svc *facts.Service, kubeconfig, from string) checks.Steps {
+	unit := svc.Name
+	if relativeList(kubeconfig) {
+		where, of := "", unit
+		if from != "" {
+			where = " (" + from + ")"
+		}
+		if fixcode.UnitName(unit) != nil {
+			of = "the runner's unit"
+		}
+		// client-go splits KUBECONFIG with filepath.SplitList and opens
+		// each entry as it is: a relative one from the process's working
+		// directory (tools/clientcmd/loader.go, NewDefaultClientConfigLoadingRules,
+		// v0.37.2); the runner changes to --working-directory first.
+		return checks.Text(fmt.Sprintf("The KUBECONFIG %q%s is not an absolute path (client-go splits it at ':' and opens each "+
+			"entry as it is): in a systemd drop-in it would name a file relative to whatever directory the runner's process "+
+			"runs in. doctor writes no drop-in for it: give the runner's service the kubeconfig's absolute path "+
+			"(Environment=KUBECONFIG=/etc/gitlab-runner/kubeconfig.yaml, say) in a drop-in of %s.", kubeconfig, where, of))
+	}
+	if err := fixcode.UnitName(unit); err != nil {
+		return append(checks.Text("Give the runner's service its KUBECONFIG with a systemd drop-in."), checks.Withheld(err))
+	}
+	file := "/etc/systemd/system/" + unit + ".d/kubeconfig.conf"
+	if err := scope.Path(file); err != nil {
+		return checks.Steps{
+			checks.Say("Give the runner's service its KUBECONFIG with a systemd drop-in, " + file + ":"),
+			checks.Document(kubeconfigSection(kubeconfig)),
+			checks.Withheld(err),
+		}
+	}
+	return dropIn(unit, kubeconfig)
+}
+
+// relativeList says whether a KUBECONFIG names no file or a file by a
+// relative path: its entries (':'-separated, empty ones skipped, as
+// client-go's filepath.SplitList and its loader do) must all be absolute.
+func relativeList(kubeconfig string) bool {
+	n := 0
+	for _, p := range strings.Split(kubeconfig, ":") {
+		if p == "" {
+			continue
+		}
+		if !path.IsAbs(p) {
+			return true
+		}
+		n++
+	}
+	return n == 0
+}
+
+// restart is daemon-reload and a restart of the unit, whose name is one
+// word of the command; a name systemd would refuse gets no command.
+func restart(unit string) checks.Step {
+	if err := fixcode.UnitName(unit); err != nil {
+		return checks.Withheld(err)
+	}
+	return checks.Commands(fixcode.Command("systemctl", "daemon-reload").Sudo(), fixcode.Command("systemctl", "restart", unit).Sudo())
 }

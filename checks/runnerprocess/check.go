@@ -7,6 +7,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
@@ -22,7 +23,7 @@ var Check = &checks.Check{
 			"or the runner's own log ends with FATAL: Service run failed                           error=decoding configuration file: toml: line 9",
 		Fix: checks.Steps{checks.TargetSay, checks.TargetVars,
 			checks.Say("Start the runner's service, then read its own output for a FATAL:"),
-			checks.Sh(startAndRead(`"$RUNNER_UNIT"`)),
+			checks.Sh(startAndReadCatalog),
 			checks.Say("Without a service, install one for the runner's config.toml and user (the runner's install subcommand writes the unit), then start it as above:"),
 			checks.Sh(`sudo gitlab-runner install --service "${RUNNER_UNIT%.service}" --config "$RUNNER_CONFIG" --user "$RUNNER_USER" --working-directory "$(getent passwd "$RUNNER_USER" | cut -d: -f6)"`),
 		},
@@ -46,10 +47,24 @@ var Check = &checks.Check{
 	Run:      run,
 }
 
-// startAndRead starts the unit and prints its last lines, where a FATAL
-// at start-up is.
-func startAndRead(unit string) string {
-	return "sudo systemctl start " + unit + "\nsudo journalctl -u " + unit + " -n 50 --no-pager"
+// startAndReadCatalog starts the unit and prints its last lines, where a
+// FATAL at start-up is, for the catalog's $RUNNER_UNIT.
+const startAndReadCatalog = `sudo systemctl start "$RUNNER_UNIT"
+sudo journalctl -u "$RUNNER_UNIT" -n 50 --no-pager`
+
+// startAndRead is startAndReadCatalog for the unit this host has. A name
+// systemd would not take, or one systemctl would read as an option, gets
+// no command.
+func startAndRead(unit string) checks.Step {
+	if err := fixcode.UnitName(unit); err != nil {
+		return checks.Withheld(err)
+	}
+	if strings.HasPrefix(unit, "-") {
+		return checks.Withheld(fmt.Errorf("the unit name %q begins with -, which systemctl would read as an option", unit))
+	}
+	return checks.Commands(
+		fixcode.Command("systemctl", "start", unit).Sudo(),
+		fixcode.Command("journalctl", "-u", unit, "-n", "50", "--no-pager").Sudo())
 }
 
 func run(p *checks.Pass) error {
@@ -79,7 +94,7 @@ func run(p *checks.Pass) error {
 				"or it exited at start-up (a config it refuses ends it with a FATAL). No job runs here, though GitLab "+
 				"may still show the runner online.", svc.Name)
 			f.Evidence = append(f.Evidence, checks.Evidence{Source: svc.Unit.Path, Detail: "ExecStart=" + strings.Join(svc.Unit.ExecStart, " ")})
-			f.Fix = checks.Steps{checks.Say("Start " + svc.Name + ", then read why it stopped:"), checks.Sh(startAndRead(checks.Quote(svc.Name)))}
+			f.Fix = checks.Steps{checks.Say("Start " + svc.Name + ", then read why it stopped:"), startAndRead(svc.Name)}
 		}
 		p.Report(f)
 	case 1:

@@ -233,20 +233,38 @@ func TestServiceAccountInAnotherNamespace(t *testing.T) {
 	}
 	adminCert, adminKey := live.AdminCertPEM()
 	dir := t.TempDir()
-	paste := func(server string) (string, error) {
+	// adminContext "" leaves ADMIN_CONTEXT unset.
+	paste := func(server, adminContext string) (string, error) {
 		kc := filepath.Join(dir, "admin.kubeconfig")
 		if err := os.WriteFile(kc, testpki.Kubeconfig("admin", server, live.CAPEM, adminCert, adminKey), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		cmd := exec.Command("bash", "-c", blocks[0].Text)
-		cmd.Env = append(os.Environ(), "KUBECONFIG="+kc, "ADMIN_CONTEXT=admin", "PATH="+testenv.ToolsDir()+"/bin:"+os.Getenv("PATH"))
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "ADMIN_CONTEXT=") {
+				cmd.Env = append(cmd.Env, kv)
+			}
+		}
+		cmd.Env = append(cmd.Env, "KUBECONFIG="+kc, "PATH="+testenv.ToolsDir()+"/bin:"+os.Getenv("PATH"))
+		if adminContext != "" {
+			cmd.Env = append(cmd.Env, "ADMIN_CONTEXT="+adminContext)
+		}
 		b, err := cmd.CombinedOutput()
 		return string(b), err
 	}
-	if out, err := paste("https://127.0.0.1:1"); err == nil {
+	granted := func() bool {
+		_, err := live.Clientset().RbacV1().RoleBindings("gitlab-runner").Get(t.Context(), grantName, metav1.GetOptions{})
+		return err == nil
+	}
+	// Without ADMIN_CONTEXT the guard stops the block, saying what to set
+	// (its word is constant: nothing of the server's is expanded).
+	if out, err := paste(live.URL, ""); err == nil || !strings.Contains(out, "set ADMIN_CONTEXT to a context with admin rights") || granted() {
+		t.Errorf("the grant ran without ADMIN_CONTEXT (%v):\n%s", err, out)
+	}
+	if out, err := paste("https://127.0.0.1:1", "admin"); err == nil || granted() {
 		t.Errorf("the grant ran with a context of another server:\n%s", out)
 	}
-	if out, err := paste(live.URL); err != nil {
+	if out, err := paste(live.URL, "admin"); err != nil || !granted() {
 		t.Fatalf("the grant, pasted as an administrator of the runner's cluster: %v\n%s\n%s", err, out, blocks[0].Text)
 	}
 	checktest.WantResults(t, checktest.Check(t, Check, checktest.Root(root.Dir), apigatetest.With()), checktest.ResultWant{Runner: 1, Status: checks.StatusPass})

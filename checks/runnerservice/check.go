@@ -10,6 +10,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/source/systemd"
 )
 
@@ -42,7 +43,7 @@ sudo cat "/proc/$(systemctl show -p MainPID --value "$RUNNER_UNIT")/environ" | t
 			"was skipped because of an unmet condition check (ConditionFileIsExecutable=*gitlab-runner)",
 		},
 	},
-	Requires: []checks.Node{facts.ServiceFact, facts.RunnerFact, facts.EnvironFact},
+	Requires: []checks.Node{facts.ServiceFact, facts.RunnerFact, facts.EnvironFact, facts.FixScopeFact},
 	// A unit systemd cannot start (its condition, an EnvironmentFile=, its
 	// ExecStart= binary), masked or not enabled is why no runner process
 	// runs: runner-process's "not running" folds under it.
@@ -52,6 +53,12 @@ sudo cat "/proc/$(systemctl show -p MainPID --value "$RUNNER_UNIT")/environ" | t
 
 func run(p *checks.Pass) error {
 	svc, r := facts.ServiceFact.Get(p), facts.RunnerFact.Get(p)
+	if err := fixcode.UnitName(svc.Name); err != nil {
+		// The name is the process's --service: no unit systemd loads can
+		// have it, and a command carrying it would carry whatever it holds.
+		reportInvalidName(p, svc.Name, r.Selected, err)
+		return nil
+	}
 	if svc.Err != nil {
 		return fmt.Errorf("reading %s: %w", svc.Name, svc.Err)
 	}
@@ -59,13 +66,13 @@ func run(p *checks.Pass) error {
 		return checks.Skip("no %s on systemd's unit path (%s): the runner is not run by systemd here", svc.Name, strings.Join(systemd.SearchPath, ", "))
 	}
 	u := svc.Unit
-	restart := checks.Sh("sudo systemctl daemon-reload\nsudo systemctl restart " + checks.Quote(svc.Name))
+	restart := checks.Commands(reload(svc.Name)...)
 	if u.Masked {
 		p.Report(checks.Finding{
 			Severity: checks.Error,
 			Cause:    fmt.Sprintf("%s is masked (%s is empty or a link to /dev/null): systemd never starts the runner.", svc.Name, u.Path),
 			Evidence: []checks.Evidence{{Source: u.Path, Detail: "masked"}},
-			Fix:      checks.Steps{checks.Sh(fmt.Sprintf("sudo systemctl unmask %[1]s\nsudo systemctl enable --now %[1]s", checks.Quote(svc.Name)))},
+			Fix:      checks.Steps{checks.Commands(systemctl("unmask", svc.Name), systemctl("enable", "--now", svc.Name))},
 		})
 		return nil
 	}
@@ -75,11 +82,12 @@ func run(p *checks.Pass) error {
 	if proc == nil && len(r.All) == 0 {
 		// systemd tests the conditions first, and a skipped start goes no
 		// further: no environment file is read, nothing is executed.
-		skipped, err := skippedStart(p, svc)
+		scope := facts.FixScopeFact.Get(p)
+		skipped, err := skippedStart(p, svc, scope)
 		unknown = err
 		if !skipped {
 			reported = missingEnvironmentFiles(p, svc)
-			if err := unexecutableStart(p, svc); err != nil {
+			if err := unexecutableStart(p, svc, scope); err != nil {
 				unknown = err
 			}
 		}
@@ -98,7 +106,7 @@ func run(p *checks.Pass) error {
 		p.Report(checks.Finding{
 			Cause:    fmt.Sprintf("%s is not enabled: no wants symlink names it, so the runner does not start at boot.", svc.Name),
 			Evidence: []checks.Evidence{{Source: u.Path, Detail: "WantedBy=" + strings.Join(u.WantedBy, " ") + "; no <target>.wants/" + svc.Name + " link"}},
-			Fix:      checks.Steps{checks.Sh("sudo systemctl enable " + checks.Quote(svc.Name))},
+			Fix:      checks.Steps{checks.Commands(systemctl("enable", svc.Name))},
 		})
 	}
 	if proc == nil {
@@ -160,6 +168,34 @@ func staleEnvironment(p *checks.Pass, svc *facts.Service, env *facts.Environ, re
 			Fix: checks.Steps{restart},
 		})
 	}
+}
+
+// systemctl is `sudo systemctl ARGS...`, each argument one word: the unit
+// name among them was checked by fixcode.UnitName first.
+func systemctl(args ...string) fixcode.Cmd { return fixcode.Command("systemctl", args...).Sudo() }
+
+// reload is what makes systemd read the unit again and restart it.
+func reload(unit string) []fixcode.Cmd {
+	return []fixcode.Cmd{systemctl("daemon-reload"), systemctl("restart", unit)}
+}
+
+// reportInvalidName reports a --service that no systemd unit can be named:
+// systemd's unit_name_is_valid (src/basic/unit-name.c, v252) refuses it,
+// so no unit file by that name is ever loaded, and this process was not
+// started from one. The name is shown escaped (%q), and no command names
+// it.
+func reportInvalidName(p *checks.Pass, name string, proc *facts.Process, err error) {
+	ev := checks.Evidence{Source: "--service", Detail: fmt.Sprintf("%q", name)}
+	if proc != nil {
+		ev = checks.Evidence{Source: fmt.Sprintf("/proc/%d/cmdline", proc.PID), Detail: fmt.Sprintf("--service %q", name)}
+	}
+	p.Report(checks.Finding{
+		Cause: fmt.Sprintf("The runner process's --service %q is %v: systemd loads no unit by that name, so no unit "+
+			"starts this runner at boot or restarts it, and doctor names it in no command.", name, err),
+		Evidence: []checks.Evidence{ev},
+		Fix: checks.Text("Run the runner from its systemd unit: `gitlab-runner install` writes gitlab-runner.service (its --service " +
+			"names the unit, without .service), and the unit's ExecStart= passes the same --service to `gitlab-runner run`."),
+	})
 }
 
 func stamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05Z") }

@@ -2,11 +2,17 @@ package runnerservice
 
 import (
 	"os"
+	"path"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
+	"github.com/socialwebcomputer/doctor/internal/source/systemd"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
 
@@ -71,4 +77,76 @@ func TestNoUnitIsSkipped(t *testing.T) {
 	root.Runner(4242, 0, nil)
 	r := runCheck(t, root)
 	checktest.WantSays(t, r, checks.StatusSkipped, "the runner is not run by systemd here")
+}
+
+// A --service that no systemd unit can be named is the finding itself:
+// shown escaped, and in no command. One that is a unit name is carried
+// as one word (here: no unit file is on the path, so the check skips).
+func TestServiceNameThatIsNoUnitNameIsTheFinding(t *testing.T) {
+	for _, v := range hostileValues {
+		if !utf8.ValidString(v) {
+			continue // no cmdline the kernel shows: not a runner process (facts.parseCmdline)
+		}
+		root := testroot.New(t)
+		root.Runner(4242, 0, nil, "/usr/bin/gitlab-runner", "run", "--config", "/etc/gitlab-runner/config.toml", "--service", v)
+		r := runCheck(t, root)
+		name := v
+		if name == "" {
+			name = "gitlab-runner"
+		}
+		if !strings.Contains(name, ".") {
+			name += ".service"
+		}
+		for _, f := range r.Findings {
+			if blocks := f.Fix.Blocks(); len(blocks) > 0 {
+				t.Errorf("--service %q: a block in the fix: %q", v, blocks)
+			}
+		}
+		if fixcode.UnitName(name) == nil {
+			continue
+		}
+		checktest.WantSays(t, r, checks.StatusFail, "The runner process's --service ", "is not a valid systemd unit name", "/proc/4242/cmdline")
+		if len(r.Findings) != 1 {
+			t.Errorf("--service %q: %d findings, want the name's alone:\n%s", v, len(r.Findings), checktest.Text(r))
+		}
+	}
+}
+
+// The chmod of a unit's binary carries the path as one word, whatever it
+// holds, and the restart after it is unchanged.
+func TestChmodCarriesTheBinaryAsOneWord(t *testing.T) {
+	build := func(v string) checks.Steps {
+		p := "/opt/runner-" + v + "/gitlab-runner"
+		return installBinary(&facts.FixScope{Binary: path.Clean(p)}, p, systemd.ErrNoExecuteBit, reload("gitlab-runner.service")...)
+	}
+	benign := build("plain")
+	if len(benign) != 1 || benign[0].Kind != checks.KindShell {
+		t.Fatalf("benign fix: %q", benign)
+	}
+	for _, v := range hostileValues {
+		got := build(v)
+		switch {
+		case len(got) == 1 && got[0].Kind == checks.KindShell:
+			wantShape(t, v, benign[0].Text, got[0].Text)
+		case len(got) == 4 && withheld(got[1]):
+			// refused (the path is relative once cleaned, say): no chmod
+		default:
+			t.Errorf("%q: %q", v, got)
+		}
+	}
+}
+
+// A binary that is not the unit's gitlab-runner, in a system directory,
+// gets no chmod: doctor says why, and the start still follows.
+func TestChmodOfAnotherBinaryIsWithheld(t *testing.T) {
+	root := testroot.New(t)
+	root.Write("/etc/systemd/system/gitlab-runner.service", strings.Replace(unit, "/usr/bin/gitlab-runner", "/usr/local/bin/runner-wrapper", 1), 0o644)
+	root.Write("/usr/local/bin/runner-wrapper", "#!/bin/sh\n", 0o644)
+	r := runCheck(t, root)
+	checktest.WantSays(t, r, checks.StatusFail, "has no execute bit",
+		"doctor prints no command here: /usr/local/bin/runner-wrapper is a system path, not one of the runner's own.",
+		"sudo systemctl daemon-reload\nsudo systemctl restart gitlab-runner.service")
+	if strings.Contains(checktest.Text(r), "chmod 0755") {
+		t.Errorf("a chmod of a binary that is not the runner's:\n%s", checktest.Text(r))
+	}
 }

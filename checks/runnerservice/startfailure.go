@@ -8,6 +8,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/source/systemd"
 )
@@ -40,7 +41,7 @@ func missingEnvironmentFiles(p *checks.Pass, svc *facts.Service) map[systemd.Sou
 			},
 			Fix: checks.Steps{
 				checks.Say(fmt.Sprintf("Create %s (or write EnvironmentFile=-%s in the unit if it is optional), then restart the runner:", f.Path, f.Path)),
-				checks.Sh("sudo systemctl daemon-reload\nsudo systemctl restart " + checks.Quote(svc.Name)),
+				checks.Commands(reload(svc.Name)...),
 			},
 		})
 	}
@@ -53,7 +54,7 @@ func missingEnvironmentFiles(p *checks.Pass, svc *facts.Service) map[systemd.Sou
 // service_shall_restart(), src/core/service.c), so nothing runs and
 // nothing retries. It says whether it reported: the rest of the unit is
 // never reached.
-func skippedStart(p *checks.Pass, svc *facts.Service) (bool, error) {
+func skippedStart(p *checks.Pass, svc *facts.Service, scope *facts.FixScope) (bool, error) {
 	u := svc.Unit
 	c, st, err := u.UnmetCondition(p.Env)
 	if c == nil {
@@ -83,7 +84,7 @@ func skippedStart(p *checks.Pass, svc *facts.Service) (bool, error) {
 			{Source: c.Source.String(), Detail: c.String()},
 			{Source: c.Path, Detail: fileDetail(st, err)},
 		},
-		Fix: installBinary(c.Path, err, "sudo systemctl start "+checks.Quote(svc.Name)),
+		Fix: installBinary(scope, c.Path, err, systemctl("start", svc.Name)),
 	})
 	return true, nil
 }
@@ -92,7 +93,7 @@ func skippedStart(p *checks.Pass, svc *facts.Service) (bool, error) {
 // binary systemd cannot execute: the forked child fails before execve, the
 // main process exits 203/EXEC, and with Restart= the unit retries without
 // end.
-func unexecutableStart(p *checks.Pass, svc *facts.Service) error {
+func unexecutableStart(p *checks.Pass, svc *facts.Service, scope *facts.FixScope) error {
 	u := svc.Unit
 	if u.ExecStartPath == "" || u.Masked {
 		return nil
@@ -123,7 +124,7 @@ func unexecutableStart(p *checks.Pass, svc *facts.Service) error {
 			{Source: u.ExecStartSource.String(), Detail: "ExecStart=" + strings.Join(u.ExecStart, " ")},
 			{Source: u.ExecStartPath, Detail: fileDetail(st, err)},
 		},
-		Fix: installBinary(u.ExecStartPath, err, "sudo systemctl daemon-reload\nsudo systemctl restart "+checks.Quote(svc.Name)),
+		Fix: installBinary(scope, u.ExecStartPath, err, reload(svc.Name)...),
 	})
 	return nil
 }
@@ -169,13 +170,23 @@ func statusName(u *systemd.Unit, name string) string {
 
 // installBinary is the fix of a runner binary systemd cannot execute: an
 // execute bit where the file is there, else the binary itself (the
-// package installs it where the unit names it), then start.
-func installBinary(path string, err error, start string) checks.Steps {
+// package installs it where the unit names it), then start. The chmod
+// runs as root on a path a unit names: only the unit's own gitlab-runner
+// binary (FixScope.Binary) or a path of the runner's own gets one.
+func installBinary(scope *facts.FixScope, path string, err error, start ...fixcode.Cmd) checks.Steps {
 	if errors.Is(err, fs.ErrNotExist) {
 		return checks.Steps{
 			checks.Say("Install the gitlab-runner binary at " + path + " (the gitlab-runner package puts it at /usr/bin/gitlab-runner), or point ExecStart= at where it is, then start the unit:"),
-			checks.Sh(start),
+			checks.Commands(start...),
 		}
 	}
-	return checks.Steps{checks.Sh("sudo chmod 0755 " + checks.Quote(path) + "\n" + start)}
+	if err := scope.Path(path); err != nil {
+		return checks.Steps{
+			checks.Say("Make " + path + " executable (mode 0755) if it is the gitlab-runner binary the unit should run:"),
+			checks.Withheld(err),
+			checks.Say("Then start the unit:"),
+			checks.Commands(start...),
+		}
+	}
+	return checks.Steps{checks.Commands(append([]fixcode.Cmd{fixcode.Command("chmod", "0755", path).Sudo()}, start...)...)}
 }

@@ -13,7 +13,9 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/client/gitlab"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
@@ -56,7 +58,7 @@ sudo systemctl restart "$RUNNER_UNIT"`)),
 		},
 	},
 	// A GitLab that does not answer cannot judge a token.
-	Requires: []checks.Node{checks.Ref("gitlab-reachability"), checks.Ref("config-decode"), facts.RunnerEntryFact, facts.ServiceFact},
+	Requires: []checks.Node{checks.Ref("gitlab-reachability"), checks.Ref("config-decode"), facts.RunnerEntryFact, facts.ServiceFact, facts.FixScopeFact},
 	Settings: []*checks.Setting{gitlab.ResolverSetting},
 	Network:  true,
 	Timeout:  25 * time.Second,
@@ -74,32 +76,72 @@ func run(p *checks.Pass) error {
 	if f != nil {
 		unit := facts.ServiceFact.Get(p).Name
 		if len(f.Fix) == 0 {
-			f.Fix = registerFix(e, unit)
+			f.Fix = registerFix(facts.FixScopeFact.Get(p), e.Runner.URL, e.File.Path, unit)
 		}
 		if f.disables {
-			f.Fix = append(f.Fix, gitlab.DisabledNote(e.Runner, "sudo systemctl restart "+checks.Quote(unit))...)
+			f.Fix = append(f.Fix, disabledNote(e.Runner, unit)...)
 		}
 		p.Report(f.Finding)
 	}
 	return err
 }
 
+// disabledNote is gitlab.DisabledNote with the restart of this runner's
+// unit; a unit name systemd would refuse (unit_name_is_valid,
+// src/basic/unit-name.c, v252) is in no command: the note says why
+// instead.
+func disabledNote(r *runnerconfig.Runner, unit string) checks.Steps {
+	err := fixcode.UnitName(unit)
+	note := gitlab.DisabledNote(r, fixcode.Command("systemctl", "restart", unit).Sudo())
+	if err == nil {
+		return note
+	}
+	out := make(checks.Steps, len(note))
+	for i, st := range note {
+		if st.Kind != checks.KindText {
+			st = checks.Withheld(err)
+		}
+		out[i] = st
+	}
+	return out
+}
+
 // registerFix is the re-registration with this runner's own GitLab URL,
-// config file and unit; the URL loses any user info.
-func registerFix(e *facts.RunnerEntry, unit string) checks.Steps {
-	base := "\"$GITLAB_URL\""
+// config file and unit. The token never appears: read -rs takes it into
+// a shell variable. The URL (without any user info) and the config path
+// are data words; the config file is written by register, so it must be
+// one of the runner's own (FixScope); a unit name systemd would refuse
+// gets no restart.
+func registerFix(scope *facts.FixScope, rawURL, config, unit string) checks.Steps {
+	say := "Create the runner again in GitLab (the project's, group's or instance's Settings > CI/CD > Runners > New runner) " +
+		"and copy its new glrt- token. Register it in this runner's config.toml, pasting the token when read asks, then restart the runner:"
+	if err := scope.Path(config); err != nil {
+		// gitlab-runner register rewrites the file as root.
+		return checks.Steps{checks.Say(say), checks.Withheld(err)}
+	}
 	var steps checks.Steps
-	if t, err := gitlab.ParseURL(e.Runner.URL, true, "url"); err == nil {
-		base = checks.Quote(t.Base.String())
+	url := fixcode.Var("GITLAB_URL")
+	if t, err := gitlab.ParseURL(rawURL, true, "url"); err == nil {
+		url = fixcode.Data(redact.StripUserinfo(t.Base.String()))
 	} else {
 		steps = append(steps, checks.Say("Set GITLAB_URL to GitLab's external URL (the one its pages are served at):"),
 			checks.Sh("read -r GITLAB_URL"))
 	}
-	return append(steps,
-		checks.Say("Create the runner again in GitLab (the project's, group's or instance's Settings > CI/CD > Runners > New runner) "+
-			"and copy its new glrt- token. Register it in this runner's config.toml, pasting the token when read asks, then restart the runner:"),
-		checks.Sh(fmt.Sprintf("read -rs GLRT_TOKEN\nsudo gitlab-runner register --non-interactive --config %s --url %s --token \"$GLRT_TOKEN\"\nsudo systemctl restart %s",
-			checks.Quote(e.File.Path), base, checks.Quote(unit))))
+	// gitlab-runner v19.3.0, commands/register.go: --url, --token and
+	// --non-interactive (RUNNER_TOKEN, CI_SERVER_URL); --config is the
+	// file it writes (commands/config.go).
+	register := fixcode.Command("gitlab-runner", "register", "--non-interactive", "--config", config).
+		Words(fixcode.Data("--url"), url, fixcode.Data("--token"), fixcode.Var("GLRT_TOKEN")).Sudo()
+	script := fixcode.Lines(fixcode.Raw("read -rs GLRT_TOKEN"), fixcode.Run(register))
+	unitErr := fixcode.UnitName(unit)
+	if unitErr == nil {
+		script = script.Then(fixcode.Command("systemctl", "restart", unit).Sudo())
+	}
+	steps = append(steps, checks.Say(say), checks.Script(script))
+	if unitErr != nil {
+		steps = append(steps, checks.Withheld(unitErr))
+	}
+	return steps
 }
 
 // Kind names a token without showing it: its prefix type only.

@@ -6,10 +6,13 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
@@ -45,15 +48,46 @@ func run(p *checks.Pass) error {
 	if err := l.Err("runner pods", "pending pods", "nodes"); err != nil {
 		return err
 	}
-	r := facts.RunnerEntryFact.Get(p).Runner
+	e := facts.RunnerEntryFact.Get(p)
+	r := e.Runner
 	idleNodes(p, l, r)
 	if r.Kubernetes != nil && r.Kubernetes.Autoscaler != nil {
+		name := r.Kubernetes.Autoscaler.PausePodPriorityClassName
+		if invalidPriorityClass(p, e, name) {
+			return nil
+		}
 		if err := l.Err("priorityclasses"); err != nil {
 			return err
 		}
-		pausePriority(p, l, r.Kubernetes.Autoscaler.PausePodPriorityClassName)
+		pausePriority(p, l, name)
 	}
 	return nil
+}
+
+// invalidPriorityClass reports a pause_pod_priority_class_name that is no
+// PriorityClass name: no class can have it, and the apiserver refuses the
+// pause pods' Deployment whose pod template names it (pkg/apis/core/
+// validation/validation.go, kubernetes v1.37.2: ValidatePodSpec checks
+// priorityClassName with ValidatePriorityClassName, a DNS-1123
+// subdomain). The name is the finding, never a manifest's.
+func invalidPriorityClass(p *checks.Pass, e *facts.RunnerEntry, name string) bool {
+	if name == "" {
+		return false
+	}
+	err := fixcode.ObjectName(name)
+	if err == nil {
+		return false
+	}
+	src, line := e.At("kubernetes", "autoscaler", "pause_pod_priority_class_name")
+	p.Report(checks.Finding{
+		Severity: checks.Error,
+		Cause: fmt.Sprintf("config.toml's pause_pod_priority_class_name %q is %v: no PriorityClass can have it, and the apiserver refuses the runner's pause pods that name it.",
+			name, err),
+		Evidence: []checks.Evidence{{Source: src, Detail: line}},
+		Fix: checks.Text("Set pause_pod_priority_class_name in [runners.kubernetes.autoscaler] to the name of a PriorityClass below the job pods' " +
+			"(lower-case letters, digits, '-' and '.', at most 253 characters; the guide's is gitlab-pause, value -10)."),
+	})
+	return true
 }
 
 // idleNodes reports nodes with no job pod, with the Pending non-job pods
@@ -134,7 +168,7 @@ func pausePriority(p *checks.Pass, l *cluster.Lists, name string) {
 			Cause:    fmt.Sprintf("pause_pod_priority_class_name = %q, but no PriorityClass %q exists: the runner's pause pods are refused at creation.", name, name),
 			Evidence: []checks.Evidence{{Source: "GET /apis/scheduling.k8s.io/v1/priorityclasses", Detail: fmt.Sprintf("%s, none named %s", checks.Count(len(l.PriorityClasses), "class", "classes"), name)}},
 			Fix: checks.Steps{checks.Say("Create it in the runner's cluster:"),
-				checks.Sh(priorityClass(cluster.ListsFact.Get(p).Kubectl(), "apply", name))},
+				checks.Commands(cluster.ListsFact.Get(p).Kubectl().Arg("apply", "-f", "-").Stdin(priorityClass(name)))},
 		})
 		return
 	}
@@ -152,7 +186,7 @@ func pausePriority(p *checks.Pass, l *cluster.Lists, name string) {
 				name, *pause, jobPriority, source),
 			Evidence: []checks.Evidence{{Source: "priorityclass " + name, Detail: fmt.Sprintf("value %d", *pause)}},
 			Fix: checks.Steps{checks.Say(fmt.Sprintf("Give %s a negative value (the guide uses -10): a PriorityClass's value cannot change, so replace it:", name)),
-				checks.Sh(priorityClass(cluster.ListsFact.Get(p).Kubectl(), "replace --force", name))},
+				checks.Commands(cluster.ListsFact.Get(p).Kubectl().Arg("replace", "--force", "-f", "-").Stdin(priorityClass(name)))},
 		})
 	}
 }
@@ -175,10 +209,17 @@ func them(n int, one, many string) string {
 	return many
 }
 
-// priorityClass is the command that writes the pause pods' PriorityClass
-// (the guide's, value -10) with kubectl, a command aimed at the runner's
-// cluster; verb is apply, or replace --force for one whose value must change.
-func priorityClass(kubectl, verb, name string) string {
-	return fmt.Sprintf("%s %s -f - <<'EOF'\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: %s\nvalue: -10\nglobalDefault: false\n"+
-		"description: \"Pause pods, below job pods, so a job preempts one.\"\nEOF", kubectl, verb, name)
+// priorityClass is the pause pods' PriorityClass (the guide's, value -10),
+// written with kubectl apply, or replace --force for one whose value must
+// change (a PriorityClass's value is immutable: pkg/apis/scheduling/
+// validation/validation.go, kubernetes v1.37.2, ValidatePriorityClassUpdate).
+func priorityClass(name string) fixcode.Doc {
+	return fixcode.Manifest(&schedulingv1.PriorityClass{
+		ObjectMeta:    metav1.ObjectMeta{Name: name},
+		Value:         -10,
+		GlobalDefault: false,
+		// No final period: fixproof.ShellBlock refuses a line of a block
+		// (a heredoc's too) that ends with one.
+		Description: "Pause pods, below job pods, so a job preempts one",
+	})
 }

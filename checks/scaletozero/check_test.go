@@ -2,6 +2,7 @@ package scaletozero
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,10 +12,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	schedv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/BurntSushi/toml"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
+	"github.com/socialwebcomputer/doctor/internal/testing/fixproof"
+	"github.com/socialwebcomputer/doctor/internal/testing/shellshape"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
 
@@ -133,3 +139,67 @@ func TestPausePriority(t *testing.T) {
 }
 
 func TestCases(t *testing.T) { checktest.Cases(t, Check, withAPIAuth) }
+
+// hostile are values an attacker puts where a fix takes a host value:
+// every character that ends a word, a line, a quote, a heredoc or a
+// document, and the ones a terminal hides.
+var hostile = []string{
+	"plain", "two words", "new\nline", "x\n$(touch /tmp/pwned)", "`touch /tmp/pwned`",
+	"a;b", "a&&b", "a|b", "#comment", "it's", `say "hi"`, `back\slash`, "'", `"`,
+	"$HOME", "${HOME}", "$(id)", "EOF", "x\nEOF\ntouch /tmp/pwned", "EOF_1",
+	"---", "x\n---\napiVersion: v1\nkind: Namespace", "{a,b}", "*", "~root", "!", "-rf",
+	"tab\there", "esc\x1b[31mred", "bidi\u202ereversed", "zero\u200bwidth", "ünïcödé",
+	"UPPER", "a/b", "..", "%i", "name: x\nvalue: 1000000000", "a\x00b", strings.Repeat("a", 254),
+}
+
+// tomlString is v as a TOML basic string, as BurntSushi/toml (the
+// runner's TOML library) writes it.
+func tomlString(t *testing.T, v string) string {
+	t.Helper()
+	var b strings.Builder
+	if err := toml.NewEncoder(&b).Encode(map[string]string{"k": v}); err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(strings.TrimPrefix(b.String(), "k = "))
+}
+
+// config.toml's pause_pod_priority_class_name, whatever it holds, is
+// either a PriorityClass's name (the manifest names it, whole, in one
+// object) or the finding itself, with no block: a value that is not a
+// name never reaches a command or a manifest.
+func TestPriorityClassNameHoldsHostileValues(t *testing.T) {
+	for _, v := range hostile {
+		config := strings.Replace(pauseConfig, `pause_pod_priority_class_name = "gitlab-pause"`, "pause_pod_priority_class_name = "+tomlString(t, v), 1)
+		rs := judge(t, config, &cluster.Lists{PriorityClasses: []schedv1.PriorityClass{}})
+		if len(rs) != 1 || len(rs[0].Findings) != 1 {
+			t.Errorf("%q: want one finding, got %+v", v, rs)
+			continue
+		}
+		f := rs[0].Findings[0]
+		if v != "plain" {
+			if len(f.Fix.Blocks()) != 0 || !strings.Contains(f.Cause, "is not a valid object name") || f.Severity != checks.Error {
+				t.Errorf("%q: not refused as the finding: %s\n%v", v, f.Cause, f.Fix)
+			}
+			if len(v) < 100 && !strings.Contains(f.Cause, fmt.Sprintf("%q", v)) { // a longer one is redacted as base64
+				t.Errorf("%q: the cause does not quote it: %s", v, f.Cause)
+			}
+			continue
+		}
+		fixproof.Checker{}.Assert(t, "scale-to-zero fix", f.Fix)
+		blocks := f.Fix.Blocks()
+		if len(blocks) != 1 || blocks[0].Kind != checks.KindShell {
+			t.Fatalf("%q: want one shell block: %v", v, f.Fix)
+		}
+		shape, err := shellshape.Parse(blocks[0].Text)
+		if err != nil || len(shape.Stmts) != 1 || len(shape.Heredocs) != 1 {
+			t.Fatalf("%q: the block is not one command with a heredoc (%v):\n%s", v, err, blocks[0].Text)
+		}
+		if want := `call("kubectl", "apply", "-f", "-") <<`; !strings.HasPrefix(shape.Stmts[0], want) {
+			t.Errorf("%q: the command is %s, want %s…", v, shape.Stmts[0], want)
+		}
+		var pc schedv1.PriorityClass
+		if err := yaml.UnmarshalStrict([]byte(shape.Heredocs[0]), &pc); err != nil || pc.Name != v || pc.Value != -10 || pc.Kind != "PriorityClass" {
+			t.Errorf("%q: the manifest is %+v (%v)", v, pc, err)
+		}
+	}
+}

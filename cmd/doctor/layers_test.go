@@ -53,7 +53,10 @@ var layers = []layer{
 	{name: "engine", dirs: []string{"checks"}, imports: []string{"source"}},
 	// Parsers of host material read it through the door (systemd's units
 	// with hostio.Env, the one door for I/O), so they sit above it.
-	{name: "source", dirs: []string{"internal/source/..."}, siblings: true, imports: []string{"hostio"}},
+	{name: "source", dirs: []string{"internal/source/..."}, siblings: true, imports: []string{"fixcode"}},
+	// The encoders a fix is rendered by: the engine's steps, the facts'
+	// command prefixes, the checks' fixes and the report's verify line.
+	{name: "fixcode", dirs: []string{"internal/fixcode"}, imports: []string{"hostio"}},
 	{name: "hostio", dirs: []string{"internal/hostio/..."}, siblings: true, imports: []string{"redact"}},
 	{name: "redact", dirs: []string{"internal/redact"}, imports: []string{"runnerconfig"}},
 	{name: "runnerconfig", dirs: []string{"runnerconfig/..."}, siblings: true, imports: []string{"text"}},
@@ -251,6 +254,7 @@ func TestLayerOf(t *testing.T) {
 		"internal/testing/testenv":     testSupport,
 		"internal/source/systemd":      "source",
 		"internal/hostio/atomicfile":   "hostio",
+		"internal/fixcode":             "fixcode",
 		"runnerconfig/jobpod":          "runnerconfig",
 		"internal/text/safetext":       "text",
 		"internal/app/trace":           "app",

@@ -3,6 +3,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"runtime/debug"
 
 	"golang.org/x/term"
@@ -34,8 +35,9 @@ func main() {
 		debug.SetMemoryLimit(memoryLimit)
 	}
 	io := cli.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
-		TTY:    term.IsTerminal(int(os.Stdout.Fd())),
-		ErrTTY: term.IsTerminal(int(os.Stderr.Fd()))}
+		TTY:     term.IsTerminal(int(os.Stdout.Fd())),
+		ErrTTY:  term.IsTerminal(int(os.Stderr.Fd())),
+		Program: cli.ProgramName(os.Args[0], exec.LookPath, os.Executable)}
 	if io.TTY {
 		// The table fits the terminal it is printed on.
 		if w, _, err := term.GetSize(int(os.Stdout.Fd())); err == nil && w > 0 {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/internal/app/bundle"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/redact"
 	"github.com/socialwebcomputer/doctor/report"
@@ -64,10 +65,10 @@ func changedFlags(cmd *cobra.Command) []string {
 			out = append(out, "--"+fl.Name)
 		case isSlice(fl.Value):
 			for _, e := range fl.Value.(pflag.SliceValue).GetSlice() {
-				out = append(out, "--"+fl.Name, shellQuote(redact.Text(e)))
+				out = append(out, "--"+fl.Name, fixcode.Quote(redact.Text(e)))
 			}
 		default:
-			out = append(out, "--"+fl.Name, shellQuote(v))
+			out = append(out, "--"+fl.Name, fixcode.Quote(v))
 		}
 	})
 	return out
@@ -238,17 +239,17 @@ func isSlice(v pflag.Value) bool {
 // came from: a fix is applied there, so its verify command runs there,
 // with the flags that chose the live run's input (not doctor analyze of the
 // same bundle, which can only show what was).
-func liveRerun(in bundle.EnvInputs) string {
+func liveRerun(in bundle.EnvInputs) []string {
 	parts := []string{"doctor", "run"}
 	for _, fl := range []struct{ name, value string }{
 		{"--config", in.ConfigPath}, {"--kubeconfig", in.KubeconfigPath}, {"--context", in.Context}, {"--namespace", in.Namespace},
 	} {
 		if fl.value != "" {
-			parts = append(parts, fl.name, shellQuote(fl.value))
+			parts = append(parts, fl.name, fl.value)
 		}
 	}
 	if in.Offline {
 		parts = append(parts, "--offline")
 	}
-	return strings.Join(parts, " ")
+	return parts
 }

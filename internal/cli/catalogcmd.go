@@ -137,16 +137,26 @@ give all of it as data.`,
 // it, the last column's text goes under its row.
 const minTitle = 24
 
+// maxList is the widest a column of comma-separated IDs (REQUIRES,
+// EXPLAINS) grows: a longer list goes on under itself, after a comma.
+const maxList = 34
+
 // columns lays rows out in columns two spaces apart, as tabwriter would,
 // with the last column's text wrapped to the width at spaces: in its
 // column, or indented under its row when the other columns leave it less
-// than minTitle.
+// than minTitle. A list of IDs wider than maxList wraps after its commas,
+// in its column.
 func columns(rows [][]string, width int) string {
 	n := len(rows[0])
+	cells := make([][][]string, len(rows)) // row, column, line
 	colW := make([]int, n-1)
-	for _, r := range rows {
+	for ri, r := range rows {
+		cells[ri] = make([][]string, n-1)
 		for i := range colW {
-			colW[i] = max(colW[i], wrap.Width(r[i]))
+			cells[ri][i] = wrapList(r[i], maxList)
+			for _, l := range cells[ri][i] {
+				colW[i] = max(colW[i], wrap.Width(l))
+			}
 		}
 	}
 	lead := 0
@@ -154,25 +164,65 @@ func columns(rows [][]string, width int) string {
 		lead += w + 2
 	}
 	var b strings.Builder
-	for _, r := range rows {
-		var head strings.Builder
-		for i, w := range colW {
-			head.WriteString(r[i] + strings.Repeat(" ", w-wrap.Width(r[i])+2))
+	for ri, r := range rows {
+		height := 1
+		for _, c := range cells[ri] {
+			height = max(height, len(c))
+		}
+		heads := make([]string, height)
+		for h := range heads {
+			var head strings.Builder
+			for i, w := range colW {
+				cell := ""
+				if h < len(cells[ri][i]) {
+					cell = cells[ri][i][h]
+				}
+				head.WriteString(cell + strings.Repeat(" ", w-wrap.Width(cell)+2))
+			}
+			heads[h] = head.String()
 		}
 		if width-lead >= minTitle {
-			for _, l := range wrap.Words(r[n-1], width, head.String(), strings.Repeat(" ", lead)) {
+			lines := wrap.Words(r[n-1], width, heads[0], strings.Repeat(" ", lead))
+			for h := 1; h < height; h++ {
+				if h < len(lines) {
+					lines[h] = heads[h] + strings.TrimLeft(lines[h], " ")
+				} else {
+					lines = append(lines, strings.TrimRight(heads[h], " "))
+				}
+			}
+			for _, l := range lines {
 				fmt.Fprintln(&b, l)
 			}
 			continue
 		}
-		for _, l := range wrap.Hang(strings.TrimRight(head.String(), " "), width, "    ") {
-			fmt.Fprintln(&b, l)
+		for _, head := range heads {
+			for _, l := range wrap.Hang(strings.TrimRight(head, " "), width, "    ") {
+				fmt.Fprintln(&b, l)
+			}
 		}
 		for _, l := range wrap.Words(r[n-1], width, "    ", "    ") {
 			fmt.Fprintln(&b, l)
 		}
 	}
 	return b.String()
+}
+
+// wrapList is a cell on lines of at most max columns, broken after the
+// commas of a list; a cell without one, or short enough, is one line.
+func wrapList(cell string, max int) []string {
+	if wrap.Width(cell) <= max || !strings.Contains(cell, ",") {
+		return []string{cell}
+	}
+	var lines []string
+	line := ""
+	for _, item := range strings.SplitAfter(cell, ",") {
+		if line != "" && wrap.Width(line+item) > max {
+			lines = append(lines, line)
+			line = ""
+		}
+		line += item
+	}
+	return append(lines, line)
 }
 
 func dash(s []string) string {
@@ -231,14 +281,18 @@ func (a *app) explainCommand() *cobra.Command {
 			}
 			fmt.Fprintln(out)
 			if len(c.Explains) > 0 {
-				fmt.Fprintf(out, "Explains: %s\n", strings.Join(c.Explains, ", "))
+				for _, l := range wrap.Words("Explains: "+strings.Join(c.Explains, ", "), width, "", "  ") {
+					fmt.Fprintln(out, l)
+				}
 			}
 			if req := checks.RequiredChecks(catalog, c); len(req) > 0 {
 				ids := make([]string, len(req))
 				for i, r := range req {
 					ids[i] = r.ID
 				}
-				fmt.Fprintf(out, "Requires: %s\n", strings.Join(ids, ", "))
+				for _, l := range wrap.Words("Requires: "+strings.Join(ids, ", "), width, "", "  ") {
+					fmt.Fprintln(out, l)
+				}
 			}
 			fmt.Fprintf(out, "Applies to: %s runners\n", c.ExecutorList())
 			if base := a.docsURL(docs); base != "" {

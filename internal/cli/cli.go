@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -35,6 +36,9 @@ type IO struct {
 	// report.DefaultWidth (the width of output that goes to no terminal).
 	Width  int
 	Getenv func(string) string
+	// Program is doctor as the operator invoked it, which a fix's verify
+	// line names (ProgramName); "" is "doctor", the one on PATH.
+	Program string
 	// Checks are the checks doctor run and analyze run; nil is the registry
 	// (all.Checks). The scenario tests give a golden the catalog it was
 	// written with, and prove a check added to it changes no scenario.
@@ -243,4 +247,44 @@ func fixCompletionCommand(root *cobra.Command) {
 			return usageError("no completion for shell %q (want %s)%s", args[0], strings.Join(shells, ", "), didYouMean(suggest(args[0], shells)))
 		}
 	}
+}
+
+// program is the first word of a verify line: doctor as it was invoked.
+func (a *app) program() string {
+	if a.io.Program == "" {
+		return "doctor"
+	}
+	return a.io.Program
+}
+
+// ProgramName is how a verify line invokes this doctor, from the name it
+// was run by (os.Args[0]): "doctor" when that finds this binary on PATH,
+// or it was run by a name without a slash (found on PATH); else the path
+// it was run by, absolute or relative to the working directory as the
+// operator typed it ("./doctor" after the README's build), so that the
+// pasted verify runs the same doctor.
+func ProgramName(arg0 string, lookPath func(string) (string, error), self func() (string, error)) string {
+	if strings.Contains(arg0, "/go-build") {
+		return "doctor" // go run's binary, gone when it exits
+	}
+	if !strings.Contains(arg0, "/") {
+		if arg0 == "" {
+			return "doctor"
+		}
+		return arg0
+	}
+	onPath, err := lookPath("doctor")
+	if err != nil {
+		return arg0
+	}
+	me, err := self()
+	if err != nil {
+		return arg0
+	}
+	a, errA := filepath.EvalSymlinks(onPath)
+	b, errB := filepath.EvalSymlinks(me)
+	if errA == nil && errB == nil && a == b {
+		return "doctor"
+	}
+	return arg0
 }

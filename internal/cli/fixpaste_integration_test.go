@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/testing/fixproof"
 	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
 	"github.com/socialwebcomputer/doctor/report"
@@ -80,8 +81,8 @@ func TestNamespaceFixPastedInAnotherShellActsOnTheRunnersCluster(t *testing.T) {
 	}
 	// The operator's shell: its kubeconfig is the other cluster's, and its
 	// current context has the runner's context's name.
-	shell := "env -i HOME=" + shellQuote(dir) + " PATH=" + shellQuote(filepath.Dir(kubectl)+":/usr/bin:/bin") +
-		" KUBECONFIG=" + shellQuote(otherKC) + " PS1='$ ' bash --norc --noprofile -i"
+	shell := "env -i HOME=" + fixcode.Quote(dir) + " PATH=" + fixcode.Quote(filepath.Dir(kubectl)+":/usr/bin:/bin") +
+		" KUBECONFIG=" + fixcode.Quote(otherKC) + " PS1='$ ' bash --norc --noprofile -i"
 	tm("new-session", "-d", "-s", "paste", "-x", "200", "-y", "50", shell)
 	t.Cleanup(func() { _ = exec.Command(tmux, "-S", sock, "kill-server").Run() })
 	for i, b := range blocks {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks/all"
 	"github.com/socialwebcomputer/doctor/internal/app/symptom"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/report"
 )
@@ -78,7 +79,7 @@ func (a *app) scanFile(m *symptom.Matcher, path string) (*symptom.Scan, error) {
 		return nil, fmt.Errorf("log %s is %s, not a regular file: pipe it in instead (… | doctor why -)", path, hostio.FileType(st.Mode()))
 	case st.Size() > symptom.MaxInput:
 		return nil, fmt.Errorf("log %s is %d MiB, more than the %d MiB doctor reads of a log: give it the end, tail -c %dM %s | doctor why -",
-			path, st.Size()>>20, symptom.MaxInput>>20, symptom.MaxInput>>20, shellQuote(path))
+			path, st.Size()>>20, symptom.MaxInput>>20, symptom.MaxInput>>20, fixcode.Quote(path))
 	}
 	return m.Scan(path, io.Reader(fh))
 }

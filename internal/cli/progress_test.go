@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 )
 
 // On a terminal, doctor run shows its progress on stderr while it runs:
@@ -31,7 +33,7 @@ func TestProgressOnATerminal(t *testing.T) {
 	sock := filepath.Join(dir, "tmux.sock")
 	var quoted []string
 	for _, a := range append([]string{bin}, args...) {
-		quoted = append(quoted, shellQuote(a))
+		quoted = append(quoted, fixcode.Quote(a))
 	}
 	script := filepath.Join(dir, "run.sh")
 	noErr(t, os.WriteFile(script, []byte("#!/bin/sh\nexport DOCTOR_LOOPBACK_ONLY=1\n"+strings.Join(quoted, " ")+"\necho doctor-exit=$?\nsleep 30\n"), 0o755))
@@ -41,7 +43,7 @@ func TestProgressOnATerminal(t *testing.T) {
 		out, _ := cmd.CombinedOutput()
 		return string(out)
 	}
-	tm("new-session", "-d", "-s", "p", "-x", "100", "-y", "40", "sh "+shellQuote(script))
+	tm("new-session", "-d", "-s", "p", "-x", "100", "-y", "40", "sh "+fixcode.Quote(script))
 	t.Cleanup(func() { tm("kill-server") })
 	var sawSlow, sawCounts bool
 	var screen string

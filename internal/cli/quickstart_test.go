@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
@@ -86,7 +87,7 @@ func buildAsReadmeSays(t *testing.T, readme, bin string) {
 	if line == "" {
 		t.Fatalf("README.md has no build line %q", strings.TrimSpace(prefix))
 	}
-	cmd := exec.Command("bash", "-c", strings.Replace(strings.TrimSpace(line), "-o doctor", "-o "+shellQuote(bin), 1))
+	cmd := exec.Command("bash", "-c", strings.Replace(strings.TrimSpace(line), "-o doctor", "-o "+fixcode.Quote(bin), 1))
 	cmd.Dir = "../.."
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", strings.TrimSpace(line), err, out)

@@ -26,6 +26,9 @@ import (
 
 // runFlags are doctor run's flags, as parsed.
 type runFlags struct {
+	// program is doctor as the operator invoked it (IO.Program), the
+	// first word of every verify line.
+	program                                string
 	root, runner, config, kubeconfig, now  string
 	kubeContext, namespace, output, dotCfg string
 	pid, verbosity                         int
@@ -113,7 +116,7 @@ func (a *app) runCommand() *cobra.Command {
 
 // newRunCommand is doctor run and the flags it parses into.
 func (a *app) newRunCommand() (*cobra.Command, *runFlags) {
-	f := &runFlags{}
+	f := &runFlags{program: a.program()}
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the checks and report the findings, root causes first",
@@ -532,8 +535,8 @@ func overrides(f *runFlags) []report.Override {
 
 // rerun is doctor run with the flags of this run that chose its input, so
 // a verify command reads what this run read.
-func rerun(cmd *cobra.Command, f *runFlags) string {
-	parts := []string{"doctor", "run"}
+func rerun(cmd *cobra.Command, f *runFlags) []string {
+	argv := []string{f.program, "run"}
 	cmd.Flags().VisitAll(func(fl *pflag.Flag) {
 		if !fl.Changed {
 			return
@@ -541,25 +544,17 @@ func rerun(cmd *cobra.Command, f *runFlags) string {
 		switch fl.Name {
 		case "root":
 			if f.root != "/" {
-				parts = append(parts, "--root", shellQuote(f.root))
+				argv = append(argv, "--root", f.root)
 			}
 		case "config", "kubeconfig", "context", "namespace", "now":
-			parts = append(parts, "--"+fl.Name, shellQuote(fl.Value.String()))
+			argv = append(argv, "--"+fl.Name, fl.Value.String())
 		case "offline":
 			if f.offline {
-				parts = append(parts, "--offline")
+				argv = append(argv, "--offline")
 			}
 		}
 	})
-	return strings.Join(parts, " ")
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=,+@%") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return argv
 }
 
 // checksDeadline is --timeout less a reserve for what comes after the

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/text/wrap"
 	"github.com/socialwebcomputer/doctor/report"
 )
@@ -46,7 +47,8 @@ func TestLiveTableInTmux(t *testing.T) {
 					}
 				}
 			}
-			v := "doctor run --root " + root + " --now " + now + " --offline --only " + f.Check
+			// The verify line invokes doctor as it was run here: by its path.
+			v := fixcode.Quote(bin) + " run --root " + root + " --now " + now + " --offline --only " + f.Check
 			if f.Runner != nil && f.Runner.Index > 0 {
 				v += fmt.Sprintf(" --runner %d", f.Runner.Index)
 			}
@@ -109,7 +111,7 @@ func inTmux(t *testing.T, tmux string, width int, bin string, args []string) (jo
 	noErr(t, os.WriteFile(conf, []byte("set -g remain-on-exit on\nset -g history-limit 20000\nset -g status off\n"), 0o644))
 	var quoted []string
 	for _, a := range append([]string{bin}, args...) {
-		quoted = append(quoted, shellQuote(a))
+		quoted = append(quoted, fixcode.Quote(a))
 	}
 	script := filepath.Join(dir, "run.sh")
 	noErr(t, os.WriteFile(script, []byte("#!/bin/sh\n"+strings.Join(quoted, " ")+"\necho \"doctor-exit=$?\"\n"), 0o755))
@@ -119,7 +121,7 @@ func inTmux(t *testing.T, tmux string, width int, bin string, args []string) (jo
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	if out, err := tm("new-session", "-d", "-s", "doctor", "-x", fmt.Sprint(width), "-y", "50", "sh "+shellQuote(script)); err != nil {
+	if out, err := tm("new-session", "-d", "-s", "doctor", "-x", fmt.Sprint(width), "-y", "50", "sh "+fixcode.Quote(script)); err != nil {
 		t.Fatalf("tmux new-session: %v\n%s", err, out)
 	}
 	t.Cleanup(func() { _, _ = tm("kill-server") })

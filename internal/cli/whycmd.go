@@ -17,7 +17,7 @@ import (
 )
 
 func (a *app) whyCommand() *cobra.Command {
-	f := &runFlags{why: true}
+	f := &runFlags{why: true, program: a.program()}
 	cmd := &cobra.Command{
 		Use:   "why [FILE|-|'LINE']",
 		Short: "Name the checks a job log's or runner log's error lines point to, and run them",

@@ -322,3 +322,28 @@ func hasBase64Run(s string, n int) bool {
 	}
 	return false
 }
+
+// Secretlike reports whether the net would take something out of v, a
+// single value (a path, a name, a URL) that a fix is about to print as
+// code: then no fix prints it, since redacting rendered code changes what
+// it does. The long-base64 rule does not judge an absolute path: a path is
+// no secret, and a test's temporary directory (/tmp/TestAVeryLongName…)
+// is a run of 64 letters.
+func Secretlike(v string) bool {
+	if !mayHoldSecret(v) {
+		return false
+	}
+	if urlUserinfo().MatchString(v) || tokenShape().MatchString(v) {
+		return true
+	}
+	pats := secretPatterns()
+	for _, p := range pats[:len(pats)-1] {
+		if p.re.MatchString(v) {
+			return true
+		}
+	}
+	if !strings.HasPrefix(v, "/") && pats[len(pats)-1].re.MatchString(v) {
+		return true
+	}
+	return ReplaceSecretValues(v, func(string, string) string { return "<redacted>" }, true) != v
+}

@@ -2,6 +2,7 @@ package gitlab
 
 import (
 	"fmt"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
@@ -46,14 +47,14 @@ func UnhealthyLimits(r *runnerconfig.Runner) (int, time.Duration) {
 
 // DisabledNote is what a finding that makes job requests fail adds to its
 // fix: the runner has likely disabled itself, and only a restart ends that
-// before the interval does. restart is the shell command that restarts
-// the runner on this host.
-func DisabledNote(r *runnerconfig.Runner, restart string) checks.Steps {
+// before the interval does. restart is the command that restarts the
+// runner on this host.
+func DisabledNote(r *runnerconfig.Runner, restart fixcode.Cmd) checks.Steps {
 	limit, interval := UnhealthyLimits(r)
 	return checks.Steps{
 		checks.Say(fmt.Sprintf("After %d failed job requests in a row (unhealthy_requests_limit) the runner logs "+
 			"'Runner \"…\" is unhealthy and will be disabled for %s seconds!' and asks for no job for %s (unhealthy_interval), "+
 			"even once the cause is fixed: after the fix, restart the runner.", limit, interval, interval)),
-		checks.Sh(restart),
+		checks.Commands(restart),
 	}
 }

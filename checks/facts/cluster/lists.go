@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"sort"
 	"sync"
 	"time"
@@ -34,14 +35,13 @@ const PageSize = 1000
 // each request independent of the others goes out in parallel, and each list
 // is paginated.
 type Lists struct {
-	// KubectlCommand is the kubectl a fix gives for this runner's cluster
-	// (facts.APIClient.Kubectl); Kubectl reads it.
-	KubectlCommand string
-	Namespace      string // the runner namespace
-	RunnerPods     []corev1.Pod
-	PendingPods    []corev1.Pod // cluster-wide, status.phase=Pending
-	Nodes          []corev1.Node
-	PendingEvents  map[string][]corev1.Event // Warning events of the runner namespace's Pending pods, by "<ns>/<name>"
+	// api is the runner's API client: Kubectl reads its command.
+	api           *facts.APIClient
+	Namespace     string // the runner namespace
+	RunnerPods    []corev1.Pod
+	PendingPods   []corev1.Pod // cluster-wide, status.phase=Pending
+	Nodes         []corev1.Node
+	PendingEvents map[string][]corev1.Event // Warning events of the runner namespace's Pending pods, by "<ns>/<name>"
 	// PodEvents are the Warning events of every pod of the runner
 	// namespace, by pod name, including pods already gone: an eviction or
 	// a preemption outlives the job pod the runner deleted (events live an
@@ -95,7 +95,7 @@ var ListsFact = &checks.Fact[*Lists]{
 			return nil, fmt.Errorf("listing: %w", context.Cause(ctx))
 		}
 		l := join(ns, wide, local, events)
-		l.KubectlCommand = api.Kubectl()
+		l.api = api
 		return l, nil
 	},
 }
@@ -337,10 +337,11 @@ func Nodes(p *checks.Pass, api *facts.APIClient) ([]corev1.Node, error) {
 	return wide.Nodes, nil
 }
 
-// Kubectl is the kubectl command aimed at the runner's cluster, for fixes.
-func (l *Lists) Kubectl() string {
-	if l == nil || l.KubectlCommand == "" {
-		return "kubectl"
+// Kubectl is the kubectl command aimed at the runner's cluster, for fixes
+// (facts.APIClient.Kubectl).
+func (l *Lists) Kubectl() fixcode.Cmd {
+	if l == nil {
+		return fixcode.Command("kubectl")
 	}
-	return l.KubectlCommand
+	return l.api.Kubectl()
 }

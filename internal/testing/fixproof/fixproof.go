@@ -39,6 +39,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/testing/shellshape"
 	"github.com/socialwebcomputer/doctor/report"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
@@ -90,29 +91,29 @@ func (c Checker) validate(s checks.Step) error {
 	return fmt.Errorf("a block of unknown kind %q", s.Kind)
 }
 
-// applyHeredoc is a kubectl that reads a manifest from a quoted heredoc:
-// "… apply -f - <<'EOF'", "… replace --force -f - <<'EOF'".
-var applyHeredoc = regexp.MustCompile(`(?m)kubectl .*\b(?:apply|create|replace)\b.* -f - <<'(\w+)'$`)
+// heredocStart is a line that opens a quoted heredoc: <<'EOF'.
+var heredocStart = regexp.MustCompile(`<<'([A-Za-z0-9_]+)'`)
 
-// heredocManifests are the bodies of the heredocs kubectl applies in a
-// block, each up to its delimiter line.
+// heredocManifests are the bodies of the block's heredocs that are
+// Kubernetes manifests (kubectl apply -f - <<'EOF' …), as a shell parser
+// reads them (internal/testing/shellshape): whatever delimiter the
+// encoder chose.
 func heredocManifests(block string) []string {
+	shape, err := shellshape.Parse(block)
+	if err != nil {
+		return nil // ShellBlock reports it
+	}
 	var out []string
-	lines := strings.Split(block, "\n")
-	for i, l := range lines {
-		m := applyHeredoc.FindStringSubmatch(l)
-		if m == nil {
-			continue
-		}
-		for j := i + 1; j < len(lines); j++ {
-			if lines[j] == m[1] {
-				out = append(out, strings.Join(lines[i+1:j], "\n")+"\n")
-				break
-			}
+	for _, body := range shape.Heredocs {
+		if manifestBody.MatchString(body) {
+			out = append(out, body)
 		}
 	}
 	return out
 }
+
+// manifestBody is a document with a top-level apiVersion.
+var manifestBody = regexp.MustCompile(`(?m)^apiVersion: `)
 
 // errMissingTool is a tool this machine lacks.
 var errMissingTool = errors.New("tool missing")
@@ -245,10 +246,23 @@ func ShellBlock(text string) error {
 	if m := placeholder.FindString(text); m != "" {
 		return fmt.Errorf("%q is a placeholder: bash parses it as a redirection", strings.TrimLeft(m, " "))
 	}
+	delim := ""
 	for _, l := range strings.Split(text, "\n") {
-		if strings.HasSuffix(l, ".") || strings.HasSuffix(l, ",") {
+		switch {
+		case delim != "":
+			if l == delim {
+				delim = "" // a heredoc's body is a document, not a command
+			}
+		case strings.HasSuffix(l, ".") || strings.HasSuffix(l, ","):
 			return fmt.Errorf("line %q ends with a sentence's punctuation, which becomes part of the last argument", l)
+		default:
+			if m := heredocStart.FindStringSubmatch(l); m != nil {
+				delim = m[1]
+			}
 		}
+	}
+	if _, err := shellshape.Parse(text); err != nil {
+		return fmt.Errorf("a shell parser (mvdan.cc/sh, bash dialect) refuses it: %v", err)
 	}
 	f, done, err := tempFile("block.sh", text+"\n")
 	if err != nil {

@@ -28,9 +28,9 @@ import (
 //   - every field kept is read somewhere, or is read by a library or
 //     through an interface (no field is kept "just in case").
 
-// builtOnly are fields read only on the job pod doctor builds from
-// config.toml (runnerconfig/jobpod: namespace-quota and job-identity weigh it),
-// never on an object of the cluster.
+// builtOnly are fields read only on objects doctor builds: the job pod of
+// config.toml (runnerconfig/jobpod: namespace-quota and job-identity weigh
+// it), a fix's manifest; never on an object of the cluster.
 var builtOnly = map[string]string{
 	"k8s.io/api/core/v1.Capabilities.Add":                  "jobpod",
 	"k8s.io/api/core/v1.Capabilities.Drop":                 "jobpod",
@@ -42,6 +42,12 @@ var builtOnly = map[string]string{
 	"k8s.io/api/core/v1.SecurityContext.ProcMount":         "jobpod",
 	"k8s.io/api/core/v1.SeccompProfile.LocalhostProfile":   "jobpod",
 	"k8s.io/api/core/v1.AppArmorProfile.LocalhostProfile":  "jobpod",
+	// runner-rbac's fix builds the Role it prints (internal/fixcode renders
+	// it), from the access reviews' answers; no PolicyRule of the cluster
+	// is read.
+	"k8s.io/api/rbac/v1.PolicyRule.APIGroups": "runner-rbac's fix",
+	"k8s.io/api/rbac/v1.PolicyRule.Resources": "runner-rbac's fix",
+	"k8s.io/api/rbac/v1.PolicyRule.Verbs":     "runner-rbac's fix",
 }
 
 // readElsewhere are kept fields no selector in doctor's code reads, by

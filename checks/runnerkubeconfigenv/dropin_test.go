@@ -1,0 +1,191 @@
+package runnerkubeconfigenv
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/checktest"
+	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
+)
+
+// rootRunner is a root runner process whose unit systemd does not have on
+// this root: dropInAllowed lets its drop-in be written.
+func rootRunner() (*facts.FixScope, *facts.RunAs, *facts.Service) {
+	return &facts.FixScope{Roots: []string{"/etc/systemd/system/gitlab-runner.service.d"}}, &facts.RunAs{Process: &facts.Process{PID: 4242, UIDKnown: true}, UIDKnown: true},
+		&facts.Service{Name: "gitlab-runner.service"}
+}
+
+// systemdValue reads an Environment= line's value back as systemd does
+// for a single assignment: a bare word as it is, a "..." word with its C
+// escapes undone (extract_first_word with EXTRACT_CUNESCAPE|EXTRACT_UNQUOTE,
+// src/basic/extract-word.c, systemd v252), then %% as % (specifiers).
+func systemdValue(t *testing.T, line string) string {
+	t.Helper()
+	w, ok := strings.CutPrefix(line, "Environment=")
+	if !ok {
+		t.Fatalf("not an Environment= line: %q", line)
+	}
+	if strings.HasPrefix(w, `"`) {
+		if !strings.HasSuffix(w, `"`) || len(w) < 2 {
+			t.Fatalf("an unterminated quoted word: %q", line)
+		}
+		var b strings.Builder
+		body := w[1 : len(w)-1]
+		for i := 0; i < len(body); i++ {
+			c := body[i]
+			if c == '"' {
+				t.Fatalf("a quote ends the word early: %q", line)
+			}
+			if c != '\\' {
+				b.WriteByte(c)
+				continue
+			}
+			i++
+			switch e := body[i]; e {
+			case 'n':
+				b.WriteByte('\n')
+			case 't':
+				b.WriteByte('\t')
+			case '\\', '"':
+				b.WriteByte(e)
+			case 'u', 'U':
+				n := map[byte]int{'u': 4, 'U': 8}[e]
+				r, err := strconv.ParseUint(body[i+1:i+1+n], 16, 32)
+				if err != nil {
+					t.Fatalf("escape in %q: %v", line, err)
+				}
+				b.WriteRune(rune(r))
+				i += n
+			default:
+				t.Fatalf("an escape systemd reads otherwise: \\%c in %q", e, line)
+			}
+		}
+		w = b.String()
+	} else if strings.ContainsAny(w, " \t\"'\\") {
+		t.Fatalf("a bare word systemd would split or unquote: %q", line)
+	}
+	return strings.ReplaceAll(w, "%%", "%")
+}
+
+// A KUBECONFIG from [[runners]] environment reaches the drop-in as data:
+// one Environment= line whose value systemd reads back as exactly the
+// value (a newline in it stays in it, never a second directive), and the
+// commands that write it carry the unit and the file as the benign ones
+// do. A value an encoder refuses is no block, but a sentence.
+func TestDropInCarriesAHostileKubeconfigAsData(t *testing.T) {
+	build := func(v string) checks.Steps {
+		scope, ra, svc := rootRunner()
+		return hostDropIn(scope, ra, svc, "/etc/gitlab-runner/"+v+"/kubeconfig.yaml", "environment = [...]")
+	}
+	benign := build("plain")
+	if blocks := benign.Blocks(); len(blocks) != 2 || blocks[0].Kind != checks.KindDropIn || blocks[1].Kind != checks.KindShell {
+		t.Fatalf("benign: %q", benign)
+	}
+	for _, v := range hostileValues {
+		got := build(v)
+		if relativeList("/etc/gitlab-runner/" + v + "/kubeconfig.yaml") {
+			if len(got.Blocks()) != 0 || !strings.Contains(got.String(), "is not an absolute path") {
+				t.Errorf("%q: a relative entry, and %q", v, got)
+			}
+			continue
+		}
+		blocks := got.Blocks()
+		if len(blocks) == 0 {
+			if !withheld(got[len(got)-1]) {
+				t.Errorf("%q: no block and no reason: %q", v, got)
+			}
+			t.Logf("%q: refused: %s", v, got[len(got)-1].Text)
+			continue
+		}
+		if len(blocks) != 2 {
+			t.Errorf("%q: %d blocks: %q", v, len(blocks), got)
+			continue
+		}
+		lines := strings.Split(blocks[0].Text, "\n")
+		if len(lines) != 2 || lines[0] != "[Service]" {
+			t.Errorf("%q: the drop-in is not one section of one line:\n%s", v, blocks[0].Text)
+			continue
+		}
+		if want, back := "KUBECONFIG=/etc/gitlab-runner/"+v+"/kubeconfig.yaml", systemdValue(t, lines[1]); back != want {
+			t.Errorf("%q: systemd reads %q, want %q", v, back, want)
+		}
+		wantShape(t, v, benign.Blocks()[1].Text, blocks[1].Text)
+		if !strings.Contains(blocks[1].Text, "\n"+blocks[0].Text+"\n") {
+			t.Errorf("%q: tee writes another document than the one shown:\n%s", v, blocks[1].Text)
+		}
+	}
+}
+
+// A relative KUBECONFIG is said, in a sentence, never written.
+func TestRelativeKubeconfigGetsNoDropIn(t *testing.T) {
+	scope, ra, svc := rootRunner()
+	for _, v := range []string{"kubeconfig.yaml", "./kube/config", "~/.kube/config", "/etc/a.yaml:b.yaml", ":", ""} {
+		got := hostDropIn(scope, ra, svc, v, "environment = [...]")
+		if len(got.Blocks()) != 0 || !strings.Contains(got.String(), "is not an absolute path") {
+			t.Errorf("%q: %q", v, got)
+		}
+	}
+	if got := hostDropIn(scope, ra, svc, "/etc/a.yaml::/etc/b.yaml", ""); len(got.Blocks()) != 2 {
+		t.Errorf("a list of absolute paths: %q", got)
+	}
+}
+
+// A unit name systemd would refuse gets no drop-in and no restart.
+func TestInvalidUnitGetsNoCommand(t *testing.T) {
+	scope, ra, svc := rootRunner()
+	for _, name := range []string{"a b.service", "x\nExecStartPre=/bin/sh.service", "../../etc/passwd.service", "runner"} {
+		svc.Name = name
+		got := hostDropIn(scope, ra, svc, "/etc/gitlab-runner/kubeconfig.yaml", "")
+		if len(got.Blocks()) != 0 || !withheld(got[len(got)-1]) {
+			t.Errorf("%q: %q", name, got)
+		}
+		if st := restart(name); !withheld(st) {
+			t.Errorf("%q: restart %q", name, st)
+		}
+	}
+}
+
+// FixScope decides whose drop-in directory a fix may write (a root
+// process's unit's, even without a unit file: facts.TestScopeRoots), and a
+// runner it cannot vouch for gets the drop-in's text and no command.
+func TestDropInOfAnotherUsersProcessIsWithheld(t *testing.T) {
+	scope, ra, svc := rootRunner()
+	scope.Refused = "pid 4242 runs gitlab-runner as neither root nor a systemd unit's user"
+	if got := hostDropIn(scope, ra, svc, "/etc/gitlab-runner/kubeconfig.yaml", ""); len(got.Blocks()) != 1 || !withheld(got[len(got)-1]) {
+		t.Errorf("a refused runner: %q", got)
+	}
+}
+
+// End to end: a KUBECONFIG in config.toml's environment that holds a
+// newline and a second directive is one Environment= value in the
+// drop-in the finding prints.
+func TestHostileEnvironmentValueThroughTheCheck(t *testing.T) {
+	root := testroot.New(t)
+	root.Runner(4242, 0, map[string]string{"PATH": "/usr/bin:/bin"})
+	const v = "/etc/gitlab-runner/k.yaml\nExecStartPre=/bin/touch /tmp/pwned"
+	root.Write("/etc/gitlab-runner/config.toml", `concurrent = 1
+[[runners]]
+  name = "hostile"
+  url = "https://gitlab.example.invalid/"
+  executor = "kubernetes"
+  environment = ["KUBECONFIG=/etc/gitlab-runner/k.yaml\nExecStartPre=/bin/touch /tmp/pwned"]
+  [runners.kubernetes]
+    namespace = "gitlab-runner"
+`, 0o600)
+	r := checktest.ForRunner(t, checktest.Check(t, Check, checktest.Root(root.Dir), checktest.Offline()), 1)
+	f := checktest.WantFinding(t, r, checks.Critical, "KUBECONFIG appears only in [[runners]] environment")
+	blocks := f.Fix.Blocks()
+	if len(blocks) != 2 || blocks[0].Kind != checks.KindDropIn {
+		t.Fatalf("want the drop-in and its commands: %q", f.Fix)
+	}
+	lines := strings.Split(blocks[0].Text, "\n")
+	if len(lines) != 2 {
+		t.Fatalf("the drop-in is not one line:\n%s", blocks[0].Text)
+	}
+	if back := systemdValue(t, lines[1]); back != "KUBECONFIG="+v {
+		t.Errorf("systemd reads %q", back)
+	}
+}
