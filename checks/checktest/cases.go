@@ -2,6 +2,7 @@ package checktest
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,9 +10,11 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/testing/fixproof"
 	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
+	"github.com/socialwebcomputer/doctor/internal/testing/hostilefix"
 )
 
 // Case is testdata/<name>/case.json beside a check's test: a host (the
@@ -95,10 +98,25 @@ func RunCase(t *testing.T, c *checks.Check, dir string, opts ...Option) {
 	}
 	results := Check(t, c, opts...)
 	assertResults(t, results, cs.Want)
-	// Every fix the case renders, with its facts, pastes (fixproof).
-	for _, r := range results {
-		for _, f := range r.Findings {
-			fixproof.Checker{}.Assert(t, filepath.Base(dir)+": "+c.ID+" fix", f.Fix)
+	// Every fix the case renders, with its facts, pastes (fixproof), and
+	// keeps its structure whatever its values hold: rendered again with
+	// every value an encoder is given wrapped in a hostile marker, it
+	// parses as the plain one does (hostilefix.Compare).
+	restore := fixcode.SetTaint(hostilefix.Taint)
+	hostile := Check(t, c, opts...)
+	restore()
+	for i, r := range results {
+		for j, f := range r.Findings {
+			where := fmt.Sprintf("%s: %s fix %d", filepath.Base(dir), c.ID, j+1)
+			fixproof.Checker{}.Assert(t, where, f.Fix)
+			if err := hostilefix.AssertTouchesNoSystemPath(where, f.Fix); err != nil {
+				t.Error(err)
+			}
+			if i < len(hostile) && j < len(hostile[i].Findings) {
+				hostilefix.Compare(t, where+" with hostile values", f.Fix, hostile[i].Findings[j].Fix)
+			} else {
+				t.Errorf("%s: the run with hostile values has no such finding", where)
+			}
 		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/docker"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
+	"github.com/socialwebcomputer/doctor/internal/testing/hostile"
+	"github.com/socialwebcomputer/doctor/internal/testing/hostilefix"
 )
 
 // The socket's path is one word of the container's docker run, wherever it
@@ -20,11 +22,11 @@ func TestRecreateContainerCarriesTheSocketAsOneWord(t *testing.T) {
 	if len(benign) != 2 || benign[1].Kind != checks.KindShell {
 		t.Fatalf("benign: %q", benign)
 	}
-	for _, v := range hostileValues {
+	for _, v := range hostile.Values {
 		got := build(v)
-		if strings.Contains(v, ":") {
-			if len(got.Blocks()) != 0 || !withheld(got[1]) {
-				t.Errorf("%q: a ':' in the path, and %q", v, got)
+		if strings.ContainsAny(v, ":\x00") { // -v's separator; a NUL no command carries
+			if len(got.Blocks()) != 0 || !hostilefix.WithheldStep(got[1]) {
+				t.Errorf("%q: a ':' or a NUL in the path, and %q", v, got)
 			}
 			continue
 		}
@@ -32,7 +34,7 @@ func TestRecreateContainerCarriesTheSocketAsOneWord(t *testing.T) {
 			t.Errorf("%q: %q", v, got)
 			continue
 		}
-		wantShape(t, v, benign[1].Text, got[1].Text)
+		hostilefix.SameShape(t, v, benign[1].Text, got[1].Text)
 	}
 	if got := recreateContainer("docker.sock"); len(got.Blocks()) != 0 {
 		t.Errorf("a relative path, which -v reads as a volume: %q", got)
@@ -47,27 +49,27 @@ func TestAddToGroupCarriesNamesAsWords(t *testing.T) {
 	if len(benign) != 2 || benign[1].Text != "sudo usermod -aG grp-plain usr-plain\nsudo systemctl restart gitlab-runner.service" {
 		t.Fatalf("benign: %q", benign)
 	}
-	for _, v := range hostileValues {
+	for _, v := range hostile.Values {
 		got := addToGroup(scope, "grp-"+v, "usr-"+v, "gitlab-runner.service")
 		if len(got) != 2 || got[1].Kind != checks.KindShell {
-			if !withheld(got[len(got)-1]) {
+			if !hostilefix.WithheldStep(got[len(got)-1]) {
 				t.Errorf("%q: %q", v, got)
 			}
 			continue
 		}
-		wantShape(t, v, benign[1].Text, got[1].Text)
+		hostilefix.SameShape(t, v, benign[1].Text, got[1].Text)
 	}
 	// The unit: a name systemd takes is one word of the restart; one it
 	// refuses is in no command, and usermod still is.
 	benignUnit := addToGroup(scope, "grp", "usr", "gitlab-runnerplain.service")
-	for _, v := range hostileValues {
+	for _, v := range hostile.Values {
 		unit := "gitlab-runner" + v + ".service"
 		got := addToGroup(scope, "grp", "usr", unit)
 		if fixcode.UnitName(unit) == nil {
-			wantShape(t, v, benignUnit[1].Text, got[1].Text)
+			hostilefix.SameShape(t, v, benignUnit[1].Text, got[1].Text)
 			continue
 		}
-		if len(got) != 3 || got[1].Text != "sudo usermod -aG grp usr" || !withheld(got[2]) {
+		if len(got) != 3 || got[1].Text != "sudo usermod -aG grp usr" || !hostilefix.WithheldStep(got[2]) {
 			t.Errorf("%q: %q", v, got)
 		}
 	}
@@ -77,7 +79,7 @@ func TestAddToGroupCarriesNamesAsWords(t *testing.T) {
 		}
 	}
 	refused := &facts.FixScope{Refused: "pid 4242 runs gitlab-runner as neither root nor a systemd unit's user"}
-	if got := addToGroup(refused, "docker", "gitlab-runner", "gitlab-runner.service"); len(got.Blocks()) != 0 || !withheld(got[1]) {
+	if got := addToGroup(refused, "docker", "gitlab-runner", "gitlab-runner.service"); len(got.Blocks()) != 0 || !hostilefix.WithheldStep(got[1]) {
 		t.Errorf("a runner doctor cannot vouch for: %q", got)
 	}
 }
@@ -90,7 +92,7 @@ func TestRmdirOfTheSocketsDirectory(t *testing.T) {
 		t.Errorf("the default socket: %q", got)
 	}
 	got = missingFix(&facts.FixScope{}, true, "/run/user/999/docker.sock")
-	if got[1].Text != "sudo systemctl start docker" || !withheld(got[2]) || strings.Contains(got.Blocks().String(), "rmdir") {
+	if got[1].Text != "sudo systemctl start docker" || !hostilefix.WithheldStep(got[2]) || strings.Contains(got.Blocks().String(), "rmdir") {
 		t.Errorf("a system path: %q", got)
 	}
 	scope := &facts.FixScope{Roots: []string{"/srv/runner"}}
@@ -99,26 +101,32 @@ func TestRmdirOfTheSocketsDirectory(t *testing.T) {
 	if benign[1].Kind != checks.KindShell || !strings.Contains(benign[1].Text, "sudo rmdir /srv/runner/plain/docker.sock") {
 		t.Fatalf("benign: %q", benign)
 	}
-	for _, v := range hostileValues {
+	for _, v := range hostile.Values {
 		got := build(v)
-		if got[1].Kind != checks.KindShell || strings.Contains(v, "..") {
-			if !withheld(got[2]) {
+		if strings.Contains(v, "\x00") { // no command carries it: no start, no rmdir
+			if len(got.Blocks()) != 0 || !hostilefix.WithheldStep(got[1]) {
 				t.Errorf("%q: %q", v, got)
 			}
 			continue
 		}
-		wantShape(t, v, benign[1].Text, got[1].Text)
+		if got[1].Kind != checks.KindShell || strings.Contains(v, "..") {
+			if !hostilefix.WithheldStep(got[2]) {
+				t.Errorf("%q: %q", v, got)
+			}
+			continue
+		}
+		hostilefix.SameShape(t, v, benign[1].Text, got[1].Text)
 	}
 }
 
 // The daemon's address reaches config.toml's lines as a TOML string:
 // [runners.docker] with its three keys, host exactly the value.
 func TestTLSFixHoldsTheHostAsAString(t *testing.T) {
-	for _, v := range hostileValues {
+	for _, v := range hostile.Values {
 		host := "tcp://" + v + ":2376"
 		got := tlsFix(&docker.Daemon{Addr: docker.Address{Host: host}})
 		if got[1].Kind != checks.KindTOML {
-			if !withheld(got[1]) {
+			if !hostilefix.WithheldStep(got[1]) {
 				t.Errorf("%q: %q", v, got)
 			}
 			continue

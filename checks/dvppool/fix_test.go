@@ -7,59 +7,25 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
-	"github.com/socialwebcomputer/doctor/internal/testing/shellshape"
+	"github.com/socialwebcomputer/doctor/internal/testing/hostile"
+	"github.com/socialwebcomputer/doctor/internal/testing/hostilefix"
 )
-
-// hostile are values an attacker puts where a fix takes a host value: what
-// ends a word, a line, a quote, a heredoc or a document, what a terminal
-// hides, and what a command would read as an option.
-var hostile = []string{
-	"plain", "two words", "new\nline", "x\n$(touch /tmp/pwned)", "`touch /tmp/pwned`", "a;b", "a|b", "a&&b",
-	"it's", `say "hi"`, `back\slash`, "$(id)", "${HOME}", "EOF", "x\nEOF\ntouch /tmp/pwned", "---",
-	"x\n---\napiVersion: v1\nkind: Namespace", "bidi\u202ereversed", "zero\u200bwidth", "tab\there", "!!", "a=b",
-	"-rf", "--kubeconfig=/etc/shadow", "%i", "ünïcödé", "UPPER", "dot.ted", "a/b",
-}
-
-// blockShape is the parsed block of a step that is one.
-func blockShape(t *testing.T, st checks.Step) *shellshape.Shape {
-	t.Helper()
-	if st.Kind != checks.KindShell {
-		t.Fatalf("not a shell block: %+v", st)
-	}
-	s, err := shellshape.Parse(st.Text)
-	if err != nil {
-		t.Fatalf("does not parse: %v\n%s", err, st.Text)
-	}
-	return s
-}
-
-// sameShapeWith checks that got runs the commands of benign, "plain" in
-// benign's words being v in got's: v arrived as data, whole.
-func sameShapeWith(t *testing.T, benign, got checks.Step, v string) {
-	t.Helper()
-	want, have := blockShape(t, benign), blockShape(t, got)
-	if len(have.Stmts) != len(want.Stmts) || len(have.Words) != len(want.Words) || len(have.Heredocs) != len(want.Heredocs) {
-		t.Errorf("%q changed the commands:\n%s\nparsed as\n%s\nnot like\n%s", v, got.Text, have, want)
-		return
-	}
-	for i, w := range want.Words {
-		if g, e := have.Words[i], strings.ReplaceAll(w, "plain", v); g != e {
-			t.Errorf("%q: word %d is %q, want %q\n%s", v, i, g, e, got.Text)
-		}
-	}
-}
 
 // withheld checks that st is the sentence that stands for a block, and
 // that it does not carry v.
 func withheld(t *testing.T, st checks.Step, v, why string) {
 	t.Helper()
-	if st.Kind != checks.KindText || !strings.HasPrefix(st.Text, "doctor prints no command here: ") || !strings.Contains(st.Text, why) {
+	if !hostilefix.WithheldStep(st) || !strings.Contains(st.Text, why) {
 		t.Errorf("%q: want a sentence saying %q, got %+v", v, why, st)
 	}
-	if v != "" && strings.Contains(st.Text, v) && fixcode.ObjectName(v) != nil {
+	if v != "" && strings.Contains(st.Text, v) && !strings.Contains(rules, v) && fixcode.ObjectName(v) != nil {
 		t.Errorf("%q is in the sentence: %s", v, st.Text)
 	}
 }
+
+// rules are what a sentence says of a name, whatever it holds: the rules
+// it breaks. A value that is part of them (a quote, "..") is no echo.
+var rules = fixcode.NamespaceName("UPPER").Error() + fixcode.ObjectName("UPPER").Error() + fixcode.ObjectName("..").Error()
 
 // Every fix of the pool, with each value a host or the cluster gives:
 // a path (kubeconfig_path, key_path) is one word whatever it holds; a
@@ -93,24 +59,35 @@ func TestPoolFixesHoldHostileValues(t *testing.T) {
 			t.Errorf("%s: %+v\nwant\n%s", name, st, wantText[name])
 		}
 	}
-	for _, v := range hostile {
-		// The paths are data: one word each, whatever they hold.
-		kpc := pc
-		kpc.KubeconfigPath = "/etc/gitlab-runner/" + v
-		for name, st := range steps(kpc, "/etc/gitlab-runner/ssh/plain", "code-runner-x7k2q") {
-			if name != "key" {
-				sameShapeWith(t, benign[name], st, v)
-			}
+	// The paths are data: one word each, whatever they hold, printed
+	// whenever an encoder prints them.
+	for _, c := range []struct {
+		dir   string
+		build func(v string) checks.Steps
+	}{
+		{"/etc/gitlab-runner/", func(v string) checks.Steps {
+			kpc := pc
+			kpc.KubeconfigPath = "/etc/gitlab-runner/" + v
+			s := steps(kpc, "/etc/gitlab-runner/ssh/plain", "code-runner-x7k2q")
+			return checks.Steps{s["patch"], s["scale"], s["describe"], s["apply"], s["reapply"]}
+		}},
+		{"/etc/gitlab-runner/ssh/", func(v string) checks.Steps {
+			return checks.Steps{steps(pc, "/etc/gitlab-runner/ssh/"+v, "code-runner-x7k2q")["key"]}
+		}},
+	} {
+		printable := hostilefix.Printable(func(v string) []string { return []string{c.dir + v} })
+		if n := hostilefix.HoldsValues(t, hostile.Values, c.build); n != len(printable) {
+			t.Errorf("%s: %d of %d paths printed", c.dir, n, len(printable))
 		}
-		sameShapeWith(t, benign["key"], steps(pc, "/etc/gitlab-runner/ssh/"+v, "code-runner-x7k2q")["key"], v)
-
+	}
+	for _, v := range hostile.Values {
 		// The names are checked: a name that is none gets no command.
 		npc := pc
 		npc.Namespace = v
 		for name, st := range steps(npc, "/etc/gitlab-runner/ssh/plain", "code-runner-x7k2q") {
 			switch {
 			case name == "apply" || name == "key":
-				sameShapeWith(t, benign[name], st, "plain") // no namespace in it
+				hostilefix.SameBlock(t, "plain", benign[name], st) // no namespace in it
 			case fixcode.NamespaceName(v) != nil:
 				withheld(t, st, v, "not a valid namespace name")
 			}
@@ -157,7 +134,7 @@ func TestPoolNameErr(t *testing.T) {
 	if err := poolNameErr(facts.PluginConfig{Namespace: "code-runner-dvp", Name: "code-runner"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range hostile {
+	for _, v := range hostile.Values {
 		for _, pc := range []facts.PluginConfig{{Namespace: v, Name: "code-runner"}, {Namespace: "code-runner-dvp", Name: v}} {
 			err := poolNameErr(pc)
 			valid := fixcode.NamespaceName(pc.Namespace) == nil && fixcode.ObjectName(pc.Name) == nil

@@ -12,44 +12,17 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/client/dnsq"
 	"github.com/socialwebcomputer/doctor/checks/facts/nodedns"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
-	"github.com/socialwebcomputer/doctor/internal/testing/shellshape"
+	"github.com/socialwebcomputer/doctor/internal/testing/hostile"
+	"github.com/socialwebcomputer/doctor/internal/testing/hostilefix"
 )
 
-// hostile are values an attacker puts where a fix takes a host value: what
-// ends a word, a line, a quote, a heredoc or a document, what a terminal
-// hides, and what a command would read as an option.
-var hostile = []string{
-	"plain", "two words", "new\nline", "x\n$(touch /tmp/pwned)", "`touch /tmp/pwned`", "a;b", "a|b",
-	"it's", `say "hi"`, "$(id)", "${HOME}", "EOF", "x\nEOF\ntouch /tmp/pwned", "---",
-	"x\n---\napiVersion: v1\nkind: Namespace", "bidi\u202ereversed", "zero\u200bwidth", "tab\there", "!!",
-	"-rf", "--kubeconfig=/etc/shadow", "ünïcödé", "UPPER", "a/b", "..",
-}
-
-func shape(t *testing.T, st checks.Step) *shellshape.Shape {
-	t.Helper()
-	if st.Kind != checks.KindShell {
-		t.Fatalf("not a shell block: %+v", st)
-	}
-	s, err := shellshape.Parse(st.Text)
-	if err != nil {
-		t.Fatalf("does not parse: %v\n%s", err, st.Text)
-	}
-	return s
-}
-
-// blocks are the shell blocks of fs' fixes, in order.
-func blocks(fs []checks.Finding) []checks.Step {
-	var out []checks.Step
+// fixes are the steps of fs' fixes, in order.
+func fixes(fs []checks.Finding) checks.Steps {
+	var out checks.Steps
 	for _, f := range fs {
-		out = append(out, f.Fix.Blocks()...)
+		out = append(out, f.Fix...)
 	}
 	return out
-}
-
-// kubectlOf is kubectl aimed at a cluster as facts.KubeContext.Kubectl
-// builds it, with v in the kubeconfig's path and as the context.
-func kubectlOf(v string) fixcode.Cmd {
-	return fixcode.Command("kubectl", "--context", v).Env("KUBECONFIG", fixcode.Data("/etc/gitlab-runner/"+v))
 }
 
 // The cluster's fixes hold any kubectl facts give (its kubeconfig and
@@ -65,10 +38,9 @@ func TestClusterFixesHoldHostileValues(t *testing.T) {
 		return nodes, v
 	}
 	nodes, v := cases("rented-2")
-	benign, _ := judge(nodes, v, kubectlOf("plain"))
-	want := blocks(benign)
+	benign, _ := judge(nodes, v, hostilefix.Kubectl("plain"))
 	texts := []string{}
-	for _, b := range want {
+	for _, b := range fixes(benign).Blocks() {
 		texts = append(texts, b.Text)
 	}
 	wantText := "KUBECONFIG=/etc/gitlab-runner/plain kubectl --context plain label node rented-1 rented-2 socialweb.computer/node-local-dns=true\n" +
@@ -79,32 +51,20 @@ func TestClusterFixesHoldHostileValues(t *testing.T) {
 	if got := strings.Join(texts, "\n"); got != wantText {
 		t.Fatalf("blocks\n%s\nwant\n%s", got, wantText)
 	}
-	for _, h := range hostile {
-		// The kubectl facts give: one word each, whatever they hold.
-		got, _ := judge(nodes, v, kubectlOf(h))
-		gb := blocks(got)
-		if len(gb) != len(want) {
-			t.Fatalf("%q: %d blocks, want %d", h, len(gb), len(want))
-		}
-		for i := range want {
-			ws, gs := shape(t, want[i]), shape(t, gb[i])
-			if len(gs.Stmts) != len(ws.Stmts) || len(gs.Words) != len(ws.Words) {
-				t.Errorf("%q changed the commands:\n%s\nnot like\n%s", h, gs, ws)
-				continue
-			}
-			for j, w := range ws.Words {
-				if e := strings.ReplaceAll(w, "plain", h); gs.Words[j] != e {
-					t.Errorf("%q: word %d is %q, want %q\n%s", h, j, gs.Words[j], e, gb[i].Text)
-				}
-			}
-		}
-
+	// The kubectl facts give: one word each, whatever they hold.
+	if n := hostilefix.HoldsValues(t, hostile.Values, func(h string) checks.Steps {
+		got, _ := judge(nodes, v, hostilefix.Kubectl(h))
+		return fixes(got)
+	}); n != len(hostilefix.KubectlValues()) {
+		t.Errorf("%d of %d values printed", n, len(hostilefix.KubectlValues()))
+	}
+	for _, h := range hostile.Values {
 		// A node's name: a valid one is a word of the label command; one
 		// that is none is left out, and a sentence names it, quoted.
 		nodes, v := cases(h)
-		got, _ = judge(nodes, v, kubectlOf("plain"))
+		got, _ := judge(nodes, v, hostilefix.Kubectl("plain"))
 		label := got[0].Fix
-		cmd := shape(t, label.Blocks()[0])
+		cmd := hostilefix.BlockShape(t, label.Blocks()[0])
 		if fixcode.ObjectName(h) == nil {
 			if want := fmt.Sprintf(`"label", "node", "rented-1", %q, "socialweb.computer/node-local-dns=true")`, h); len(cmd.Stmts) != 1 || !strings.HasSuffix(cmd.Stmts[0], want) {
 				t.Errorf("%q: %s", h, cmd)
@@ -140,11 +100,12 @@ func TestNoValidNodeName(t *testing.T) {
 // The probe's fixes carry the kubectl as data too.
 func TestProbeFixesHoldHostileKubectl(t *testing.T) {
 	pr := &nodedns.Probe{Server: "169.254.20.10:53", Why: "test", Answers: []dnsq.Answer{{Net: "udp", Name: "gitlab.example.invalid.", Outcome: dnsq.Timeout}}}
-	want := shape(t, findings(pr, "", kubectlOf("plain"))[0].Fix.Blocks()[0])
-	for _, h := range hostile {
-		got := shape(t, findings(pr, "", kubectlOf(h))[0].Fix.Blocks()[0])
-		if len(got.Stmts) != 2 || len(got.Words) != len(want.Words) {
-			t.Errorf("%q changed the commands: %s", h, got)
-		}
+	if s := hostilefix.BlockShape(t, findings(pr, "", hostilefix.Kubectl("plain"))[0].Fix.Blocks()[0]); len(s.Stmts) != 2 {
+		t.Errorf("the probe's block is not two commands: %s", s)
+	}
+	if n := hostilefix.HoldsValues(t, hostile.Values, func(h string) checks.Steps {
+		return findings(pr, "", hostilefix.Kubectl(h))[0].Fix
+	}); n != len(hostilefix.KubectlValues()) {
+		t.Errorf("%d of %d values printed", n, len(hostilefix.KubectlValues()))
 	}
 }

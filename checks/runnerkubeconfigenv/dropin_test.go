@@ -1,13 +1,15 @@
 package runnerkubeconfigenv
 
 import (
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/testing/docshape"
+	"github.com/socialwebcomputer/doctor/internal/testing/hostile"
+	"github.com/socialwebcomputer/doctor/internal/testing/hostilefix"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
 
@@ -18,56 +20,20 @@ func rootRunner() (*facts.FixScope, *facts.RunAs, *facts.Service) {
 		&facts.Service{Name: "gitlab-runner.service"}
 }
 
-// systemdValue reads an Environment= line's value back as systemd does
-// for a single assignment: a bare word as it is, a "..." word with its C
-// escapes undone (extract_first_word with EXTRACT_CUNESCAPE|EXTRACT_UNQUOTE,
-// src/basic/extract-word.c, systemd v252), then %% as % (specifiers).
-func systemdValue(t *testing.T, line string) string {
+// environment is what systemd reads from a drop-in's Environment= line
+// (docshape.SystemdWords: extract_first_word's unquoting and C
+// unescaping, then %%): the one assignment it must be.
+func environment(t *testing.T, line string) string {
 	t.Helper()
 	w, ok := strings.CutPrefix(line, "Environment=")
 	if !ok {
 		t.Fatalf("not an Environment= line: %q", line)
 	}
-	if strings.HasPrefix(w, `"`) {
-		if !strings.HasSuffix(w, `"`) || len(w) < 2 {
-			t.Fatalf("an unterminated quoted word: %q", line)
-		}
-		var b strings.Builder
-		body := w[1 : len(w)-1]
-		for i := 0; i < len(body); i++ {
-			c := body[i]
-			if c == '"' {
-				t.Fatalf("a quote ends the word early: %q", line)
-			}
-			if c != '\\' {
-				b.WriteByte(c)
-				continue
-			}
-			i++
-			switch e := body[i]; e {
-			case 'n':
-				b.WriteByte('\n')
-			case 't':
-				b.WriteByte('\t')
-			case '\\', '"':
-				b.WriteByte(e)
-			case 'u', 'U':
-				n := map[byte]int{'u': 4, 'U': 8}[e]
-				r, err := strconv.ParseUint(body[i+1:i+1+n], 16, 32)
-				if err != nil {
-					t.Fatalf("escape in %q: %v", line, err)
-				}
-				b.WriteRune(rune(r))
-				i += n
-			default:
-				t.Fatalf("an escape systemd reads otherwise: \\%c in %q", e, line)
-			}
-		}
-		w = b.String()
-	} else if strings.ContainsAny(w, " \t\"'\\") {
-		t.Fatalf("a bare word systemd would split or unquote: %q", line)
+	words, err := docshape.SystemdWords(w)
+	if err != nil || len(words) != 1 {
+		t.Fatalf("systemd reads %q as %q (%v), not one assignment", line, words, err)
 	}
-	return strings.ReplaceAll(w, "%%", "%")
+	return words[0]
 }
 
 // A KUBECONFIG from [[runners]] environment reaches the drop-in as data:
@@ -84,7 +50,7 @@ func TestDropInCarriesAHostileKubeconfigAsData(t *testing.T) {
 	if blocks := benign.Blocks(); len(blocks) != 2 || blocks[0].Kind != checks.KindDropIn || blocks[1].Kind != checks.KindShell {
 		t.Fatalf("benign: %q", benign)
 	}
-	for _, v := range hostileValues {
+	for _, v := range hostile.Values {
 		got := build(v)
 		if relativeList("/etc/gitlab-runner/" + v + "/kubeconfig.yaml") {
 			if len(got.Blocks()) != 0 || !strings.Contains(got.String(), "is not an absolute path") {
@@ -94,7 +60,7 @@ func TestDropInCarriesAHostileKubeconfigAsData(t *testing.T) {
 		}
 		blocks := got.Blocks()
 		if len(blocks) == 0 {
-			if !withheld(got[len(got)-1]) {
+			if !hostilefix.WithheldStep(got[len(got)-1]) {
 				t.Errorf("%q: no block and no reason: %q", v, got)
 			}
 			t.Logf("%q: refused: %s", v, got[len(got)-1].Text)
@@ -109,10 +75,10 @@ func TestDropInCarriesAHostileKubeconfigAsData(t *testing.T) {
 			t.Errorf("%q: the drop-in is not one section of one line:\n%s", v, blocks[0].Text)
 			continue
 		}
-		if want, back := "KUBECONFIG=/etc/gitlab-runner/"+v+"/kubeconfig.yaml", systemdValue(t, lines[1]); back != want {
+		if want, back := "KUBECONFIG=/etc/gitlab-runner/"+v+"/kubeconfig.yaml", environment(t, lines[1]); back != want {
 			t.Errorf("%q: systemd reads %q, want %q", v, back, want)
 		}
-		wantShape(t, v, benign.Blocks()[1].Text, blocks[1].Text)
+		hostilefix.SameShape(t, v, benign.Blocks()[1].Text, blocks[1].Text)
 		if !strings.Contains(blocks[1].Text, "\n"+blocks[0].Text+"\n") {
 			t.Errorf("%q: tee writes another document than the one shown:\n%s", v, blocks[1].Text)
 		}
@@ -139,10 +105,10 @@ func TestInvalidUnitGetsNoCommand(t *testing.T) {
 	for _, name := range []string{"a b.service", "x\nExecStartPre=/bin/sh.service", "../../etc/passwd.service", "runner"} {
 		svc.Name = name
 		got := hostDropIn(scope, ra, svc, "/etc/gitlab-runner/kubeconfig.yaml", "")
-		if len(got.Blocks()) != 0 || !withheld(got[len(got)-1]) {
+		if len(got.Blocks()) != 0 || !hostilefix.WithheldStep(got[len(got)-1]) {
 			t.Errorf("%q: %q", name, got)
 		}
-		if st := restart(name); !withheld(st) {
+		if st := restart(name); !hostilefix.WithheldStep(st) {
 			t.Errorf("%q: restart %q", name, st)
 		}
 	}
@@ -154,7 +120,7 @@ func TestInvalidUnitGetsNoCommand(t *testing.T) {
 func TestDropInOfAnotherUsersProcessIsWithheld(t *testing.T) {
 	scope, ra, svc := rootRunner()
 	scope.Refused = "pid 4242 runs gitlab-runner as neither root nor a systemd unit's user"
-	if got := hostDropIn(scope, ra, svc, "/etc/gitlab-runner/kubeconfig.yaml", ""); len(got.Blocks()) != 1 || !withheld(got[len(got)-1]) {
+	if got := hostDropIn(scope, ra, svc, "/etc/gitlab-runner/kubeconfig.yaml", ""); len(got.Blocks()) != 1 || !hostilefix.WithheldStep(got[len(got)-1]) {
 		t.Errorf("a refused runner: %q", got)
 	}
 }
@@ -185,7 +151,7 @@ func TestHostileEnvironmentValueThroughTheCheck(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("the drop-in is not one line:\n%s", blocks[0].Text)
 	}
-	if back := systemdValue(t, lines[1]); back != "KUBECONFIG="+v {
+	if back := environment(t, lines[1]); back != "KUBECONFIG="+v {
 		t.Errorf("systemd reads %q", back)
 	}
 }

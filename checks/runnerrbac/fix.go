@@ -19,8 +19,12 @@ import (
 // grantName is the name of the Role and the RoleBinding the grant writes.
 const grantName = "gitlab-runner-executor"
 
-// adminGuard is the first line of the grant: without ADMIN_CONTEXT the
-// block stops there. Constant text only: bash expands the word of
+// adminGuard is the first line of the grant: without ADMIN_CONTEXT it
+// says what to set, and a script stops there. Pasted at a prompt it ends
+// its own line alone: an interactive bash reads on and runs the next one
+// (bash 5.2: an expansion error exits only a shell that is not
+// interactive), so the grant's line tests ADMIN_CONTEXT again before it
+// runs anything. Constant text only: bash expands the word of
 // ${VAR:?word} when VAR is unset, so a host value in it (a server URL
 // with "#$(...)") would run; and no ' in it, which bash reads as a quote
 // even inside the double-quoted ${...} (bash 5.2).
@@ -68,9 +72,12 @@ func grantFix(user, server, ns string, missing []facts.Access) checks.Steps {
 		Arg("-o", "jsonpath={.clusters[0].cluster.server}")
 	apply := fixcode.Command("kubectl", "--context").Words(fixcode.Var("ADMIN_CONTEXT")).Arg("apply", "-f", "-").
 		Stdin(fixcode.Manifest(role, binding))
+	// An empty --context is the shell's current one: without
+	// ADMIN_CONTEXT the grant's line runs nothing, pasted or not.
 	script := fixcode.Lines(
 		fixcode.Raw(adminGuard),
-		fixcode.Run(fixcode.Command("test").Words(fixcode.Output(serverOf)).Arg("=", server)).And(apply),
+		fixcode.Run(fixcode.Command("test", "-n").Words(fixcode.Var("ADMIN_CONTEXT"))).
+			And(fixcode.Command("test").Words(fixcode.Output(serverOf)).Arg("=", server)).And(apply),
 	)
 	return checks.Steps{
 		checks.Say(fmt.Sprintf("As an administrator of %s (the runner's cluster), grant what is missing with a Role and a RoleBinding in %s; set ADMIN_CONTEXT first:", server, ns)),

@@ -5,12 +5,14 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
+	"github.com/socialwebcomputer/doctor/internal/testing/docshape"
 	"github.com/socialwebcomputer/doctor/internal/testing/fixproof"
-	"github.com/socialwebcomputer/doctor/internal/testing/shellshape"
+	"github.com/socialwebcomputer/doctor/internal/testing/hostile"
+	"github.com/socialwebcomputer/doctor/internal/testing/hostilefix"
 )
 
 var missing = []facts.Access{
@@ -68,25 +70,13 @@ func TestGuardHoldsNoServer(t *testing.T) {
 	if first != adminGuard {
 		t.Errorf("the guard is %q, want %q", first, adminGuard)
 	}
-	shape := mustShape(t, blocks[0].Text)
+	shape := hostilefix.MustShape(t, blocks[0].Text)
 	if !contains(shape.Words, "https://kcp.example.invalid:6443/#$(touch /tmp/pwned)") {
 		t.Errorf("the server is not one word of the block, userinfo stripped:\n%s\n%s", blocks[0].Text, shape)
 	}
 	if strings.Contains(fix.String(), "s3cret") || strings.Contains(fix.String(), "admin:") {
 		t.Errorf("the server's userinfo is printed: %s", fix)
 	}
-}
-
-// hostile are values an attacker puts where the grant takes a host value:
-// every character that ends a word, a line, a quote, a heredoc or a
-// document, and the ones a terminal hides.
-var hostile = []string{
-	"plain", "", "two words", "new\nline", "x\n$(touch /tmp/pwned)", "`touch /tmp/pwned`",
-	"a;b", "a&&b", "a|b", "#comment", "it's", `say "hi"`, `back\slash`, "'", `"`,
-	"$HOME", "${HOME}", "$(id)", "EOF", "x\nEOF\ntouch /tmp/pwned", "EOF_1",
-	"---", "x\n---\napiVersion: v1\nkind: Namespace", "{a,b}", "*", "~root", "!", "!!", "-rf",
-	"tab\there", "esc\x1b[31mred", "bidi\u202ereversed", "zero\u200bwidth", "non-utf8\xff", "ünïcödé",
-	"%i", "name: x\nsubjects: []", "a\x00b",
 }
 
 // Whatever the server, the namespace or the identity hold, the grant is
@@ -99,54 +89,58 @@ func TestGrantHoldsHostileValues(t *testing.T) {
 	if len(benign) != 1 {
 		t.Fatalf("no benign block")
 	}
-	want := mustShape(t, benign[0].Text)
-	for _, v := range hostile {
-		// The server.
-		if b := grantFix("did:plc:x", v, "ci", missing).Blocks(); len(b) == 1 {
-			got := mustShape(t, b[0].Text)
-			if len(got.Stmts) != len(want.Stmts) || len(got.Words) != len(want.Words) || len(got.Heredocs) != 1 || got.Heredocs[0] != want.Heredocs[0] {
-				t.Errorf("server %q changed the structure:\n%s\nparsed as\n%s\nnot like\n%s", v, b[0].Text, got, want)
-			} else {
-				for i, w := range want.Words {
-					if g := got.Words[i]; g != strings.ReplaceAll(w, "plain", v) {
-						t.Errorf("server %q: word %d is %q, want %q\n%s", v, i, g, strings.ReplaceAll(w, "plain", v), b[0].Text)
-					}
-				}
-			}
-		} else if v != "" && !withheld(grantFix("did:plc:x", v, "ci", missing)) {
-			t.Errorf("server %q: neither one word nor withheld: %v", v, grantFix("did:plc:x", v, "ci", missing))
+	want := hostilefix.MustShape(t, benign[0].Text)
+	if len(want.Heredocs) != 1 || strings.Contains(want.Heredocs[0], "plain") {
+		t.Fatalf("the grant is not one manifest without the server:\n%s", benign[0].Text)
+	}
+	// The server: one word of itself, the manifest the same, or withheld
+	// ("" is none: the fix is a sentence to bind the identity, no grant).
+	var servers []string
+	for _, v := range hostile.Values {
+		if v != "" {
+			servers = append(servers, v)
 		}
-		// The namespace config.toml gives, and a service account's.
-		for what, fix := range map[string]checks.Steps{
-			"namespace":                   grantFix("did:plc:x", "https://127.0.0.1:6443", v, missing),
-			"service account's name":      grantFix("system:serviceaccount:gitlab:"+v, "https://127.0.0.1:6443", "ci", missing),
-			"service account's namespace": grantFix("system:serviceaccount:"+v+":runner", "https://127.0.0.1:6443", "ci", missing),
-		} {
-			if v == "plain" {
-				if len(fix.Blocks()) != 1 {
-					t.Errorf("%s %q: no grant: %v", what, v, fix)
-				}
-				continue
-			}
-			if !withheld(fix) {
-				t.Errorf("%s %q was printed: %v", what, v, fix)
-			}
-		}
+	}
+	hostilefix.HoldsValues(t, servers, func(v string) checks.Steps {
+		return grantFix("did:plc:x", v, "ci", missing)
+	})
+	// The namespace config.toml gives, and a service account's: a name,
+	// or no grant.
+	for what, c := range map[string]struct {
+		valid func(string) error
+		build func(v string) checks.Steps
+	}{
+		"namespace": {fixcode.NamespaceName, func(v string) checks.Steps {
+			return grantFix("did:plc:x", "https://127.0.0.1:6443", v, missing)
+		}},
+		"service account's name": {fixcode.ObjectName, func(v string) checks.Steps {
+			return grantFix("system:serviceaccount:gitlab:"+v, "https://127.0.0.1:6443", "ci", missing)
+		}},
+		"service account's namespace": {fixcode.NamespaceName, func(v string) checks.Steps {
+			return grantFix("system:serviceaccount:"+v+":runner", "https://127.0.0.1:6443", "ci", missing)
+		}},
+	} {
+		t.Run(what, func(t *testing.T) { hostilefix.HoldsNames(t, hostile.Values, c.valid, c.build) })
+	}
+	for _, v := range hostile.Values {
 		// A user's name: data of the RoleBinding's subject.
 		fix := grantFix(v, "https://127.0.0.1:6443", "ci", missing)
 		b := fix.Blocks()
 		if len(b) == 0 {
-			if v != "" && !withheld(fix) {
+			if v != "" && !hostilefix.Withheld(fix) {
 				t.Errorf("user %q: no block and no reason: %v", v, fix)
 			}
 			continue
 		}
-		got := mustShape(t, b[0].Text)
+		got := hostilefix.MustShape(t, b[0].Text)
 		if len(got.Stmts) != len(want.Stmts) || len(got.Heredocs) != 1 {
 			t.Errorf("user %q changed the structure:\n%s", v, b[0].Text)
 			continue
 		}
-		objs := decodeAll(t, got.Heredocs[0])
+		objs, err := docshape.Objects(got.Heredocs[0])
+		if err != nil {
+			t.Fatalf("does not decode: %v\n%s", err, got.Heredocs[0])
+		}
 		if len(objs) != 2 || objs[0].GetKind() != "Role" || objs[1].GetKind() != "RoleBinding" || objs[1].GetNamespace() != "ci" {
 			t.Errorf("user %q: the manifest is not the Role and the RoleBinding:\n%s", v, got.Heredocs[0])
 			continue
@@ -158,10 +152,6 @@ func TestGrantHoldsHostileValues(t *testing.T) {
 	}
 }
 
-func withheld(s checks.Steps) bool {
-	return len(s.Blocks()) == 0 && strings.Contains(s.String(), "doctor prints no command here: ")
-}
-
 func contains(ws []string, w string) bool {
 	for _, x := range ws {
 		if x == w {
@@ -169,31 +159,4 @@ func contains(ws []string, w string) bool {
 		}
 	}
 	return false
-}
-
-func mustShape(t *testing.T, text string) *shellshape.Shape {
-	t.Helper()
-	s, err := shellshape.Parse(text)
-	if err != nil {
-		t.Fatalf("does not parse: %v\n%s", err, text)
-	}
-	return s
-}
-
-func decodeAll(t *testing.T, text string) []*unstructured.Unstructured {
-	t.Helper()
-	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(text), 4096)
-	var out []*unstructured.Unstructured
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			if err.Error() == "EOF" {
-				return out
-			}
-			t.Fatalf("does not decode: %v\n%s", err, text)
-		}
-		if len(u.Object) > 0 {
-			out = append(out, u)
-		}
-	}
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/source/systemd"
+	"github.com/socialwebcomputer/doctor/internal/testing/hostile"
+	"github.com/socialwebcomputer/doctor/internal/testing/hostilefix"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
 
@@ -83,9 +85,9 @@ func TestNoUnitIsSkipped(t *testing.T) {
 // shown escaped, and in no command. One that is a unit name is carried
 // as one word (here: no unit file is on the path, so the check skips).
 func TestServiceNameThatIsNoUnitNameIsTheFinding(t *testing.T) {
-	for _, v := range hostileValues {
-		if !utf8.ValidString(v) {
-			continue // no cmdline the kernel shows: not a runner process (facts.parseCmdline)
+	for _, v := range hostile.Values {
+		if !utf8.ValidString(v) || strings.Contains(v, "\x00") {
+			continue // no cmdline the kernel shows: not a runner process (facts.parseCmdline); a NUL ends an argument
 		}
 		root := testroot.New(t)
 		root.Runner(4242, 0, nil, "/usr/bin/gitlab-runner", "run", "--config", "/etc/gitlab-runner/config.toml", "--service", v)
@@ -123,13 +125,15 @@ func TestChmodCarriesTheBinaryAsOneWord(t *testing.T) {
 	if len(benign) != 1 || benign[0].Kind != checks.KindShell {
 		t.Fatalf("benign fix: %q", benign)
 	}
-	for _, v := range hostileValues {
+	for _, v := range hostile.Values {
 		got := build(v)
 		switch {
 		case len(got) == 1 && got[0].Kind == checks.KindShell:
-			wantShape(t, v, benign[0].Text, got[0].Text)
-		case len(got) == 4 && withheld(got[1]):
+			hostilefix.SameShape(t, v, benign[0].Text, got[0].Text)
+		case len(got) == 4 && hostilefix.WithheldStep(got[1]):
 			// refused (the path is relative once cleaned, say): no chmod
+		case len(got) == 1 && hostilefix.WithheldStep(got[0]) && strings.Contains(v, "\x00"):
+			// a NUL, which no command carries: no chmod, and no restart after it
 		default:
 			t.Errorf("%q: %q", v, got)
 		}

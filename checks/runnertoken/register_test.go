@@ -9,6 +9,8 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/redact"
+	"github.com/socialwebcomputer/doctor/internal/testing/hostile"
+	"github.com/socialwebcomputer/doctor/internal/testing/hostilefix"
 	"github.com/socialwebcomputer/doctor/internal/testing/shellshape"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
@@ -42,15 +44,15 @@ func TestRegisterFixCarriesAHostileConfigPathAsOneWord(t *testing.T) {
 		return registerFix(scope, "https://gitlab.example.invalid/", "/etc/gitlab-runner/"+v+"/config.toml", "gitlab-runner.service")
 	}
 	benign := registerBlock(t, build("plain"))
-	for _, v := range hostileValues {
+	for _, v := range hostile.Values {
 		got := build(v)
 		if len(got.Blocks()) == 0 {
-			if !withheld(got[len(got)-1]) {
+			if !hostilefix.WithheldStep(got[len(got)-1]) {
 				t.Errorf("%q: %q", v, got)
 			}
 			continue
 		}
-		wantShape(t, v, benign, registerBlock(t, got))
+		hostilefix.SameShape(t, v, benign, registerBlock(t, got))
 	}
 }
 
@@ -61,14 +63,14 @@ func TestRegisterFixRestartsOnlyAValidUnit(t *testing.T) {
 		return registerFix(scope, "https://gitlab.example.invalid/", "/etc/gitlab-runner/config.toml", unit)
 	}
 	benign := registerBlock(t, build("gitlab-runnerplain.service"))
-	for _, v := range hostileValues {
+	for _, v := range hostile.Values {
 		unit := "gitlab-runner" + v + ".service"
 		got := build(unit)
 		if fixcode.UnitName(unit) == nil {
-			wantShape(t, v, benign, registerBlock(t, got))
+			hostilefix.SameShape(t, v, benign, registerBlock(t, got))
 			continue
 		}
-		if b := registerBlock(t, got); strings.Contains(b, "systemctl") || !withheld(got[len(got)-1]) {
+		if b := registerBlock(t, got); strings.Contains(b, "systemctl") || !hostilefix.WithheldStep(got[len(got)-1]) {
 			t.Errorf("%q: %q", v, got)
 		}
 	}
@@ -79,12 +81,12 @@ func TestRegisterFixRestartsOnlyAValidUnit(t *testing.T) {
 // no block.
 func TestRegisterFixURLIsOneWordWithoutUserinfo(t *testing.T) {
 	parsed, read := 0, 0
-	for _, v := range append(hostileValues, "user:glpat-abcdefghijklmnopqrst@", "glrt-0123456789abcdef@") {
+	for _, v := range append(hostile.Values, "user:glpat-abcdefghijklmnopqrst@", "glrt-0123456789abcdef@") {
 		raw := "https://" + v + "gitlab.example.invalid/" + v + "/"
 		got := registerFix(scope, raw, "/etc/gitlab-runner/config.toml", "gitlab-runner.service")
 		blocks := got.Blocks()
 		if len(blocks) == 0 {
-			if !withheld(got[len(got)-1]) {
+			if !hostilefix.WithheldStep(got[len(got)-1]) {
 				t.Errorf("%q: %q", v, got)
 			}
 			continue
@@ -124,7 +126,7 @@ func TestRegisterFixURLIsOneWordWithoutUserinfo(t *testing.T) {
 // it rewrites the file as root.
 func TestRegisterFixOutsideTheScopeIsWithheld(t *testing.T) {
 	got := registerFix(scope, "https://gitlab.example.invalid/", "/etc/shadow", "gitlab-runner.service")
-	if len(got.Blocks()) != 0 || !withheld(got[len(got)-1]) {
+	if len(got.Blocks()) != 0 || !hostilefix.WithheldStep(got[len(got)-1]) {
 		t.Errorf("%q", got)
 	}
 }
@@ -147,7 +149,7 @@ func TestDisabledNoteRestartsOnlyAValidUnit(t *testing.T) {
 	}
 	for _, unit := range []string{"a b.service", "x\nExecStartPre=/bin/sh", "$(id).service"} {
 		got := disabledNote(r, unit)
-		if len(got.Blocks()) != 0 || !withheld(got[len(got)-1]) || !strings.Contains(got.String(), "unhealthy_requests_limit") {
+		if len(got.Blocks()) != 0 || !hostilefix.WithheldStep(got[len(got)-1]) || !strings.Contains(got.String(), "unhealthy_requests_limit") {
 			t.Errorf("%q: %q", unit, got)
 		}
 	}

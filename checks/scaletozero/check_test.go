@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/socialwebcomputer/doctor/checks/checktest/apigatetest"
 
@@ -14,12 +15,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/BurntSushi/toml"
-
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/testing/fixproof"
+	"github.com/socialwebcomputer/doctor/internal/testing/hostile"
+	"github.com/socialwebcomputer/doctor/internal/testing/hostilefix"
 	"github.com/socialwebcomputer/doctor/internal/testing/shellshape"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 )
@@ -140,43 +142,23 @@ func TestPausePriority(t *testing.T) {
 
 func TestCases(t *testing.T) { checktest.Cases(t, Check, withAPIAuth) }
 
-// hostile are values an attacker puts where a fix takes a host value:
-// every character that ends a word, a line, a quote, a heredoc or a
-// document, and the ones a terminal hides.
-var hostile = []string{
-	"plain", "two words", "new\nline", "x\n$(touch /tmp/pwned)", "`touch /tmp/pwned`",
-	"a;b", "a&&b", "a|b", "#comment", "it's", `say "hi"`, `back\slash`, "'", `"`,
-	"$HOME", "${HOME}", "$(id)", "EOF", "x\nEOF\ntouch /tmp/pwned", "EOF_1",
-	"---", "x\n---\napiVersion: v1\nkind: Namespace", "{a,b}", "*", "~root", "!", "-rf",
-	"tab\there", "esc\x1b[31mred", "bidi\u202ereversed", "zero\u200bwidth", "ünïcödé",
-	"UPPER", "a/b", "..", "%i", "name: x\nvalue: 1000000000", "a\x00b", strings.Repeat("a", 254),
-}
-
-// tomlString is v as a TOML basic string, as BurntSushi/toml (the
-// runner's TOML library) writes it.
-func tomlString(t *testing.T, v string) string {
-	t.Helper()
-	var b strings.Builder
-	if err := toml.NewEncoder(&b).Encode(map[string]string{"k": v}); err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSpace(strings.TrimPrefix(b.String(), "k = "))
-}
-
 // config.toml's pause_pod_priority_class_name, whatever it holds, is
 // either a PriorityClass's name (the manifest names it, whole, in one
 // object) or the finding itself, with no block: a value that is not a
 // name never reaches a command or a manifest.
 func TestPriorityClassNameHoldsHostileValues(t *testing.T) {
-	for _, v := range hostile {
-		config := strings.Replace(pauseConfig, `pause_pod_priority_class_name = "gitlab-pause"`, "pause_pod_priority_class_name = "+tomlString(t, v), 1)
+	for _, v := range hostile.Values {
+		if v == "" || !utf8.ValidString(v) {
+			continue // "" is no name set; TOML holds UTF-8 only
+		}
+		config := strings.Replace(pauseConfig, `pause_pod_priority_class_name = "gitlab-pause"`, "pause_pod_priority_class_name = "+hostilefix.TOMLString(t, v), 1)
 		rs := judge(t, config, &cluster.Lists{PriorityClasses: []schedv1.PriorityClass{}})
 		if len(rs) != 1 || len(rs[0].Findings) != 1 {
 			t.Errorf("%q: want one finding, got %+v", v, rs)
 			continue
 		}
 		f := rs[0].Findings[0]
-		if v != "plain" {
+		if fixcode.ObjectName(v) != nil {
 			if len(f.Fix.Blocks()) != 0 || !strings.Contains(f.Cause, "is not a valid object name") || f.Severity != checks.Error {
 				t.Errorf("%q: not refused as the finding: %s\n%v", v, f.Cause, f.Fix)
 			}

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -16,7 +17,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
+	"github.com/socialwebcomputer/doctor/internal/testing/hostilefix"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
@@ -61,6 +64,29 @@ func assertAnalyzeEqualsLive(t *testing.T, live *report.Report, bundlePath, root
 		}
 	}
 	AssertBundleHasNoSecrets(t, bundlePath, root)
+	assertAnalyzeHoldsHostileValues(t, live, bundlePath)
+}
+
+// assertAnalyzeHoldsHostileValues replays the bundle once more with every
+// value any encoder is given wrapped in hostilefix.Mark: every fix of the
+// live run (the real apiserver's names, the real hosts' paths) keeps its
+// structure (hostilefix.Compare). Replayed, the integration scenarios get
+// the property TestFixesHoldHostileValues proves of the fixtures.
+func assertAnalyzeHoldsHostileValues(t *testing.T, live *report.Report, bundlePath string) {
+	t.Helper()
+	restore := fixcode.SetTaint(hostilefix.Taint)
+	_, out, errs := runDoctor("analyze", bundlePath, "-o", "json")
+	restore()
+	var got report.Report
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("analyze with hostile values: %s: %v\n%s", errs, err, out)
+	}
+	if len(got.Findings) != len(live.Findings) {
+		t.Fatalf("analyze with hostile values: %d findings, the live run %d", len(got.Findings), len(live.Findings))
+	}
+	for i, f := range live.Findings {
+		hostilefix.Compare(t, fmt.Sprintf("analyze with hostile values, finding %d (%s)", i+1, f.Check), f.FixSteps, got.Findings[i].FixSteps)
+	}
 }
 
 // standInShape is what the bundle writer puts where a secret was: StandIn's

@@ -13,7 +13,6 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/testing/docshape"
@@ -123,7 +122,10 @@ func TestManifestHoldsHostileValues(t *testing.T) {
 			t.Errorf("%q: %v", v, err)
 			continue
 		}
-		objs := decodeAll(t, text)
+		objs, err := docshape.Objects(text)
+		if err != nil {
+			t.Fatalf("does not decode: %v\n%s", err, text)
+		}
 		if len(objs) != 2 || objs[0].GetKind() != "PriorityClass" || objs[1].GetKind() != "RoleBinding" ||
 			objs[0].GetName() != "pause" || objs[1].GetName() != "gitlab-runner" || objs[1].GetNamespace() != "ci" {
 			t.Errorf("%q: the manifest is not the two objects:\n%s", v, text)
@@ -146,24 +148,6 @@ func TestManifestHoldsHostileValues(t *testing.T) {
 		}
 		if _, err := fixcode.Manifest(&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ci"}}).Text(); err == nil {
 			t.Errorf("name %q was printed", name)
-		}
-	}
-}
-
-func decodeAll(t *testing.T, text string) []*unstructured.Unstructured {
-	t.Helper()
-	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(text), 4096)
-	var out []*unstructured.Unstructured
-	for {
-		u := &unstructured.Unstructured{}
-		if err := dec.Decode(&u.Object); err != nil {
-			if err.Error() == "EOF" {
-				return out
-			}
-			t.Fatalf("does not decode: %v\n%s", err, text)
-		}
-		if len(u.Object) > 0 {
-			out = append(out, u)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
@@ -78,11 +79,73 @@ func manifestDoc(o runtime.Object) (string, error) {
 	if st, ok := u["status"].(map[string]any); ok && len(st) == 0 {
 		delete(u, "status")
 	}
+	// YAML's emitter writes bidi and other format characters raw, in
+	// block and quoted scalars alike (it deems them printable): a string
+	// holding one is written as a double-quoted scalar of escapes.
+	quoted := map[string]string{}
+	u = quoteUnprintable(u, quoted).(map[string]any)
 	b, err := yaml.Marshal(u)
 	if err != nil {
 		return "", &Refusal{Why: "the YAML encoder refused it: " + err.Error()}
 	}
-	return string(b), nil
+	text := string(b)
+	for stand, q := range quoted {
+		if strings.Count(text, stand) != 1 {
+			// A value spells the stand-in: refused, never confused.
+			return "", &Refusal{Why: "it holds text doctor uses while encoding a manifest"}
+		}
+		text = strings.Replace(text, stand, q, 1)
+	}
+	return text, nil
+}
+
+// quoteUnprintable replaces, in an object's unstructured form, every
+// string a terminal would not show as it is (printable) with a stand-in
+// the YAML encoder writes bare, and records the double-quoted scalar that
+// replaces the stand-in in its output.
+func quoteUnprintable(v any, quoted map[string]string) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			v[k] = quoteUnprintable(e, quoted)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = quoteUnprintable(e, quoted)
+		}
+	case string:
+		if printable(v, "\n") != nil {
+			stand := fmt.Sprintf("fixcode-escaped-value-%06d-end", len(quoted))
+			quoted[stand] = yamlQuoted(v)
+			return stand
+		}
+	}
+	return v
+}
+
+// yamlQuoted is s as a YAML double-quoted scalar on one line: \ and "
+// escaped, every character that is not printable as \n, \uXXXX or
+// \UXXXXXXXX (YAML 1.2, 5.7 Escaped Characters). s is UTF-8.
+func yamlQuoted(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case unicode.IsPrint(r):
+			b.WriteRune(r)
+		case r <= 0xFFFF:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			fmt.Fprintf(&b, `\U%08X`, r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 // taintStrings passes every string of v through value (the taint of the
@@ -125,7 +188,9 @@ func taintStrings(v reflect.Value, top bool) error {
 		}
 		v.Set(out)
 	case reflect.String:
-		if !v.CanSet() {
+		if !v.CanSet() || v.Len() == 0 {
+			// An empty string holds no value; most are fields left out
+			// (omitempty), which a taint would write.
 			return nil
 		}
 		s, err := value(v.String())

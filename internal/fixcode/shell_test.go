@@ -20,7 +20,7 @@ import (
 // Every hostile value is one word whose value is itself, as a shell parser
 // reads it, in a command's name and in its arguments.
 func TestQuoteIsOneWordOfItsValue(t *testing.T) {
-	for _, v := range hostile.Values {
+	for _, v := range hostile.Shell() {
 		for _, first := range []bool{false, true} {
 			var s fixcode.Script
 			if first {
@@ -130,10 +130,8 @@ func TestRealBashReadsEveryValueWhole(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	marker := filepath.Join(dir, "pwned")
 	var values []string
-	for _, v := range hostile.Values {
-		if !strings.Contains(v, "\x00") {
-			values = append(values, strings.ReplaceAll(v, "/tmp/pwned", marker))
-		}
+	for _, v := range hostile.Shell() {
+		values = append(values, strings.ReplaceAll(v, "/tmp/pwned", marker))
 	}
 	var lines []fixcode.Line
 	for _, v := range values {

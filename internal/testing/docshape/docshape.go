@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 )
 
@@ -38,6 +39,25 @@ func Manifest(text string, f func(string) string) (string, error) {
 	}
 	b, err := json.Marshal(docs)
 	return fmt.Sprintf("%d objects: %s", len(docs), b), err
+}
+
+// Objects are the objects of a multi-document YAML manifest as kubectl's
+// decoder reads them, empty documents left out.
+func Objects(text string) ([]*unstructured.Unstructured, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(strings.NewReader(text), 4096)
+	var out []*unstructured.Unstructured
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return nil, err
+		}
+		if len(u.Object) > 0 {
+			out = append(out, u)
+		}
+	}
 }
 
 // TOML is the keys and values of a fragment of config.toml.
