@@ -3,6 +3,7 @@ package deploy
 import (
 	"bufio"
 	"bytes"
+	"github.com/socialwebcomputer/doctor/internal/testing/tools"
 	"io"
 	"os"
 	"os/exec"
@@ -628,8 +629,5 @@ func TestPrometheusRules(t *testing.T) {
 // and installs them), so CI never passes without having run it.
 func missing(t *testing.T, why string) {
 	t.Helper()
-	if os.Getenv("DOCTOR_REQUIRE_TOOLS") == "1" {
-		t.Fatal(why)
-	}
-	t.Skip(why)
+	tools.Missing(t, why)
 }
