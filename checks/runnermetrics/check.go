@@ -76,7 +76,7 @@ const (
 
 type judge struct {
 	p     *checks.Pass
-	m     *rm.Metrics
+	m     *rm.Exposition
 	s     *rm.Scrape
 	where checks.Evidence
 	get   string // "GET http://…/metrics"

@@ -37,8 +37,8 @@ type Endpoint struct {
 	Detail string `json:"detail"`
 }
 
-// Metrics is what the runner's /metrics said, or why it was not read.
-type Metrics struct {
+// Exposition is what the runner's /metrics said, or why it was not read.
+type Exposition struct {
 	Endpoint
 	// None says why there is nothing to read (no listen_address, no
 	// process): the check is skipped with it.
@@ -49,15 +49,15 @@ type Metrics struct {
 
 // Fact reads the metrics once per run: one process serves them for all its
 // [[runners]].
-var Fact = &checks.Fact[*Metrics]{
+var Fact = &checks.Fact[*Exposition]{
 	ID:       "runner-metrics-scrape",
 	Doc:      "the runner's own Prometheus metrics: one bounded GET of the /metrics its listen_address (or --metrics-url) serves, checked against the runner version's metric definitions",
 	Requires: []checks.Node{facts.ConfigFact, facts.RunAsFact, facts.EnvironFact},
 	Settings: []*checks.Setting{MetricsURLSetting},
 	Network:  true,
-	Compute: func(p *checks.Pass) (*Metrics, error) {
+	Compute: func(p *checks.Pass) (*Exposition, error) {
 		cfg, ra, env := facts.ConfigFact.Get(p), facts.RunAsFact.Get(p), facts.EnvironFact.Get(p)
-		m := &Metrics{}
+		m := &Exposition{}
 		ep, none, err := endpoint(p.Env, cfg, ra, env)
 		if err != nil {
 			return nil, err
