@@ -119,11 +119,35 @@ func (j *judge) unreachable() {
 	fix := checks.Text("Check that the runner process is running and listens on " + j.m.Address + " (ss -ltnp), that " +
 		"listen_address is the address it can bind, and that nothing else holds the port (the runner exits with " +
 		"`Failed to create listener for metrics server`).")
+	if inContainer(j.p) && j.m.Source != "--metrics-url" {
+		cause += " The runner runs in a container: its listen_address is the container's, which doctor on the host reaches only where the port is published."
+		fix = checks.Text("Publish the runner container's metrics port (docker run -p 127.0.0.1:9252:9252, or a Service in Kubernetes) and give doctor that " +
+			"address with --metrics-url, or run doctor in the runner's network namespace.")
+	}
 	if s.Status != 0 {
 		cause = fmt.Sprintf("%s answers %d where the runner serves its metrics: another server holds the runner's listen_address %s, "+
 			"or --metrics-url names another endpoint.", j.m.URL, s.Status, j.m.Address)
 	}
 	j.p.Report(checks.Finding{Cause: cause, Evidence: []checks.Evidence{j.where, {Source: j.get, Detail: s.Err.Error()}}, Fix: fix})
+}
+
+// inContainer says the runner process runs in a container, by its cgroup
+// (Docker, containerd, Podman and Kubernetes name theirs).
+func inContainer(p *checks.Pass) bool {
+	ra := facts.RunAsFact.Get(p)
+	if ra.Process == nil {
+		return false
+	}
+	b, err := p.Env.ReadProc("/proc/" + strconv.Itoa(ra.Process.PID) + "/cgroup")
+	if err != nil {
+		return false
+	}
+	for _, k := range []string{"docker", "containerd", "kubepods", "libpod"} {
+		if strings.Contains(string(b), k) {
+			return true
+		}
+	}
+	return false
 }
 
 // samples are the samples of a family.

@@ -163,6 +163,12 @@ func TestUnreachableListenAddressIsAWarningNamingIt(t *testing.T) {
 	if len(r.Findings) != 1 {
 		t.Errorf("%d findings, want 1:\n%s", len(r.Findings), checktest.Text(r))
 	}
+	// A runner in a container listens in the container's network: the
+	// finding says so, and how to reach it.
+	root := host(t, config(addr))
+	root.Write("/proc/4242/cgroup", "0::/system.slice/docker-5f3c0d2e9a41.scope\n", 0o444)
+	r = checktest.One(t, runnermetrics.Check, checktest.Root(root.Dir))
+	checktest.WantFinding(t, r, checks.Warning, "The runner runs in a container: its listen_address is the container's", "--metrics-url")
 }
 
 func TestInfrastructureFailuresSaturationAndVersion(t *testing.T) {
