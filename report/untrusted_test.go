@@ -78,9 +78,11 @@ func hostileReport(name, text, fix string) *Report {
 		CleanupErrors: []string{"pod x"},
 		Logs:          []LogRead{{Source: "job.log", Lines: 3}},
 		Matches:       []Match{{Source: "job.log", LineNumber: 1, Line: "line", Check: "image-pull", OneOf: []string{"image-pull", "not a doctor check: "}, Tell: "tell"}},
-		Summary:       Summary{Critical: 1, Error: 1, Warning: 1, Info: 1, Incomplete: []string{"why"}, ExitCode: 2},
-		Verbose:       true,
-		Rerun:         []string{"doctor", "run", "--root", "/x"},
+		Job: &Job{ID: 42, Project: "g/p", Name: "rspec", Stage: "test", Status: "failed", FailureReason: "runner_system_failure", WebURL: "https://x/g/p/-/jobs/42",
+			Runner: &JobRunner{ID: 7, Description: "d", SystemID: "s_1", ManagerVersion: "19.3.0"}, Entry: r1(), How: "how"},
+		Summary: Summary{Critical: 1, Error: 1, Warning: 1, Info: 1, Incomplete: []string{"why"}, ExitCode: 2},
+		Verbose: true,
+		Rerun:   []string{"doctor", "run", "--root", "/x"},
 	}
 	fill(reflect.ValueOf(rep).Elem(), "", name, text, fix, map[uintptr]bool{})
 	return rep
