@@ -42,6 +42,8 @@ var hostileSeeds = [][3]string{
 	{"@all", "@all hello", "@all"},
 	{"@", "why @", "@"},
 	{"    indented", "    indented\n```\nfence", "1. one\n- two"},
+	// Issue 29: every format character, invisible ones included.
+	{"git\u200blab\u00ad", "zero\u200bwidth\u200c\u200d join\u2060 bom\ufeff shy\u00ad tag\U000e0041 arabic\u0600", "fix\u200b\ufeff"},
 }
 
 func hostileReport(name, text, fix string) *Report {

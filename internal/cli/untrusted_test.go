@@ -28,7 +28,7 @@ import (
 // one that makes a link, a screen clear, a carriage return that rewrites
 // the line, a newline and a quick action, a newline and a mention, a pipe
 // that would end a table cell, HTML, a link, a bidi override, a C1 CSI.
-const hostile = "\x1b]0;pwned\x07\x1b]8;;http://evil.invalid\x07click\x1b]8;;\x07\x1b[2J\rforged\n/close\n@all | <script>x</script> [l](http://evil.invalid) \u202eabc \u009b31m"
+const hostile = "\x1b]0;pwned\x07\x1b]8;;http://evil.invalid\x07click\x1b]8;;\x07\x1b[2J\rforged\n/close\n@all | <script>x</script> [l](http://evil.invalid) \u202eabc \u009b31m z\u200bw\u200dj\u2060\ufeff\u00ad"
 
 // tomlString is s as a TOML basic string (\uXXXX for every control).
 func tomlString(s string) string {
