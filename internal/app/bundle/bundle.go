@@ -146,7 +146,10 @@ host, so that the run can be re-examined elsewhere:
 
 gives the same findings, offline, touching neither this machine's files nor
 any network. Secrets were replaced as the bundle was written: tokens and
-passwords by a stand-in (their kind's prefix and a short hash), private keys
+passwords by a stand-in (their kind's prefix and a short hash keyed by a
+random key drawn for this bundle and never stored, so the same secret has
+the same stand-in here, and no stand-in can be tested against a guess),
+private keys
 by fresh keys of the same type, client certificates by certificates of the
 same subject, issuer and validity for those keys; config.toml, kubeconfigs
 and environs keep only the values the checks read, and one that does not

@@ -13,7 +13,7 @@ import (
 
 // The bundle is redacted where it is written, file by file: a secret is
 // replaced by its stand-in (redact.StandIn: the token's kind prefix and a
-// short hash), a private key by a fresh key of the same type, a client
+// short hash keyed by the bundle's own key, never stored), a private key by a fresh key of the same type, a client
 // certificate by one re-issued for that key with the same subject, issuer
 // and validity. The checks never print those values, so analyze on the
 // redacted bundle finds what the live run found.
