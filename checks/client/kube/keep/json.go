@@ -257,6 +257,9 @@ func (c *jsonCut) one(f *field, schemaless bool, depth int) error {
 	case mapping:
 		return c.mapping(f)
 	case anyJSON:
+		if f.transform != nil && c.peek() == '"' {
+			return c.scalar(f) // a message of a schemaless kind
+		}
 		return c.any(depth)
 	}
 	return c.scalar(f)
@@ -280,10 +283,11 @@ func (c *jsonCut) mapping(f *field) error {
 		if err := c.m.add(f.elemSize + int64(c.pos-kstart)); err != nil {
 			return err
 		}
+		key := c.in[kstart:c.pos]
 		if err := c.colon(); err != nil {
 			return err
 		}
-		if f.keysOnly {
+		if f.keysOnly || f.keepValue != nil && !f.keepValue(jsonText(key)) {
 			c.out = append(c.out, `""`...)
 			return c.skip()
 		}
@@ -293,6 +297,19 @@ func (c *jsonCut) mapping(f *field) error {
 		}
 		return c.m.add(int64(c.pos - vstart))
 	})
+}
+
+// jsonText is the text of a JSON string as it was written (quotes
+// included), unescaped.
+func jsonText(raw []byte) string {
+	if len(raw) >= 2 && bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1])
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
 }
 
 // colon reads and writes the colon after a member's name.

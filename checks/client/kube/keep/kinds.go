@@ -59,6 +59,26 @@ func compileKind(out map[kindKey]*node, k Kind) error {
 			out[list].byJSON["items"].items = true
 		}
 	}
+	for path, fn := range k.Values {
+		for _, key := range []kindKey{one, list} {
+			n := out[key]
+			if n == nil {
+				continue
+			}
+			p := path
+			if key == list {
+				p = "items[]." + path
+			}
+			f, err := n.find(p)
+			if err != nil {
+				return err
+			}
+			if f.shape != mapping {
+				return fmt.Errorf("%s: Values applies to a map", path)
+			}
+			f.keepValue = fn
+		}
+	}
 	for path, fn := range k.Transforms {
 		for _, key := range []kindKey{one, list} {
 			n := out[key]

@@ -239,7 +239,7 @@ func (c *protoCut) entry(f *field, num fieldNum, e, out []byte) ([]byte, error) 
 	ent = appendTag(ent, 1, bytesType)
 	ent = appendBytes(ent, key)
 	size := int64(len(key))
-	if hasVal && !f.keysOnly && !(f.valOpaque && c.sec.In(val)) {
+	if hasVal && !f.keysOnly && !(f.valOpaque && c.sec.In(val)) && (f.keepValue == nil || f.keepValue(string(key))) {
 		if !f.valOpaque {
 			val = c.sec.Replace(val)
 		}

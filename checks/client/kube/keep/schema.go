@@ -49,6 +49,9 @@ type field struct {
 	// transform, when set, replaces a kept string (cloud-init userData
 	// becomes the users a check reads of it).
 	transform func(string) string
+	// keepValue, when set, says of a map's key whether its value is kept:
+	// the others keep their key and an empty value (labels).
+	keepValue func(key string) bool
 }
 
 // mapEntryOverhead is what a Go map spends on one entry beyond its key
