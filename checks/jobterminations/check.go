@@ -152,6 +152,7 @@ func fromStatus(pod *corev1.Pod) []ending {
 		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
 			out = append(out, ending{pod: pod.Name, kind: "disrupted", source: src + " condition DisruptionTarget",
 				detail: fmt.Sprintf("reason %q, message %q", keep.Reason(c.Reason), keep.Message(c.Message)), at: c.LastTransitionTime.Time})
+			break // a pod is disrupted once; a status with thousands of these is a hostile one
 		}
 	}
 	if pod.Status.Reason == "Evicted" {

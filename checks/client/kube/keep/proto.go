@@ -183,6 +183,9 @@ func (c *protoCut) message(n *node, msg, out []byte, depth int) ([]byte, error) 
 			out = append(out, whole...)
 		case f.shape == scalar && typ == bytesType:
 			b := consumeBytes(val)
+			if err := c.m.str(len(b)); err != nil {
+				return nil, err
+			}
 			if f.transform != nil {
 				b = []byte(f.transform(string(b)))
 			}
@@ -232,6 +235,9 @@ func (c *protoCut) entry(f *field, num fieldNum, e, out []byte) ([]byte, error) 
 		return nil
 	})
 	if err != nil {
+		return nil, err
+	}
+	if err := c.m.str(max(len(key), len(val))); err != nil {
 		return nil, err
 	}
 	key = c.sec.Replace(key)

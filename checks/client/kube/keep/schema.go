@@ -52,6 +52,9 @@ type field struct {
 	// keepValue, when set, says of a map's key whether its value is kept:
 	// the others keep their key and an empty value (labels).
 	keepValue func(key string) bool
+	// budget, when set, is the run's count its elements go to (an event
+	// list's items, any conditions).
+	budget budget
 }
 
 // mapEntryOverhead is what a Go map spends on one entry beyond its key
