@@ -42,6 +42,13 @@ var hostileSeeds = [][3]string{
 	{"@all", "@all hello", "@all"},
 	{"@", "why @", "@"},
 	{"    indented", "    indented\n```\nfence", "1. one\n- two"},
+	// Issue 29: what GitLab forms of text (autolinks, references across
+	// projects, labels, milestones, snippets, a table of contents, emoji,
+	// commits, a tracker's issue key), alone and touching code spans.
+	{"group/project#3", "see https://evil.invalid/x www.evil.invalid mail me@evil.invalid #1 !1 group/project#3 other/proj!4 ~bug ~\"two words\" %v1 %\"m 2\" $5 &6 [[_TOC_]] [TOC] :smile: :+1: deadbeef1 ABC-123 *iteration:7 ^alert#8 [vulnerability:9]", "ok"},
+	{"`x`#1", "`code`#2 ~`label` `a`:smile: #3`b` www.`x`.invalid ``` `` ` #4", "ok"},
+	// Issue 29: every format character, invisible ones included.
+	{"git\u200blab\u00ad", "zero\u200bwidth\u200c\u200d join\u2060 bom\ufeff shy\u00ad tag\U000e0041 arabic\u0600", "fix\u200b\ufeff"},
 }
 
 func hostileReport(name, text, fix string) *Report {

@@ -489,6 +489,7 @@ func FuzzText(f *testing.F) {
 		{"r\x1b]0;pwned\x07", "CN=\x1b[2J"},
 		{"\u202eevil\u2066", "CN=\u009b31m\x7f"},
 		{"bad\xffname\n# HELP", "CN=\"quoted\"\\\n"},
+		{"kuber\u200bnetes\u00ad", "CN=zero\u200bwidth\ufeff\u2060"},
 	} {
 		f.Add(s[0], s[1])
 	}
