@@ -56,7 +56,11 @@ var Check = &checks.Check{
 			"is forbidden: maximum * usage per Pod is *, but limit is *",
 		},
 	},
-	Requires:  []checks.Node{cluster.NamespaceQuotaObjectsFact, cluster.ListsFact, facts.APIClientFact, facts.RunnerEntryFact},
+	// The dry run (job-admission's fact) is the verdict where it reached
+	// the quota and the LimitRange; the model explains it, and stays where
+	// the dry run cannot say (the most a job may ask, leaked objects).
+	Requires: []checks.Node{cluster.NamespaceQuotaObjectsFact, cluster.ListsFact, facts.APIClientFact, facts.RunnerEntryFact,
+		checks.Optional(cluster.AdmissionFact)},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run:       run,
@@ -79,6 +83,7 @@ func run(p *checks.Pass) error {
 	if err := forbidden(o.LRErr, "limitranges", ns); err != nil {
 		return err
 	}
+	adm := cluster.AdmissionFact.Get(p) // nil when the dry run did not run
 	for _, ask := range []jobpod.Ask{jobpod.Configured, jobpod.MostAllowed} {
 		pod, err := jobpod.For(e.Runner, ask)
 		if err != nil {
@@ -86,10 +91,17 @@ func run(p *checks.Pass) error {
 		}
 		ApplyDefaults(pod, o.Ranges)
 		refusals := append(LimitRangeRefusals(pod, o.Ranges), QuotaRefusals(pod, o.Quotas)...)
+		if ask == jobpod.Configured {
+			if adm.RefusedAt(cluster.StageLimitRange) || adm.RefusedAt(cluster.StageQuota) {
+				reportDryRun(p, e, ns, pod, adm, refusals)
+				break
+			}
+			refusals = notPassed(adm, refusals)
+		}
 		if len(refusals) == 0 {
 			continue
 		}
-		report(p, e, ns, pod, refusals, ask)
+		report(p, e, ns, pod, refusals, ask, adm)
 		break // the most a job may ask is reported only when what every job asks fits
 	}
 	leaked(p, e.Label(), ns, o, cluster.ListsFact.Get(p))
@@ -99,12 +111,63 @@ func run(p *checks.Pass) error {
 	return forbidden(o.CMErr, "configmaps", ns)
 }
 
-func report(p *checks.Pass, e *facts.RunnerEntry, ns string, pod *corev1.Pod, refusals []Refusal, ask jobpod.Ask) {
+// notPassed drops the model's refusals of the stages the dry run of the
+// same pod passed: the apiserver admitted it there (a scope, an exemption
+// or a rule the model does not weigh), and its verdict stands.
+func notPassed(adm *cluster.Admission, refusals []Refusal) []Refusal {
+	var out []Refusal
+	for _, r := range refusals {
+		if adm.Reached(r.Stage()) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// Stage is the admission step that weighs the refusal.
+func (r Refusal) Stage() cluster.Stage {
+	if strings.HasPrefix(r.Object, "limitrange ") {
+		return cluster.StageLimitRange
+	}
+	return cluster.StageQuota
+}
+
+// reportDryRun reports the apiserver's refusal of the dry run at the
+// LimitRange or the quota, in its words; the model's refusals explain it
+// (which container, which numbers).
+func reportDryRun(p *checks.Pass, e *facts.RunnerEntry, ns string, pod *corev1.Pod, adm *cluster.Admission, refusals []Refusal) {
+	r := adm.Refusal
+	ev := []checks.Evidence{{Source: adm.Request + " (the runner's identity)", Detail: fmt.Sprintf("%d %s: %s", r.Code, r.Reason, r.Message)}}
+	always, explained := false, false
+	for _, m := range refusals {
+		if m.Stage() != r.Stage {
+			continue
+		}
+		explained = true
+		always = always || m.Always
+		ev = append(ev, checks.Evidence{Source: "GET " + m.Object, Detail: m.Message})
+	}
+	if !explained {
+		ev = append(ev, checks.Evidence{Source: "doctor's model of " + r.Stage.Name(), Detail: "finds no refusal (a scoped quota, or a rule it does not weigh): the apiserver's answer is the verdict"})
+	}
+	ev = append(ev, checks.Evidence{Source: e.File.Path, Detail: "the job pod: " + describe(pod)})
+	cause := fmt.Sprintf("%s: the apiserver refuses every job pod in %s at %s (a dry run of the pod the runner sends): %s", e.Label(), ns, r.Stage.Name(), r.Message)
+	if explained && !always {
+		cause += " (the namespace's quota is used up now; an emptier namespace would admit it)"
+	}
+	p.Report(checks.Finding{Cause: cause + ".", Evidence: ev})
+}
+
+func report(p *checks.Pass, e *facts.RunnerEntry, ns string, pod *corev1.Pod, refusals []Refusal, ask jobpod.Ask, adm *cluster.Admission) {
 	ev := []checks.Evidence{}
 	for _, r := range refusals {
 		ev = append(ev, checks.Evidence{Source: "GET " + r.Object, Detail: r.Message})
 	}
 	ev = append(ev, checks.Evidence{Source: e.File.Path, Detail: "the job pod: " + describe(pod)})
+	if ask == jobpod.Configured {
+		ev = append(ev, dryRunNote(adm))
+	}
 	first := refusals[0]
 	var cause string
 	if ask == jobpod.Configured {
@@ -120,6 +183,22 @@ func report(p *checks.Pass, e *facts.RunnerEntry, ns string, pod *corev1.Pod, re
 		sev = checks.Warning
 	}
 	p.Report(checks.Finding{Severity: sev, Cause: cause + ".", Evidence: ev})
+}
+
+// dryRunNote says why the model's verdict stands without the apiserver's.
+func dryRunNote(adm *cluster.Admission) checks.Evidence {
+	src := "the dry run of the job pod"
+	switch {
+	case adm == nil:
+		return checks.Evidence{Source: src, Detail: "not sent: only doctor's model weighs the pod"}
+	case adm.Skipped != "":
+		return checks.Evidence{Source: src, Detail: "not sent: " + adm.Skipped}
+	case adm.Err != nil:
+		return checks.Evidence{Source: adm.Request, Detail: "no answer (" + adm.Err.Error() + "): only doctor's model weighs the pod"}
+	case adm.Refusal != nil:
+		return checks.Evidence{Source: adm.Request, Detail: "refused earlier, at " + adm.Refusal.Stage.Name() + " (job-admission or job-identity says why): the quota was not asked"}
+	}
+	return checks.Evidence{Source: adm.Request, Detail: "admitted"}
 }
 
 // describe lists each container's requests and limits.

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -115,6 +116,7 @@ var AdmissionFact = &checks.Fact[*Admission]{
 		case err == nil:
 			a.Admitted = true
 		case r != nil:
+			r.Message = WithoutGeneratedSuffix(r.Message, created.Pod.GenerateName)
 			a.Refusal = r
 		default:
 			a.Err = err
@@ -149,4 +151,18 @@ func DryRunCreate(ctx context.Context, api *facts.APIClient, pod *corev1.Pod, se
 	var out corev1.Pod
 	return api.Client.CoreV1().RESTClient().Post().Namespace(pod.Namespace).Resource("pods").
 		Param("dryRun", "All").Timeout(serverTimeout).Body(pod).Do(ctx).Into(&out)
+}
+
+// WithoutGeneratedSuffix names the pod in a refusal as the apiserver names
+// it before it generates the name: its generateName alone. The validating
+// steps run after the name is generated (k8s.io/apiserver
+// pkg/registry/generic/registry/store.go, v0.37.2: BeforeCreate, then the
+// validating admission), and a suffix of five random characters
+// (k8s.io/apiserver pkg/storage/names/generate.go: randomLength 5) would
+// make every run's finding another text.
+func WithoutGeneratedSuffix(msg, generateName string) string {
+	if generateName == "" {
+		return msg
+	}
+	return regexp.MustCompile(regexp.QuoteMeta(`"`+generateName)+`[a-z0-9]{5}"`).ReplaceAllString(msg, `"`+generateName+`"`)
 }

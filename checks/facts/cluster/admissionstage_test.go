@@ -124,3 +124,17 @@ func TestReached(t *testing.T) {
 		}
 	}
 }
+
+func TestWithoutGeneratedSuffix(t *testing.T) {
+	const gen = "runner-abc-project-0-concurrent-0-"
+	for in, want := range map[string]string{
+		`pods "runner-abc-project-0-concurrent-0-8fwdk" is forbidden: exceeded quota: q`:    `pods "runner-abc-project-0-concurrent-0-" is forbidden: exceeded quota: q`,
+		`pods "runner-abc-project-0-concurrent-0-" is forbidden: no PriorityClass`:          `pods "runner-abc-project-0-concurrent-0-" is forbidden: no PriorityClass`,
+		`pods "other-8fwdk" is forbidden`:                                                   `pods "other-8fwdk" is forbidden`,
+		`admission webhook "w" denied the request: runner-abc-project-0-concurrent-0-8fwdk`: `admission webhook "w" denied the request: runner-abc-project-0-concurrent-0-8fwdk`,
+	} {
+		if got := WithoutGeneratedSuffix(in, gen); got != want {
+			t.Errorf("%q: got %q, want %q", in, got, want)
+		}
+	}
+}

@@ -42,6 +42,9 @@ var builtOnly = map[string]string{
 	"k8s.io/api/core/v1.SecurityContext.ProcMount":         "jobpod",
 	"k8s.io/api/core/v1.SeccompProfile.LocalhostProfile":   "jobpod",
 	"k8s.io/api/core/v1.AppArmorProfile.LocalhostProfile":  "jobpod",
+	// job-admission's dry run names the pod it sent by its generateName
+	// (cluster.WithoutGeneratedSuffix): the pod jobpod.AsCreated built.
+	"k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta.GenerateName": "jobpod.AsCreated's pod, sent as a dry run",
 	// runner-rbac's fix builds the Role it prints (internal/fixcode renders
 	// it), from the access reviews' answers; no PolicyRule of the cluster
 	// is read.
