@@ -29,7 +29,10 @@ var Check = &checks.Check{
 			"together) only within the runner namespace's ResourceQuota and LimitRange. A quota that is used up, or " +
 			"smaller than one job pod, refuses it; a quota on cpu or memory refuses any container that does not state " +
 			"that resource (the runner sets no request or limit the config does not give, and helper and service " +
-			"containers have their own keys); a LimitRange refuses a container outside its min or max. Secrets the " +
+			"containers have their own keys); a LimitRange refuses a container outside its min or max. A quota with room for " +
+			"fewer job pods than the runner runs at once (concurrent, limit) refuses the jobs beyond it. doctor asks the apiserver " +
+			"itself with a dry run of the pod (job-admission) and quotes its refusal; its own arithmetic explains it, and weighs " +
+			"what one dry run cannot: the most a job may ask, and concurrent jobs. Secrets the " +
 			"runner leaked (runner-… without an owner pod) still count toward a count/secrets quota.",
 		// executors/kubernetes/kubernetes.go, v19.3.0 ("setting up build pod: %w"), wrapping the apiserver's
 		// refusal: k8s.io/apiserver pkg/admission/plugin/resourcequota/controller.go, v0.37.2 ("exceeded quota: %s,
@@ -99,6 +102,9 @@ func run(p *checks.Pass) error {
 			refusals = notPassed(adm, refusals)
 		}
 		if len(refusals) == 0 {
+			if ask == jobpod.Configured {
+				concurrency(p, e, ns, pod, o.Quotas)
+			}
 			continue
 		}
 		report(p, e, ns, pod, refusals, ask, adm)
@@ -183,6 +189,45 @@ func report(p *checks.Pass, e *facts.RunnerEntry, ns string, pod *corev1.Pod, re
 		sev = checks.Warning
 	}
 	p.Report(checks.Finding{Severity: sev, Cause: cause + ".", Evidence: ev})
+}
+
+// concurrency reports a quota that admits a job pod now but fewer than the
+// runner runs at once: what a dry run of one pod cannot see. The runner
+// runs up to concurrent jobs (1 when unset), and at most its own limit.
+func concurrency(p *checks.Pass, e *facts.RunnerEntry, ns string, pod *corev1.Pod, quotas []corev1.ResourceQuota) {
+	jobs, how := 1, "concurrent unset: 1"
+	if c := e.File.Config; c != nil && c.Concurrent > 0 {
+		jobs, how = c.Concurrent, fmt.Sprintf("concurrent = %d", c.Concurrent)
+	}
+	if l := e.Runner.Limit; l > 0 && l < jobs {
+		jobs, how = l, fmt.Sprintf("%s, limit = %d", how, l)
+	}
+	room, quota, res, ok := Room(pod, quotas)
+	if !ok || room >= int64(jobs) || room == 0 {
+		return // room 0 is a refusal, which the dry run and the model report
+	}
+	var q *corev1.ResourceQuota
+	for i := range quotas {
+		if quotas[i].Name == quota {
+			q = &quotas[i]
+		}
+	}
+	h, u, want := cluster.Hard(q)[res], q.Status.Used[res], Usage(pod)[res]
+	src, line := e.File.Path, how
+	if s, l := e.File.AtRunner(e.Pos, "limit"); e.Runner.Limit > 0 {
+		src, line = s, l
+	}
+	p.Report(checks.Finding{
+		Severity: checks.Warning,
+		Cause: fmt.Sprintf("%s: quota %s in %s admits %d more job pod(s) now, and the runner runs up to %d jobs at once (%s): "+
+			"the next is refused with `exceeded quota: %s, requested: %s=%s, …` until one ends. A dry run of one pod cannot see this.",
+			e.Label(), quota, ns, room, jobs, how, quota, res, want.String()),
+		Evidence: []checks.Evidence{
+			{Source: "GET resourcequota " + q.Namespace + "/" + quota, Detail: fmt.Sprintf("%s: %s of %s used; each job pod asks %s", res, qty(u), h.String(), want.String())},
+			{Source: src, Detail: line},
+			{Source: e.File.Path, Detail: "the job pod: " + describe(pod)},
+		},
+	})
 }
 
 // dryRunNote says why the model's verdict stands without the apiserver's.

@@ -78,6 +78,17 @@ func TestLive(t *testing.T) {
 				`pods "runner-not-a-rea-project-0-concurrent-0-" is forbidden: maximum memory usage per Container is 8Gi, but limit is 20Gi.`,
 			"GET limitrange max/limits: maximum memory usage per Container is 8Gi, but limit is 20Gi (container build)"))
 	})
+	// A quota with room for one job pod now, and the guide's concurrent =
+	// 2: the dry run of one pod is admitted; the model sees the second.
+	t.Run("room-for-one-of-two-concurrent", func(t *testing.T) {
+		live.EnsureNamespace("one-left")
+		live.CreateQuota("one-left", "pods", rlist("pods", "3"), rlist("pods", "2"))
+		checktest.WantResults(t, run(t, inNamespace("one-left", limits)), checktest.ResultWant{Runner: 1, Status: checks.StatusFail,
+			Findings: []checktest.FindingWant{{Severity: checks.Warning, Says: []string{
+				"quota pods in one-left admits 1 more job pod(s) now, and the runner runs up to 2 jobs at once (concurrent = 2): " +
+					"the next is refused with `exceeded quota: pods, requested: pods=1, …` until one ends.",
+				"GET resourcequota one-left/pods: pods: 2 of 3 used; each job pod asks 1"}}}})
+	})
 	// A scoped quota (the model weighs none): the apiserver's verdict
 	// stands alone, and says the model has no explanation.
 	t.Run("scoped-quota-only-the-dry-run-sees", func(t *testing.T) {
