@@ -91,7 +91,7 @@ func TestLive(t *testing.T) {
 				"so every job fails with `setting up build pod: admission webhook \"deny.doctor.test\" denied the request: pods of namespace webhook-deny need a team label`.",
 			"POST /api/v1/namespaces/webhook-deny/pods?dryRun=All (the runner's identity): 403: admission webhook \"deny.doctor.test\" denied the request: pods of namespace webhook-deny need a team label",
 			`the refusing validating webhook "deny.doctor.test" of doctor-test-deny, endpoint `+deny.URL+", failurePolicy Fail, timeoutSeconds 5, sideEffects None, namespaceSelector doctor-test/webhook=deny",
-			"the dry run's pod: generateName runner-not-a-rea-project-0-concurrent-0- in webhook-deny",
+			"the dry run's pod: generateName runner-dryrun-project-0-concurrent-0- in webhook-deny",
 			"get validatingwebhookconfiguration doctor-test-deny -o yaml"))
 		all, dry := deny.Calls()
 		if all == before || all != dry {
@@ -119,7 +119,7 @@ func TestLive(t *testing.T) {
 	t.Run("priority-class-missing", func(t *testing.T) {
 		checktest.WantResults(t, run(t, inNamespace("no-priority", "    priority_class_name = \"ci-high\"\n")), fail(checks.Error,
 			`priority_class_name "ci-high" names no PriorityClass of the cluster, so the apiserver refuses every job pod: `+
-				"`pods \"runner-not-a-rea-project-0-concurrent-0-\" is forbidden: no PriorityClass with name ci-high was found`.",
+				"`pods \"runner-dryrun-project-0-concurrent-0-\" is forbidden: no PriorityClass with name ci-high was found`.",
 			"get priorityclasses"))
 	})
 	// Pod Security is job-identity's finding: this check says the steps

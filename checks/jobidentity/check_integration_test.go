@@ -77,8 +77,8 @@ func TestLive(t *testing.T) {
 		checktest.WantResults(t, run(t, andSecond(inNamespace("restricted", ""), "open")),
 			fail(1,
 				`[[runners]] #1 "kcp-tenant-kubernetes": the apiserver refuses every job pod in namespace restricted at its Pod Security admission (a dry run of the pod the runner sends): `+
-					"`"+`pods "runner-not-a-rea-project-0-concurrent-0-" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false`,
-				`POST /api/v1/namespaces/restricted/pods?dryRun=All (the runner's identity): 403 Forbidden: pods "runner-not-a-rea-project-0-concurrent-0-" is forbidden: violates PodSecurity "restricted:latest"`,
+					"`"+`pods "runner-dryrun-project-0-concurrent-0-" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false`,
+				`POST /api/v1/namespaces/restricted/pods?dryRun=All (the runner's identity): 403 Forbidden: pods "runner-dryrun-project-0-concurrent-0-" is forbidden: violates PodSecurity "restricted:latest"`,
 				`doctor's evaluation (k8s.io/pod-security-admission): violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false`,
 				"label --overwrite ns restricted pod-security.kubernetes.io/enforce=baseline",
 				"GET /api/v1/namespaces/restricted: pod-security.kubernetes.io/enforce=restricted",
@@ -139,7 +139,7 @@ plugins:
 		checktest.WantResults(t, run(t, inNamespace("no-sa", "    service_account = \"ci\"\n")), checktest.ResultWant{Runner: 1, Status: checks.StatusFail,
 			Findings: []checktest.FindingWant{{Severity: checks.Error, Says: []string{
 				`service_account "ci" does not exist in no-sa`, "GET /api/v1/namespaces/no-sa/serviceaccounts/ci: 404 Not Found",
-				`POST /api/v1/namespaces/no-sa/pods?dryRun=All (the runner's identity): 403 Forbidden: pods "runner-not-a-rea-project-0-concurrent-0-" is forbidden: error looking up service account no-sa/ci: serviceaccount "ci" not found`,
+				`POST /api/v1/namespaces/no-sa/pods?dryRun=All (the runner's identity): 403 Forbidden: pods "runner-dryrun-project-0-concurrent-0-" is forbidden: error looking up service account no-sa/ci: serviceaccount "ci" not found`,
 			}}}})
 	})
 }

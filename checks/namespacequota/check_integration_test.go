@@ -56,8 +56,8 @@ func TestLive(t *testing.T) {
 		live.CreateQuota("no-limits", "compute", rlist("limits.cpu", "32"), rlist("limits.cpu", "0"))
 		checktest.WantResults(t, run(t, inNamespace("no-limits", "")), fail(
 			`[[runners]] #1 "kcp-tenant-kubernetes": the apiserver refuses every job pod in no-limits at the ResourceQuota admission plugin (a dry run of the pod the runner sends): `+
-				`pods "runner-not-a-rea-project-0-concurrent-0-" is forbidden: failed quota: compute: must specify limits.cpu for: build,helper,init-permissions.`,
-			`POST /api/v1/namespaces/no-limits/pods?dryRun=All (the runner's identity): 403 Forbidden: pods "runner-not-a-rea-project-0-concurrent-0-" is forbidden: failed quota: compute: must specify limits.cpu for: build,helper,init-permissions`,
+				`pods "runner-dryrun-project-0-concurrent-0-" is forbidden: failed quota: compute: must specify limits.cpu for: build,helper,init-permissions.`,
+			`POST /api/v1/namespaces/no-limits/pods?dryRun=All (the runner's identity): 403 Forbidden: pods "runner-dryrun-project-0-concurrent-0-" is forbidden: failed quota: compute: must specify limits.cpu for: build,helper,init-permissions`,
 			"GET resourcequota no-limits/compute: failed quota: compute: must specify limits.cpu for: build,helper,init-permissions",
 			"/etc/gitlab-runner/config.toml: the job pod: init-permissions requests cpu=100m,memory=128Mi limits none; build requests cpu=100m,memory=128Mi limits none"))
 	})
@@ -66,7 +66,7 @@ func TestLive(t *testing.T) {
 		live.CreateQuota("small", "compute", rlist("limits.memory", "16Gi"), rlist("limits.memory", "0"))
 		checktest.WantResults(t, run(t, inNamespace("small", limits)), fail(
 			"the apiserver refuses every job pod in small at the ResourceQuota admission plugin (a dry run of the pod the runner sends): "+
-				`pods "runner-not-a-rea-project-0-concurrent-0-" is forbidden: exceeded quota: compute, requested: limits.memory=21Gi, used: limits.memory=0, limited: limits.memory=16Gi.`,
+				`pods "runner-dryrun-project-0-concurrent-0-" is forbidden: exceeded quota: compute, requested: limits.memory=21Gi, used: limits.memory=0, limited: limits.memory=16Gi.`,
 			"Make the job pod fit", "GET resourcequota small/compute: exceeded quota: compute",
 			"build requests cpu=100m,memory=128Mi limits cpu=10,memory=20Gi"))
 	})
@@ -75,7 +75,7 @@ func TestLive(t *testing.T) {
 		live.CreateLimitRange("max", corev1.LimitRangeItem{Type: corev1.LimitTypeContainer, Max: rlist("memory", "8Gi")})
 		checktest.WantResults(t, run(t, inNamespace("max", limits)), fail(
 			"the apiserver refuses every job pod in max at the LimitRanger admission plugin (a dry run of the pod the runner sends): "+
-				`pods "runner-not-a-rea-project-0-concurrent-0-" is forbidden: maximum memory usage per Container is 8Gi, but limit is 20Gi.`,
+				`pods "runner-dryrun-project-0-concurrent-0-" is forbidden: maximum memory usage per Container is 8Gi, but limit is 20Gi.`,
 			"GET limitrange max/limits: maximum memory usage per Container is 8Gi, but limit is 20Gi (container build)"))
 	})
 	// A quota with room for one job pod now, and the guide's concurrent =
@@ -105,7 +105,7 @@ func TestLive(t *testing.T) {
 		}
 		checktest.WantResults(t, run(t, inNamespace("scoped", limits)), fail(
 			"at the ResourceQuota admission plugin (a dry run of the pod the runner sends): "+
-				`pods "runner-not-a-rea-project-0-concurrent-0-" is forbidden: exceeded quota: not-terminating, requested: limits.memory=21Gi, used: limits.memory=0, limited: limits.memory=16Gi.`,
+				`pods "runner-dryrun-project-0-concurrent-0-" is forbidden: exceeded quota: not-terminating, requested: limits.memory=21Gi, used: limits.memory=0, limited: limits.memory=16Gi.`,
 			"doctor's model of the ResourceQuota admission plugin: finds no refusal"))
 	})
 	// An identity with no RBAC may not read quotas: unknown, naming the

@@ -20,14 +20,15 @@ import (
 //
 //   - preparePodConfig: the name generateNameForK8sResources(ProjectUniqueName())
 //     ("runner-<ShortDescription()>-project-<id>-concurrent-<n>" and a random
-//     suffix), the namespace, buildLabels() and buildPodAnnotations(),
+//     suffix; TokenStandIn for the token's part), the namespace, buildLabels() and buildPodAnnotations(),
 //     getVolumes(), scheduler_name, service_account,
 //     automount_service_account_token, RestartPolicy Never, node_selector,
 //     getPodTolerations() (node_tolerations), init containers, build, helper
 //     and service containers, pod_termination_grace_period_seconds,
 //     image_pull_secrets (prepareImagePullSecrets), pod_security_context,
-//     host_aliases, affinity, dns_policy, dns_config, runtime_class_name,
-//     priority_class_name and the pod-level resources;
+//     host_aliases, dns_policy, dns_config, runtime_class_name,
+//     priority_class_name and the pod-level resources (not the affinity,
+//     which the scheduler weighs, not admission);
 //   - buildContainer: each container's image, ImagePullPolicy (the first of
 //     pull_policy), Stdin, its volume mounts (getVolumeMounts: the runner's
 //     scripts and logs emptyDirs, every [runners.kubernetes.volumes] mount, and
@@ -83,7 +84,7 @@ func AsCreated(r *runnerconfig.Runner, ns, version string) (*Created, error) {
 		c.note("the [[runners.kubernetes.pod_spec]] patches are not applied")
 	}
 
-	unique := ProjectUniqueName(r.Token)
+	unique := ProjectUniqueName()
 	pod.ObjectMeta = metav1.ObjectMeta{
 		GenerateName: generateName(unique),
 		Namespace:    ns,
@@ -132,41 +133,36 @@ func AsCreated(r *runnerconfig.Runner, ns, version string) (*Created, error) {
 	spec.Tolerations = tolerations(k.NodeTolerations)
 	spec.TerminationGracePeriodSeconds = k.PodTerminationGracePeriodSeconds
 	spec.HostAliases = hostAliases(k.HostAliases)
-	spec.Affinity = affinity(k.Affinity)
+	if k.Affinity.NodeAffinity != nil || k.Affinity.PodAffinity != nil || k.Affinity.PodAntiAffinity != nil {
+		// The scheduler weighs it, not admission; and a bundle redacts its
+		// selectors' "key" values, so a replayed dry run would send
+		// another pod than the live one did.
+		c.note("the affinity is not sent")
+	}
 	spec.DNSPolicy = c.dnsPolicy(k.DNSPolicy)
 	spec.DNSConfig = dnsConfig(k.DNSConfig)
 	spec.RuntimeClassName = k.RuntimeClassName
 	spec.PriorityClassName = k.PriorityClassName
-	c.note("the job's own values stand in as project 0, job 0, no variables and no commands")
+	c.note("the job's own values stand in as project 0, job 0, no variables and no commands; " + TokenStandIn + " for the token's short form")
 	return c, nil
 }
 
 func (c *Created) note(s string) { c.Notes = append(c.Notes, s) }
 
-// ShortDescription is helpers.ShortenToken (helpers/shorten_token.go,
-// v19.3.0): the token without its known prefixes, its first 9 characters.
-// It is in the name of every job pod and in the runner's log.
-func ShortDescription(token string) string {
-	for _, re := range tokenPrefixes {
-		token = re.ReplaceAllString(token, "")
-	}
-	if len(token) > 9 {
-		token = token[:9]
-	}
-	return token
-}
-
-var tokenPrefixes = []*regexp.Regexp{
-	regexp.MustCompile(`^glrt-(t[123]_)?|^t[123]_|^glrtr-`),
-	regexp.MustCompile(`^glcbt-`),
-	regexp.MustCompile(`^GR[0-9A-Fa-f]{7}`),
-}
+// TokenStandIn stands where the runner writes its token's short form
+// (helpers.ShortenToken, helpers/shorten_token.go, v19.3.0: the token
+// without its known prefixes, its first 9 characters) in the pod's name and
+// its manager.runner.gitlab.com/id-short label. It is a piece of the
+// runner's secret, which a bundle redacts: a dry run that sent it would be
+// another request on replay, and no policy weighs it.
+const TokenStandIn = "dryrun"
 
 // ProjectUniqueName is Build.ProjectUniqueName (common/build.go, v19.3.0)
-// for project 0 and concurrency slot 0: "runner-<short token>-project-0-concurrent-0",
-// made RFC 1123 compatible (helpers/dns MakeRFC1123Compatible).
-func ProjectUniqueName(token string) string {
-	return rfc1123(fmt.Sprintf("runner-%s-project-%d-concurrent-%d", ShortDescription(token), 0, 0))
+// for project 0 and concurrency slot 0, the token's short form standing in
+// as TokenStandIn: "runner-dryrun-project-0-concurrent-0", made RFC 1123
+// compatible (helpers/dns MakeRFC1123Compatible).
+func ProjectUniqueName() string {
+	return rfc1123(fmt.Sprintf("runner-%s-project-%d-concurrent-%d", TokenStandIn, 0, 0))
 }
 
 var (
@@ -221,7 +217,7 @@ func (c *Created) labels(r *runnerconfig.Runner, k *runnerconfig.Kubernetes, uni
 		"project." + runnerLabelNamespace + "/root-namespace": "doctor",
 		"job." + runnerLabelNamespace + "/pod":                SanitizeLabel(unique),
 		"manager." + runnerLabelNamespace + "/name":           SanitizeLabel(r.Name),
-		"manager." + runnerLabelNamespace + "/id-short":       SanitizeLabel(ShortDescription(r.Token)),
+		"manager." + runnerLabelNamespace + "/id-short":       TokenStandIn,
 	}
 	for key, val := range k.PodLabels {
 		if runnerLabelNamespacePattern.MatchString(key) {
@@ -525,79 +521,6 @@ func dnsConfig(d runnerconfig.DNSConfig) *corev1.PodDNSConfig {
 	out := &corev1.PodDNSConfig{Nameservers: d.Nameservers, Searches: d.Searches}
 	for _, o := range d.Options {
 		out.Options = append(out.Options, corev1.PodDNSConfigOption{Name: o.Name, Value: o.Value})
-	}
-	return out
-}
-
-// affinity is KubernetesConfig.GetAffinity: the [runners.kubernetes.affinity]
-// tables as the pod's affinity; nil when none is set.
-func affinity(a runnerconfig.Affinity) *corev1.Affinity {
-	if a.NodeAffinity == nil && a.PodAffinity == nil && a.PodAntiAffinity == nil {
-		return nil
-	}
-	out := &corev1.Affinity{}
-	if n := a.NodeAffinity; n != nil {
-		out.NodeAffinity = &corev1.NodeAffinity{}
-		if r := n.RequiredDuringSchedulingIgnoredDuringExecution; r != nil {
-			sel := &corev1.NodeSelector{}
-			for _, t := range r.NodeSelectorTerms {
-				sel.NodeSelectorTerms = append(sel.NodeSelectorTerms, nodeTerm(t))
-			}
-			out.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = sel
-		}
-		for _, p := range n.PreferredDuringSchedulingIgnoredDuringExecution {
-			out.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution = append(out.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution,
-				corev1.PreferredSchedulingTerm{Weight: p.Weight, Preference: nodeTerm(p.Preference)})
-		}
-	}
-	if p := a.PodAffinity; p != nil {
-		out.PodAffinity = &corev1.PodAffinity{}
-		for _, t := range p.RequiredDuringSchedulingIgnoredDuringExecution {
-			out.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution = append(out.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution, podTerm(t))
-		}
-		for _, t := range p.PreferredDuringSchedulingIgnoredDuringExecution {
-			out.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution = append(out.PodAffinity.PreferredDuringSchedulingIgnoredDuringExecution,
-				corev1.WeightedPodAffinityTerm{Weight: t.Weight, PodAffinityTerm: podTerm(t.PodAffinityTerm)})
-		}
-	}
-	if p := a.PodAntiAffinity; p != nil {
-		out.PodAntiAffinity = &corev1.PodAntiAffinity{}
-		for _, t := range p.RequiredDuringSchedulingIgnoredDuringExecution {
-			out.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution = append(out.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution, podTerm(t))
-		}
-		for _, t := range p.PreferredDuringSchedulingIgnoredDuringExecution {
-			out.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution = append(out.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution,
-				corev1.WeightedPodAffinityTerm{Weight: t.Weight, PodAffinityTerm: podTerm(t.PodAffinityTerm)})
-		}
-	}
-	return out
-}
-
-func nodeTerm(t runnerconfig.NodeSelectorTerm) corev1.NodeSelectorTerm {
-	var out corev1.NodeSelectorTerm
-	for _, r := range t.MatchExpressions {
-		out.MatchExpressions = append(out.MatchExpressions, corev1.NodeSelectorRequirement{Key: r.Key, Operator: corev1.NodeSelectorOperator(r.Operator), Values: r.Values})
-	}
-	for _, r := range t.MatchFields {
-		out.MatchFields = append(out.MatchFields, corev1.NodeSelectorRequirement{Key: r.Key, Operator: corev1.NodeSelectorOperator(r.Operator), Values: r.Values})
-	}
-	return out
-}
-
-func podTerm(t runnerconfig.PodAffinityTerm) corev1.PodAffinityTerm {
-	return corev1.PodAffinityTerm{
-		LabelSelector: labelSelector(t.LabelSelector), Namespaces: t.Namespaces, TopologyKey: t.TopologyKey,
-		NamespaceSelector: labelSelector(t.NamespaceSelector), MatchLabelKeys: t.MatchLabelKeys, MismatchLabelKeys: t.MismatchLabelKeys,
-	}
-}
-
-func labelSelector(s *runnerconfig.LabelSelector) *metav1.LabelSelector {
-	if s == nil {
-		return nil
-	}
-	out := &metav1.LabelSelector{MatchLabels: s.MatchLabels}
-	for _, r := range s.MatchExpressions {
-		out.MatchExpressions = append(out.MatchExpressions, metav1.LabelSelectorRequirement{Key: r.Key, Operator: metav1.LabelSelectorOperator(r.Operator), Values: r.Values})
 	}
 	return out
 }
