@@ -18,6 +18,8 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
@@ -106,6 +108,10 @@ func run(p *checks.Pass) error {
 	switch {
 	case a.Skipped != "":
 		return checks.Skip("%s", a.Skipped)
+	case apierrors.IsTimeout(a.Err):
+		return fmt.Errorf("%s: the apiserver did not finish admitting the job pod within the %s doctor lets it take (%s): a step it waits on, "+
+			"such as a slow webhook, did not answer; the runner waits as long as the webhook's timeoutSeconds: %w",
+			e.Label(), cluster.DryRunTimeout(p.Env.APITimeout()), a.Request, a.Err)
 	case a.Err != nil:
 		return fmt.Errorf("%s: the dry run of the job pod (%s) got no answer: %w", e.Label(), a.Request, a.Err)
 	case a.Admitted:

@@ -15,6 +15,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/checktest/apigatetest"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/testing/closedport"
 	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
 	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
@@ -45,6 +46,19 @@ func TestLive(t *testing.T) {
 	closed := fmt.Sprintf("https://127.0.0.1:%d/validate", closedport.Reserve(t))
 	env.CreateValidatingWebhookConfiguration("doctor-test-deny",
 		env.ValidatingWebhookFor("deny.doctor.test", deny.URL, map[string]string{webhookLabel: "deny"}, admissionregv1.Fail))
+	// Slow webhooks: one that answers after 4s with timeoutSeconds 10, one
+	// whose timeoutSeconds (1) runs out first. The runs below let the
+	// apiserver take 2s (--request-timeout 3s).
+	slow := env.StartWebhook(t, func(r *admissionv1.AdmissionRequest) testenv.Decision {
+		time.Sleep(4 * time.Second)
+		return testenv.Decision{Allowed: true}
+	})
+	patient := env.ValidatingWebhookFor("patient.doctor.test", slow.URL, map[string]string{webhookLabel: "patient"}, admissionregv1.Fail)
+	ten, one := int32(10), int32(1)
+	patient.TimeoutSeconds = &ten
+	hasty := env.ValidatingWebhookFor("hasty.doctor.test", slow.URL, map[string]string{webhookLabel: "hasty"}, admissionregv1.Fail)
+	hasty.TimeoutSeconds = &one
+	env.CreateValidatingWebhookConfiguration("doctor-test-slow", patient, hasty)
 	env.CreateValidatingWebhookConfiguration("doctor-test-closed",
 		env.ValidatingWebhookFor("closed.doctor.test", closed, map[string]string{webhookLabel: "closed"}, admissionregv1.Fail))
 	// A webhook with side effects, as an older cluster may still store one
@@ -67,6 +81,9 @@ func TestLive(t *testing.T) {
 	namespace("restricted", map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
 	namespace("no-priority", nil)
 	namespace("side-effects", map[string]string{webhookLabel: "side-effects"})
+	namespace("patient", map[string]string{webhookLabel: "patient"})
+	namespace("hasty", map[string]string{webhookLabel: "hasty"})
+	env.WaitDryRun("hasty", testenv.IsRefused)
 	env.WaitDryRun("webhook-deny", testenv.IsRefused)
 	env.WaitDryRun("side-effects", testenv.IsRefused)
 	env.WaitDryRun("webhook-closed", testenv.IsRefused)
@@ -104,6 +121,31 @@ func TestLive(t *testing.T) {
 				"`setting up build pod: Internal error occurred: failed calling webhook \"closed.doctor.test\": failed to call webhook: Post \""+closed,
 			"connect: connection refused",
 			"endpoint "+closed+", failurePolicy Fail"))
+	})
+	// Bounded: a webhook slower than doctor lets the apiserver wait is
+	// unknown, the apiserver's timeout named; one whose own timeoutSeconds
+	// runs out first fails every job, in the apiserver's words.
+	quick := checktest.Env(func(e *hostio.Env) { e.RequestTimeout = 3 * time.Second })
+	runQuick := func(t *testing.T, config string) ([]checks.CheckResult, time.Duration) {
+		root := testroot.New(t)
+		root.GuideRunner(config, env.OwnerKubeconfigBytes(checktest.OwnerDID, time.Now().Add(12*time.Hour)))
+		began := time.Now()
+		res := checktest.Check(t, Check, checktest.Root(root.Dir), apigatetest.With(), quick)
+		logFindings(t, res)
+		return res, time.Since(began)
+	}
+	t.Run("webhook-slower-than-doctor-waits", func(t *testing.T) {
+		res, took := runQuick(t, inNamespace("patient", ""))
+		checktest.WantResults(t, res, checktest.ResultWant{Runner: 1, Status: checks.StatusUnknown,
+			Reason: "the apiserver did not finish admitting the job pod within the 2s doctor lets it take"})
+		if took > 6*time.Second {
+			t.Errorf("the run took %s: the dry run is bounded by its 3s call", took)
+		}
+	})
+	t.Run("webhook-timeout-runs-out", func(t *testing.T) {
+		res, _ := runQuick(t, inNamespace("hasty", ""))
+		checktest.WantResults(t, res, fail(checks.Error,
+			`the apiserver cannot call the admission webhook "hasty.doctor.test"`, "context deadline exceeded", "timeoutSeconds 1"))
 	})
 	t.Run("webhook-with-side-effects", func(t *testing.T) {
 		before, _ := deny.Calls()

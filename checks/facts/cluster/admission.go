@@ -149,8 +149,13 @@ var AdmissionFact = &checks.Fact[*Admission]{
 // create doctor's default mode sends.
 func DryRunCreate(ctx context.Context, api *facts.APIClient, pod *corev1.Pod, serverTimeout time.Duration) error {
 	var out corev1.Pod
+	// The timeout parameter alone: client-go's Request.Timeout (and the
+	// client's own, which it copies, k8s.io/client-go rest/request.go,
+	// v0.37.2) would also end the request on doctor's side at that instant,
+	// always before the apiserver's answer arrives. ctx and the HTTP
+	// client's bound, a second longer, bound doctor's wait.
 	return api.Client.CoreV1().RESTClient().Post().Namespace(pod.Namespace).Resource("pods").
-		Param("dryRun", "All").Timeout(serverTimeout).Body(pod).Do(ctx).Into(&out)
+		Timeout(0).Param("dryRun", "All").Param("timeout", serverTimeout.String()).Body(pod).Do(ctx).Into(&out)
 }
 
 // WithoutGeneratedSuffix names the pod in a refusal as the apiserver names

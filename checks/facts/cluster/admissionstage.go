@@ -165,6 +165,12 @@ func ClassifyRefusal(err error) *Refusal {
 	if err == nil || !errors.As(err, &st) {
 		return nil
 	}
+	if apierrors.IsTimeout(err) {
+		// k8s.io/apiserver pkg/server/filters/timeout.go, v0.37.2: "request did not
+		// complete within requested timeout - %s" (504): the apiserver gave up
+		// on its own handling, a step it waited on (a slow webhook) undecided.
+		return nil
+	}
 	s := st.Status()
 	r := &Refusal{Message: redact.RemoteText(s.Message, maxRefusal), Code: s.Code, Reason: s.Reason, Err: err}
 	msg := s.Message

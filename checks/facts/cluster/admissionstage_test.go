@@ -73,7 +73,8 @@ func TestClassifyRefusal(t *testing.T) {
 			}
 		})
 	}
-	for _, err := range []error{nil, context.DeadlineExceeded, errors.New("dial tcp 127.0.0.1:1: connect: connection refused")} {
+	for _, err := range []error{nil, context.DeadlineExceeded, errors.New("dial tcp 127.0.0.1:1: connect: connection refused"),
+		apierrors.NewTimeoutError("request did not complete within requested timeout - context deadline exceeded", 0)} {
 		if r := ClassifyRefusal(err); r != nil {
 			t.Errorf("%v is no answer of the apiserver, got the refusal %+v", err, r)
 		}
