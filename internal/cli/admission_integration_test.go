@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/socialwebcomputer/doctor/internal/testing/closedport"
+	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
 	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 	"github.com/socialwebcomputer/doctor/report"
@@ -77,6 +78,11 @@ func TestAdmissionOfEachRunnersPod(t *testing.T) {
 	began := time.Now()
 	rep := runAgainst(t, config, ownerKubeconfig(env, env.URL, time.Now().Add(12*time.Hour)), time.Hour)
 
+	// Every fix pastes (fixproof: bash -n, shellcheck), and each runner's
+	// check ends where its stage says.
+	fixture.AssertWant(t, rep, fixture.Want{Exit: 2, Findings: []string{"job-admission", "job-identity", "namespace-quota"},
+		Status: map[string]string{"job-admission #1": "pass", "job-admission #2": "fail", "job-admission #3": "fail", "job-admission #4": "skipped",
+			"job-admission #5": "skipped", "job-admission #6": "pass", "namespace-quota #1": "pass", "job-identity #1": "pass"}})
 	const pod = `pods "runner-dryrun-project-0-concurrent-0-" is forbidden: `
 	for _, c := range []struct {
 		runner int
