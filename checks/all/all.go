@@ -28,6 +28,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/gitlabreach"
 	"github.com/socialwebcomputer/doctor/checks/helperimage"
 	"github.com/socialwebcomputer/doctor/checks/imagepull"
+	"github.com/socialwebcomputer/doctor/checks/jobadmission"
 	"github.com/socialwebcomputer/doctor/checks/jobidentity"
 	"github.com/socialwebcomputer/doctor/checks/jobterminations"
 	"github.com/socialwebcomputer/doctor/checks/kubeconfigfile"
@@ -73,6 +74,7 @@ func Checks() []*checks.Check {
 		namespace.Check,
 		namespacequota.Check,
 		jobidentity.Check,
+		jobadmission.Check,
 		pendingnonode.Check,
 		pendingunschedulable.Check,
 		imagepull.Check,

@@ -43,6 +43,9 @@ var builtOnly = map[string]string{
 	"k8s.io/api/core/v1.SecurityContext.ProcMount":         "jobpod",
 	"k8s.io/api/core/v1.SeccompProfile.LocalhostProfile":   "jobpod",
 	"k8s.io/api/core/v1.AppArmorProfile.LocalhostProfile":  "jobpod",
+	// job-admission's dry run names the pod it sent by its generateName
+	// (cluster.WithoutGeneratedSuffix): the pod jobpod.AsCreated built.
+	"k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta.GenerateName": "jobpod.AsCreated's pod, sent as a dry run",
 	// runner-rbac's fix builds the Role it prints (internal/fixcode renders
 	// it), from the access reviews' answers; no PolicyRule of the cluster
 	// is read.
@@ -55,11 +58,23 @@ var builtOnly = map[string]string{
 // kind and path: a library reads them, or doctor through an interface or
 // a method. Schemaless kinds (read as unstructured) are not checked here.
 var readElsewhere = map[string]string{
-	"Pod metadata.resourceVersion":     "trace, through meta.Accessor",
-	"Node metadata.resourceVersion":    "trace, through meta.Accessor",
-	"Event metadata.resourceVersion":   "trace, through meta.Accessor",
-	"Node spec.taints[].key":           "node-local-dns, through Taint.ToString",
-	"Node spec.taints[].effect":        "node-local-dns, through Taint.ToString",
+	"Pod metadata.resourceVersion":   "trace, through meta.Accessor",
+	"Node metadata.resourceVersion":  "trace, through meta.Accessor",
+	"Event metadata.resourceVersion": "trace, through meta.Accessor",
+	"Node spec.taints[].key":         "node-local-dns, through Taint.ToString",
+	"Node spec.taints[].effect":      "node-local-dns, through Taint.ToString",
+	"ValidatingWebhookConfiguration webhooks[].namespaceSelector.matchExpressions[].key":      "metav1.LabelSelectorAsSelector (cluster.Webhook.matches)",
+	"ValidatingWebhookConfiguration webhooks[].namespaceSelector.matchExpressions[].operator": "metav1.LabelSelectorAsSelector (cluster.Webhook.matches)",
+	"ValidatingWebhookConfiguration webhooks[].namespaceSelector.matchExpressions[].values[]": "metav1.LabelSelectorAsSelector (cluster.Webhook.matches)",
+	"ValidatingWebhookConfiguration webhooks[].objectSelector.matchExpressions[].key":         "metav1.LabelSelectorAsSelector (cluster.Webhook.matches)",
+	"ValidatingWebhookConfiguration webhooks[].objectSelector.matchExpressions[].operator":    "metav1.LabelSelectorAsSelector (cluster.Webhook.matches)",
+	"ValidatingWebhookConfiguration webhooks[].objectSelector.matchExpressions[].values[]":    "metav1.LabelSelectorAsSelector (cluster.Webhook.matches)",
+	"MutatingWebhookConfiguration webhooks[].namespaceSelector.matchExpressions[].key":        "metav1.LabelSelectorAsSelector (cluster.Webhook.matches)",
+	"MutatingWebhookConfiguration webhooks[].namespaceSelector.matchExpressions[].operator":   "metav1.LabelSelectorAsSelector (cluster.Webhook.matches)",
+	"MutatingWebhookConfiguration webhooks[].namespaceSelector.matchExpressions[].values[]":   "metav1.LabelSelectorAsSelector (cluster.Webhook.matches)",
+	"MutatingWebhookConfiguration webhooks[].objectSelector.matchExpressions[].key":           "metav1.LabelSelectorAsSelector (cluster.Webhook.matches)",
+	"MutatingWebhookConfiguration webhooks[].objectSelector.matchExpressions[].operator":      "metav1.LabelSelectorAsSelector (cluster.Webhook.matches)",
+	"MutatingWebhookConfiguration webhooks[].objectSelector.matchExpressions[].values[]":      "metav1.LabelSelectorAsSelector (cluster.Webhook.matches)",
 	"Status status":                    "client-go: a Status of Failure is an error",
 	"Status message":                   "apierrors.StatusError.Error",
 	"Status reason":                    "apierrors.IsNotFound, IsForbidden and the like",

@@ -17,6 +17,7 @@
 package keep
 
 import (
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
@@ -237,6 +238,12 @@ var Kinds = []Kind{
 		"metadata.ownerReferences[].kind", // namespace-quota (IsLeaked)
 		"metadata.ownerReferences[].uid",  // namespace-quota (IsLeaked)
 	}},
+	// job-admission names the webhooks a refused job pod met
+	// (cluster.ReadWebhooks): never a caBundle.
+	{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration", Go: admissionv1.ValidatingWebhookConfiguration{},
+		List: admissionv1.ValidatingWebhookConfigurationList{}, Fields: webhookFields},
+	{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration", Go: admissionv1.MutatingWebhookConfiguration{},
+		List: admissionv1.MutatingWebhookConfigurationList{}, Fields: webhookFields},
 	{APIVersion: "v1", Kind: "Status", Go: metav1.Status{}, Fields: []string{
 		"status",                    // client-go: a Failure Status is an error
 		"message",                   // every error's text (apierrors.StatusError)
@@ -307,3 +314,27 @@ var podSaid = func() map[string]func(string) string {
 // dvpAPIVersion is the group and version of the Deckhouse virtualization
 // objects (facts.DVPGroup, facts.DVPVersion).
 const dvpAPIVersion = "virtualization.deckhouse.io/v1alpha2"
+
+// webhookFields are what job-admission reads of a webhook configuration,
+// validating or mutating alike (cluster.webhookOf, Webhook.matches).
+var webhookFields = []string{
+	"metadata.name",                             // evidence: the configuration
+	"webhooks[].name",                           // the refusal names it
+	"webhooks[].clientConfig.url",               // evidence: the endpoint
+	"webhooks[].clientConfig.service.namespace", // same
+	"webhooks[].clientConfig.service.name",      // same
+	"webhooks[].clientConfig.service.path",      // same
+	"webhooks[].clientConfig.service.port",      // same
+	"webhooks[].failurePolicy",                  // evidence
+	"webhooks[].sideEffects",                    // evidence: why a dry run is refused
+	"webhooks[].timeoutSeconds",                 // evidence
+	"webhooks[].matchConditions[].name",         // counted: conditions doctor does not evaluate
+	"webhooks[].namespaceSelector.matchLabels",  // whether the runner's namespace is selected
+	"webhooks[].namespaceSelector.matchExpressions[].key",
+	"webhooks[].namespaceSelector.matchExpressions[].operator",
+	"webhooks[].namespaceSelector.matchExpressions[].values[]",
+	"webhooks[].objectSelector.matchLabels", // whether the job pod is selected
+	"webhooks[].objectSelector.matchExpressions[].key",
+	"webhooks[].objectSelector.matchExpressions[].operator",
+	"webhooks[].objectSelector.matchExpressions[].values[]",
+}
