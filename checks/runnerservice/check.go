@@ -63,7 +63,7 @@ func run(p *checks.Pass) error {
 		return fmt.Errorf("reading %s: %w", svc.Name, svc.Err)
 	}
 	if !svc.Found() {
-		return checks.Skip("no %s on systemd's unit path (%s): the runner is not run by systemd here", svc.Name, strings.Join(systemd.SearchPath, ", "))
+		return checks.Skip("no %s on systemd's unit path (%s): the runner is not run by systemd here", svc.Name, strings.Join(systemd.MainSearchPath, ", "))
 	}
 	u := svc.Unit
 	restart := checks.Commands(reload(svc.Name)...)

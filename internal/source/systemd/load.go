@@ -469,6 +469,22 @@ func (lp *lookup) nullOrEmpty(p string) bool {
 	return st.Mode()&fs.ModeCharDevice != 0 || (st.Mode().IsRegular() && st.Size() == 0)
 }
 
+// linkMasked is null_or_empty_path() of a .wants/ link: its target, followed
+// under the root, is /dev/null, a character device or an empty regular file.
+// A link that leads nowhere is no mask: the manager then looks the unit up
+// by name.
+func linkMasked(env *hostio.Env, p string) bool {
+	res, err := resolve(env, p, true)
+	if res == "/dev/null" {
+		return true
+	}
+	if err != nil {
+		return false
+	}
+	st, err := env.Stat(res)
+	return err == nil && (st.Mode()&fs.ModeCharDevice != 0 || (st.Mode().IsRegular() && st.Size() == 0))
+}
+
 func appendUniq(list []string, s string) []string {
 	if contains(list, s) {
 		return list
@@ -583,6 +599,13 @@ func Enabled(env *hostio.Env, name string) (bool, []string) {
 			}
 			st, err := env.Lstat(sub + "/" + name)
 			if err != nil || st.Mode()&fs.ModeSymlink == 0 {
+				continue
+			}
+			if linkMasked(env, sub+"/"+name) {
+				// process_deps() (src/core/load-dropin.c, systemd 252): a
+				// dependency whose link leads to /dev/null or an empty file
+				// is masked and ignored ("%s dependency on %s is masked by
+				// %s, ignoring.").
 				continue
 			}
 			links = append(links, d+"/"+n+"/"+name)
