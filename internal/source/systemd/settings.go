@@ -333,6 +333,7 @@ func (u *Unit) setWorkingDirectory(d *diag, value string) bool {
 func (u *Unit) setEnvironment(d *diag, value string) {
 	if value == "" {
 		u.Environment = nil
+		u.EnvironmentResets = append(u.EnvironmentResets, d.src)
 		return
 	}
 	for p := value; ; {
@@ -357,6 +358,7 @@ func (u *Unit) setEnvironment(d *diag, value string) {
 			continue
 		}
 		u.Environment = append(u.Environment, Assignment{Name: name, Value: val, Source: d.src})
+		u.everSet = append(u.everSet, Assignment{Name: name, Value: val, Source: d.src})
 	}
 }
 
@@ -374,6 +376,7 @@ func (u *Unit) setEnvironment(d *diag, value string) {
 func (u *Unit) setUnsetEnvironment(d *diag, value string) {
 	if value == "" {
 		u.UnsetEnvironment = nil
+		u.UnsetResets = append(u.UnsetResets, d.src)
 		return
 	}
 	for p := value; ; {
@@ -396,12 +399,14 @@ func (u *Unit) setUnsetEnvironment(d *diag, value string) {
 			d.warn("invalid environment name or assignment, ignored: %s", quoteForMessage(resolved))
 			continue
 		}
+		x := Unset{Name: name, Value: val, HasValue: hasEq, Source: d.src}
+		u.everUnset = append(u.everUnset, x)
 		dup := false
-		for _, x := range u.UnsetEnvironment {
-			dup = dup || x.Entry() == resolved
+		for _, y := range u.UnsetEnvironment {
+			dup = dup || y.Entry() == resolved
 		}
 		if !dup {
-			u.UnsetEnvironment = append(u.UnsetEnvironment, Unset{Name: name, Value: val, HasValue: hasEq, Source: d.src})
+			u.UnsetEnvironment = append(u.UnsetEnvironment, x)
 		}
 	}
 }

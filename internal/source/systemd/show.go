@@ -255,3 +255,34 @@ func (u *Unit) AsShow() *Show {
 	}
 	return s
 }
+
+// Redacted is the answer as a bundle keeps it: each Environment= and
+// UnsetEnvironment= value only where keep says a check reads its variable,
+// else standIn(value) (the same stand-in a unit file's copy gets, so the
+// two still compare); ExecStart='s words through text, the pattern net a
+// unit file's ExecStart= line gets.
+func (s *Show) Redacted(keep func(name string) bool, standIn, text func(string) string) *Show {
+	c := *s
+	value := func(kv string) string {
+		name, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return kv
+		}
+		if keep(name) {
+			return name + "=" + text(v)
+		}
+		return name + "=" + standIn(v)
+	}
+	c.Environment, c.UnsetEnvironment, c.ExecStart = nil, nil, nil
+	for _, kv := range s.Environment {
+		c.Environment = append(c.Environment, value(kv))
+	}
+	for _, kv := range s.UnsetEnvironment {
+		c.UnsetEnvironment = append(c.UnsetEnvironment, value(kv))
+	}
+	for _, e := range s.ExecStart {
+		e.Argv = text(e.Argv)
+		c.ExecStart = append(c.ExecStart, e)
+	}
+	return &c
+}

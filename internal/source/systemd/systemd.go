@@ -192,6 +192,10 @@ type Unit struct {
 	// UnsetEnvironment are the UnsetEnvironment= entries after resets, each
 	// once: applied last, to everything else the process would get.
 	UnsetEnvironment []Unset
+	// EnvironmentResets and UnsetResets are the empty Environment= and
+	// UnsetEnvironment= assignments read, in order: each emptied its list
+	// as the files applied before it had built it.
+	EnvironmentResets, UnsetResets []Source
 
 	WantedBy []string // [Install] WantedBy=, for messages about enabling
 
@@ -203,6 +207,20 @@ type Unit struct {
 	Conditions []Condition
 
 	Problems []Problem
+
+	// Systemd is the running manager's answer for the unit (Ask), nil where
+	// none was asked; UseSystemd made it the unit's, and Overridden names
+	// the properties in which it differed from the files.
+	Systemd    *Show
+	Overridden []string
+
+	// everSet is every Environment= assignment read, resets or not: where
+	// systemd's answer has a variable the files reset since, the line
+	// that set it.
+	everSet []Assignment
+	// everUnset is every UnsetEnvironment= entry read, repeated or reset
+	// since or not.
+	everUnset []Unset
 
 	typeSet         string // Type= as set
 	busName         string // BusName=
@@ -243,6 +261,24 @@ func (u *Unit) Environ() (vars map[string]string, origin map[string]Source) {
 	}
 	return vars, origin
 }
+
+// Assignments are every Environment= assignment of name the files make,
+// in the order systemd applies them, whether a later reset undid it or not.
+func (u *Unit) Assignments(name string) []Assignment {
+	var out []Assignment
+	for _, a := range u.everSet {
+		if a.Name == name {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Unsets are every UnsetEnvironment= entry the files make, in the order
+// systemd applies them, repeated or reset since or not: a repeat is not
+// added to the list again, but it is still a line that, after a reset,
+// would.
+func (u *Unit) Unsets() []Unset { return u.everUnset }
 
 // Unset says whether UnsetEnvironment= removes the variable name=value
 // from the process's environment, and the entry that does.

@@ -335,6 +335,16 @@ func (m *Manager) Environ(unit string) (map[string]string, error) {
 	return env, nil
 }
 
+// SystemctlArgv is the argv that runs systemctl in the manager's
+// namespaces, for code that runs systemctl itself.
+func (m *Manager) SystemctlArgv() []string {
+	return []string{"nsenter", "-t", strconv.Itoa(m.pid1), "-m", "-p", "--", "systemctl"}
+}
+
+// Write puts one file into a unit directory without reloading the
+// manager: what an operator who forgets `systemctl daemon-reload` leaves.
+func (m *Manager) Write(p string, f File) error { return m.write(p, f) }
+
 // Systemctl runs systemctl in the manager's namespaces.
 func (m *Manager) Systemctl(args ...string) (string, error) { return m.systemctl(args...) }
 
