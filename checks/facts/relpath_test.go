@@ -41,6 +41,9 @@ func TestRelativePathsResolveInTheRunnersDirectory(t *testing.T) {
 	if ra.Cwd != "/srv/runner" || cfg.Path != "/srv/runner/config.toml" {
 		t.Errorf("unit: cwd %q, config %q; want /srv/runner and /srv/runner/config.toml", ra.Cwd, cfg.Path)
 	}
+	if cfg.Config == nil || len(cfg.Config.Runners) == 0 {
+		t.Fatalf("config.toml at %s did not decode", cfg.Path)
+	}
 	env := &hostio.Env{Root: root.Dir}
 	cfg.Files = RunnerReader{Env: env, RA: ra}
 	tgt, err := GitLabTarget(env, cfg, "r", cfg.Config.Runners[0])
