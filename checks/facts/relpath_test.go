@@ -62,3 +62,37 @@ func TestRelativePathsResolveInTheRunnersDirectory(t *testing.T) {
 		t.Errorf("process without a cwd link: cwd %q, config %q", ra.Cwd, cfg.Path)
 	}
 }
+
+// The unit is the one whose cgroup the runner is in when that is a
+// runner's unit (here a template's instance run without --service), never
+// another service's whose shell started it.
+func TestUnitFromTheProcessCgroup(t *testing.T) {
+	for _, tc := range []struct {
+		cgroup string
+		args   []string
+		want   string
+	}{
+		{"0::/system.slice/system-gitlab\\x2drunner.slice/gitlab-runner@tenant.service\n", nil, "gitlab-runner@tenant.service"},
+		{"0::/system.slice/ci-agent.service\n", nil, DefaultUnit},
+		{"0::/system.slice/ci-agent.service\n", []string{"--service", "my-runner"}, "my-runner.service"},
+		{"12:name=systemd:/system.slice/my-runner.service\n0::/\n", []string{"--service", "my-runner"}, "my-runner.service"},
+		{"0::/user.slice/user-0.slice/session-3.scope\n", nil, DefaultUnit},
+	} {
+		root := testroot.New(t)
+		root.Runner(4242, 0, nil, append([]string{"/usr/bin/gitlab-runner", "run"}, tc.args...)...)
+		root.Write("/proc/4242/cgroup", tc.cgroup, 0o444)
+		var got string
+		probe := &checks.Check{
+			ID: "probe", Title: "t", Severity: checks.Info,
+			Doc:      checks.Doc{Cause: "c", Symptom: "s", Fix: checks.Text("f"), Verify: checks.Text("v")},
+			Requires: []checks.Node{ServiceFact},
+			Run:      func(p *checks.Pass) error { got = ServiceFact.Get(p).Name; return nil },
+		}
+		if _, err := checks.Run(context.Background(), &hostio.Env{Root: root.Dir, Offline: true}, []*checks.Check{probe}, checks.Options{}); err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("cgroup %q, args %q: unit %q, want %q", tc.cgroup, tc.args, got, tc.want)
+		}
+	}
+}

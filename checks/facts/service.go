@@ -109,21 +109,28 @@ var ServiceFact = &checks.Fact[*Service]{
 // unitName is the unit the runner runs from: the one whose cgroup the
 // running process is in (systemd puts a service's processes in a cgroup
 // named after the unit: /system.slice/.../NAME.service, cgroups(7) and
-// systemd.service(5)), else the process's --service (gitlab-runner's
-// install writes it into ExecStart=), else gitlab-runner.service; where
+// systemd.service(5)) when that is a runner's unit, else the process's
+// --service (gitlab-runner's install writes it into ExecStart=), else
+// gitlab-runner.service; where
 // no file has that name and no process runs, the first enabled instance
 // of the template gitlab-runner@.service (`systemctl enable
 // gitlab-runner@NAME`, a .wants/ link named for the instance).
 func unitName(env *hostio.Env, proc *Process) (name, how string) {
 	if proc != nil {
-		if u := cgroupUnit(env, proc.PID); u != "" {
+		flag, hasFlag := FlagValue(proc.Cmdline, "--service")
+		if hasFlag && flag != "" && !strings.Contains(flag, ".") {
+			flag += ".service"
+		}
+		// The cgroup's unit is the runner's when it is the one --service
+		// names, or, without --service, a gitlab-runner unit: a runner
+		// started by hand from some other service's shell, or by a
+		// supervisor, is in that service's cgroup, which is not the
+		// runner's unit.
+		if u := cgroupUnit(env, proc.PID); u != "" && (u == flag || !hasFlag && strings.HasPrefix(u, "gitlab-runner")) {
 			return u, "the runner process's cgroup (/proc/" + strconv.Itoa(proc.PID) + "/cgroup)"
 		}
-		if v, ok := FlagValue(proc.Cmdline, "--service"); ok && v != "" {
-			if !strings.Contains(v, ".") {
-				v += ".service"
-			}
-			return v, "the runner process's --service"
+		if hasFlag && flag != "" {
+			return flag, "the runner process's --service"
 		}
 	}
 	return DefaultUnit, ""
