@@ -18,7 +18,6 @@ import (
 	"strings"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
@@ -108,7 +107,7 @@ func run(p *checks.Pass) error {
 	switch {
 	case a.Skipped != "":
 		return checks.Skip("%s", a.Skipped)
-	case apierrors.IsTimeout(a.Err):
+	case a.ServerGaveUp:
 		return fmt.Errorf("%s: the apiserver did not finish admitting the job pod within the %s doctor lets it take (%s): a step it waits on, "+
 			"such as a slow webhook, did not answer; the runner waits as long as the webhook's timeoutSeconds: %w",
 			e.Label(), cluster.DryRunTimeout(p.Env.APITimeout()), a.Request, a.Err)

@@ -2,11 +2,15 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"time"
 
+	"golang.org/x/net/http2"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
@@ -34,6 +38,11 @@ type Admission struct {
 	// Err is why there is no verdict: the request timed out or failed
 	// before the apiserver answered.
 	Err error
+	// ServerGaveUp: the apiserver ended its own handling at the request's
+	// timeout, a step it waited on (a slow webhook) undecided. It says so
+	// with a 504, or, when the handler had begun its answer, by resetting
+	// the stream (see ServerEndedIt).
+	ServerGaveUp bool
 	// Skipped says why no dry run was sent (namespace_per_job, a
 	// namespace that cannot be one, a pod the runner cannot build either).
 	Skipped string
@@ -111,7 +120,9 @@ var AdmissionFact = &checks.Fact[*Admission]{
 		a := &Admission{Pod: created, Request: "POST /api/v1/namespaces/" + ns + "/pods?dryRun=All"}
 		ctx, cancel := context.WithTimeout(p.Context, p.CallTimeout())
 		defer cancel()
-		err = DryRunCreate(ctx, api, created.Pod, DryRunTimeout(p.Env.APITimeout()))
+		serverTimeout := DryRunTimeout(p.Env.APITimeout())
+		start := time.Now()
+		err = DryRunCreate(ctx, api, created.Pod, serverTimeout)
 		switch r := ClassifyRefusal(err); {
 		case err == nil:
 			a.Admitted = true
@@ -120,6 +131,7 @@ var AdmissionFact = &checks.Fact[*Admission]{
 			a.Refusal = r
 		default:
 			a.Err = err
+			a.ServerGaveUp = ServerEndedIt(err, time.Since(start), serverTimeout, ctx.Err())
 		}
 		if r := a.Refusal; r != nil && r.Webhook != "" && r.Stage != StagePolicy {
 			// Which webhook it was, where it is called and what else the
@@ -170,4 +182,28 @@ func WithoutGeneratedSuffix(msg, generateName string) string {
 		return msg
 	}
 	return regexp.MustCompile(regexp.QuoteMeta(`"`+generateName)+`[a-z0-9]{5}"`).ReplaceAllString(msg, `"`+generateName+`"`)
+}
+
+// ServerEndedIt says whether err is the apiserver ending a request at its
+// timeout parameter. Its timeout filter answers 504 when the handler has
+// written nothing, and otherwise, to notify the client, resets the HTTP/2
+// stream (k8s.io/apiserver pkg/server/filters/timeout.go, v0.37.2:
+// "We have to shutdown the connection for HTTP1 or reset stream for
+// HTTP2", panic(http.ErrAbortHandler)): a request the apiserver answered
+// with no status, not before serverTimeout had passed, while doctor's own
+// deadline (ctxErr) still held, was ended by the apiserver, which waits on
+// the webhook as the runner's create would.
+func ServerEndedIt(err error, elapsed, serverTimeout time.Duration, ctxErr error) bool {
+	if err == nil || ctxErr != nil {
+		return false
+	}
+	if apierrors.IsTimeout(err) {
+		return true
+	}
+	var st apierrors.APIStatus
+	if errors.As(err, &st) || elapsed < serverTimeout {
+		return false
+	}
+	var se http2.StreamError
+	return errors.As(err, &se) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
 }
