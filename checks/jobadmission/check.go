@@ -18,7 +18,6 @@ import (
 	"strings"
 	"time"
 
-
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
