@@ -49,6 +49,12 @@ var Check = &checks.Check{
 			{Pattern: "prepare environment: *: Unauthorized. Check https://docs.gitlab.com/runner/shells/", Or: []string{"api-auth"}, Tell: unauthorizedTell},
 			{Pattern: "Error cleaning up pod: Unauthorized", Or: []string{"api-auth"}, Tell: unauthorizedTell},
 		},
+		Signs: []checks.Sign{
+			// A 401 from the API, whichever step and wording: a Status message alone ("ERROR: Job
+			// failed (system failure): Unauthorized", "ERROR: Error cleaning up secrets: Unauthorized",
+			// docs/faq/README.md, v13.12.0), or "401 Unauthorized" behind an API URL.
+			{Endpoints: []string{checks.EndpointAPIServer}, Causes: []string{checks.CauseUnauthorized}, Or: []string{"api-auth"}, Tell: unauthorizedTell},
+		},
 	},
 	Requires:  []checks.Node{checks.Ref("kubeconfig-file"), checks.Ref("cluster-override"), facts.ClientCertFact, facts.KubeContextFact, facts.RunAsFact, facts.FixScopeFact},
 	Executors: []string{checks.Kubernetes},

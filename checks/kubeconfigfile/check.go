@@ -23,9 +23,12 @@ var Check = &checks.Check{
 	Title:    "The kubeconfig exists, parses, and only the runner can read it",
 	Severity: checks.Error,
 	Doc: checks.Doc{
-		Cause: "KUBECONFIG names a file that is missing (client-go skips it silently), unreadable by the runner's " +
-			"user, not a kubeconfig, or without a current-context; or the file is readable by others although its " +
-			"key is cluster-admin in the tenant cluster; or its server is not the https kcp mount URL getKubeconfig returns.",
+		Cause: "KUBECONFIG names files that are all missing (client-go skips a missing file silently), or one that is " +
+			"unreadable by the runner's user, not a kubeconfig, or without a current-context; or client-go refuses what " +
+			"the context carries when it builds the runner's client: insecure-skip-tls-verify beside a CA, a key that is " +
+			"not the certificate's, a certificate or key of the wrong PEM type, a CA that does not load; or the file is " +
+			"readable by others although its key is cluster-admin in the tenant cluster; or its server is not the https " +
+			"kcp mount URL getKubeconfig returns.",
 		Symptom: "getting Kubernetes config: invalid configuration: no configuration has been provided, try setting KUBERNETES_MASTER environment variable; or error loading config file \"/etc/gitlab-runner/tenant-ci/kubeconfig.yaml\": open …: permission denied",
 		Fix: checks.Target(
 			checks.Say(facts.GetKubeconfig+" Install it where the runner loads it, readable by the runner's user alone (CLUSTER.kubeconfig.yaml is the file getKubeconfig returned):"),
@@ -40,6 +43,18 @@ sudo stat -c '%a %U' "$RUNNER_KUBECONFIG"`)),
 			"getting Kubernetes config: invalid configuration: ",
 			// client-go tools/clientcmd/loader.go, v0.36.3: fmt.Errorf("error loading config file \"%s\": %v", filename, err).
 			"error loading config file \"*\": ",
+			// executors/kubernetes/kubernetes.go Prepare, v19.3.0: fmt.Errorf("creating Kubernetes
+			// client: %w", err), kubernetes.NewForConfig's refusal of the TLS material
+			// (client-go v0.37.2 transport/transport.go TLSConfigFor).
+			"creating Kubernetes client: ",
+		},
+		Signs: []checks.Sign{
+			// client-go refuses its own TLS material, at the handshake when the certificate and key
+			// are files (crypto/tls's X509KeyPair: "tls: private key does not match public key",
+			// "PEM inputs may have been switched"; transport.go: "unable to load root
+			// certificates", "specifying a root certificates file with the insecure flag is not
+			// allowed"), behind the executor's first API call.
+			{Endpoints: []string{checks.EndpointAPIServer, checks.EndpointNone}, Causes: []string{checks.CauseTLSMaterial}},
 		},
 	},
 	Requires:  []checks.Node{facts.KubeconfigFact, facts.EffectiveClustersFact, facts.RunAsFact, facts.ConfigFact, facts.FixScopeFact},
