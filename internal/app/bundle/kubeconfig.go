@@ -1,12 +1,12 @@
 package bundle
 
 import (
-	pathpkg "path"
 	"bytes"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
+	pathpkg "path"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
