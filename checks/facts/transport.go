@@ -3,6 +3,7 @@ package facts
 import (
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/socialwebcomputer/doctor/internal/hostio"
+	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
 // A kubeconfig can load, name the right cluster and still be unusable: a
@@ -141,6 +143,58 @@ func KubeconfigTransport(r RunnerReader, kc *clientcmdapi.Config, context string
 	t.Err = files.named(t.Err)
 	return t
 }
+
+// HostTransport asks client-go what it makes of a runner whose
+// [runners.kubernetes] host is set: the executor's getOutClusterClientConfig
+// (executors/kubernetes/util.go, gitlab-runner v19.3.0) gives client-go
+// ca_file, cert_file and key_file as files, and kubernetes.NewForConfig
+// builds the transport from them (as KubeconfigTransport, without a
+// kubeconfig to validate). A file the door cannot read is ReadErr, in the
+// door's words.
+func HostTransport(r RunnerReader, k *runnerconfig.Kubernetes) *Transport {
+	t := &Transport{}
+	if k == nil || k.Host == "" {
+		return t
+	}
+	// getOutClusterClientConfig, verbatim but for the files' names.
+	cfg := &rest.Config{Host: k.Host, BearerToken: k.BearerToken, TLSClientConfig: rest.TLSClientConfig{CAFile: k.CAFile}}
+	if k.CertFile != "" {
+		if k.KeyFile == "" || k.CAFile == "" {
+			t.Stage, t.Err = StageClientConfig, errFileBasedAuth
+			return t
+		}
+		cfg.TLSClientConfig.CertFile, cfg.TLSClientConfig.KeyFile = k.CertFile, k.KeyFile
+	}
+	files := &memFiles{names: map[string]string{}}
+	defer files.close()
+	for _, f := range []struct {
+		key  string
+		path *string
+	}{{"ca_file", &cfg.TLSClientConfig.CAFile}, {"cert_file", &cfg.TLSClientConfig.CertFile}, {"key_file", &cfg.TLSClientConfig.KeyFile}} {
+		if *f.path == "" {
+			continue
+		}
+		b, err := r.Read(*f.path, hostio.KindPEM)
+		if err != nil {
+			t.ReadErr = fmt.Errorf("[runners.kubernetes] %s (%w)", f.key, err)
+			return t
+		}
+		p, err := files.add(*f.path, b)
+		if err != nil {
+			t.Skipped = "no in-memory file to hand client-go the bytes read: " + err.Error()
+			return t
+		}
+		*f.path = p
+	}
+	t.Stage, t.Err = tlsStage(cfg)
+	t.Err = files.named(t.Err)
+	return t
+}
+
+// errFileBasedAuth is getOutClusterClientConfig's own refusal
+// (executors/kubernetes/util.go, gitlab-runner v19.3.0), which the executor
+// prints as "getting Kubernetes config: %w".
+var errFileBasedAuth = errors.New("ca file, cert file and key file must be specified when using file based auth")
 
 // tlsStage is where client-go stops on cfg's TLS material: building the
 // TLS configuration (rest.TLSConfigFor, client-go v0.37.2), or at a

@@ -24,8 +24,11 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"k8s.io/client-go/rest"
+
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
+	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
 // tlsSlot is where a kubeconfig carries one piece of TLS material: as the
@@ -283,14 +286,10 @@ func doctorTLS(t *testing.T, root string) tlsVerdict {
 	return v
 }
 
-// TestTransportAgreesWithClientGo compares, on every generated row of TLS
-// material (tlsRows: each breakage with each way of carrying its pieces),
-// doctor's verdict (KubeconfigTransport under --root, through the door)
-// with the runner's own code on the same files (oracleTLS): the same
-// stage, and the same words (at the handshake, client-go's error ends with
-// doctor's, after the URL of the request).
-func TestTransportAgreesWithClientGo(t *testing.T) {
-	p := newTLSPKI(t)
+// loopbackAPIServer is a TLS server with the row's CA's serving
+// certificate that asks for a client certificate, as kube-apiserver does.
+func loopbackAPIServer(t *testing.T, p *tlsPKI) *httptest.Server {
+	t.Helper()
 	pair, err := tls.X509KeyPair(p.serverCert, p.serverKey)
 	if err != nil {
 		t.Fatal(err)
@@ -302,7 +301,111 @@ func TestTransportAgreesWithClientGo(t *testing.T) {
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes are the rows' point
 	srv.TLS = &tls.Config{Certificates: []tls.Certificate{pair}, ClientAuth: tls.RequestClientCert}
 	srv.StartTLS()
-	defer srv.Close()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// agrees compares two verdicts: the same stage, and the same words (at
+// the handshake, client-go's error ends with doctor's, after the URL).
+func agrees(got, want tlsVerdict) bool {
+	switch {
+	case got.Stage != want.Stage:
+		return false
+	case want.Stage == StageHandshake:
+		return got.Words != "" && strings.HasSuffix(want.Words, ": "+got.Words)
+	}
+	return got.Words == want.Words
+}
+
+// TestHostTransportAgreesWithClientGo is TestTransportAgreesWithClientGo
+// for a runner with [runners.kubernetes] host: config.toml names ca_file,
+// cert_file and key_file, always files. The oracle is the executor's
+// getOutClusterClientConfig verbatim (executors/kubernetes/util.go,
+// gitlab-runner v19.3.0), kubernetes.NewForConfig and one request.
+func TestHostTransportAgreesWithClientGo(t *testing.T) {
+	p := newTLSPKI(t)
+	srv := loopbackAPIServer(t, p)
+	rows := 0
+	for _, m := range tlsMaterials(p) {
+		if m.insecure {
+			continue // config.toml has no insecure-skip-tls-verify
+		}
+		rows++
+		t.Run(m.name, func(t *testing.T) {
+			k := func(prefix string) *runnerconfig.Kubernetes {
+				k := &runnerconfig.Kubernetes{Host: srv.URL}
+				for _, f := range []struct {
+					b    []byte
+					name string
+					into *string
+				}{{m.ca, "ca.crt", &k.CAFile}, {m.cert, "client.crt", &k.CertFile}, {m.key, "client.key", &k.KeyFile}} {
+					if f.b != nil {
+						*f.into = prefix + "/etc/kube/" + f.name
+					}
+				}
+				return k
+			}
+			oracleRoot, doctorRoot := t.TempDir(), t.TempDir()
+			for _, root := range []string{oracleRoot, doctorRoot} {
+				writeTLSRow(t, tlsRow{m: m, caSlot: slotFile, certSlot: slotFile, kSlot: slotFile}, root, "", srv.URL)
+			}
+			want := oracleHost(t, k(oracleRoot), oracleRoot)
+			tr := HostTransport(RunnerReader{Env: &hostio.Env{Root: doctorRoot}}, k(""))
+			if tr.ReadErr != nil || tr.Skipped != "" {
+				t.Fatalf("doctor did not ask client-go: %v %s", tr.ReadErr, tr.Skipped)
+			}
+			got := tlsVerdict{Stage: tr.Stage}
+			if tr.Err != nil {
+				got.Words = tr.Err.Error()
+			}
+			t.Logf("stage %d: %s", want.Stage, want.Words)
+			if !agrees(got, want) {
+				t.Errorf("doctor: stage %d %q\nthe runner's code: stage %d %q", got.Stage, got.Words, want.Stage, want.Words)
+			}
+		})
+	}
+	t.Logf("%d rows", rows)
+}
+
+// oracleHost is the runner's out-of-cluster branch on real files.
+func oracleHost(t *testing.T, config *runnerconfig.Kubernetes, root string) tlsVerdict {
+	t.Helper()
+	words := func(err error) string { return strings.ReplaceAll(err.Error(), root, "") }
+	// getOutClusterClientConfig (executors/kubernetes/util.go, v19.3.0).
+	kubeConfig := &rest.Config{
+		Host:        config.Host,
+		BearerToken: config.BearerToken,
+		TLSClientConfig: rest.TLSClientConfig{
+			CAFile: config.CAFile,
+		},
+	}
+	if config.CertFile != "" {
+		if config.KeyFile == "" || config.CAFile == "" {
+			return tlsVerdict{StageClientConfig, "ca file, cert file and key file must be specified when using file based auth"}
+		}
+		kubeConfig.TLSClientConfig.CertFile = config.CertFile
+		kubeConfig.TLSClientConfig.KeyFile = config.KeyFile
+	}
+	kubeConfig.Timeout = 10 * time.Second
+	cs, err := kubernetes.NewForConfig(kubeConfig)
+	if err != nil {
+		return tlsVerdict{StageNewClient, words(err)}
+	}
+	if _, err := cs.Discovery().ServerVersion(); err != nil {
+		return tlsVerdict{StageHandshake, words(err)}
+	}
+	return tlsVerdict{}
+}
+
+// TestTransportAgreesWithClientGo compares, on every generated row of TLS
+// material (tlsRows: each breakage with each way of carrying its pieces),
+// doctor's verdict (KubeconfigTransport under --root, through the door)
+// with the runner's own code on the same files (oracleTLS): the same
+// stage, and the same words (at the handshake, client-go's error ends with
+// doctor's, after the URL of the request).
+func TestTransportAgreesWithClientGo(t *testing.T) {
+	p := newTLSPKI(t)
+	srv := loopbackAPIServer(t, p)
 	rows := tlsRows(p)
 	stages := map[TransportStage]int{}
 	for _, r := range rows {
@@ -313,16 +416,8 @@ func TestTransportAgreesWithClientGo(t *testing.T) {
 			want := oracleTLS(t, filepath.Join(oracleRoot, "etc/kube/config"), oracleRoot)
 			got := doctorTLS(t, doctorRoot)
 			stages[want.Stage]++
-			agree := got.Stage == want.Stage
-			switch {
-			case !agree:
-			case want.Stage == StageHandshake:
-				agree = got.Words != "" && strings.HasSuffix(want.Words, ": "+got.Words)
-			default:
-				agree = got.Words == want.Words
-			}
 			t.Logf("stage %d: %s", want.Stage, want.Words)
-			if !agree {
+			if !agrees(got, want) {
 				t.Errorf("doctor: stage %d %q\nclient-go: stage %d %q", got.Stage, got.Words, want.Stage, want.Words)
 			}
 		})
