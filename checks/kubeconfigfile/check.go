@@ -293,8 +293,9 @@ func examineContext(p *checks.Pass, k *facts.KubeContext, runner *checks.RunnerR
 	server := redact.StripUserinfo(k.Cluster.Server)
 	at := checks.Evidence{Source: origin.Cluster, Detail: "clusters." + k.Context.Cluster + ".server: " + server}
 	u, err := url.Parse(k.Cluster.Server)
+	badServer := err != nil || u.Host == ""
 	switch {
-	case err != nil || u.Host == "":
+	case badServer:
 		report(checks.Finding{
 			Cause:    fmt.Sprintf("The cluster %q has server %q, which is not a URL client-go can use.", k.Context.Cluster, server),
 			Evidence: []checks.Evidence{src, at},
@@ -314,7 +315,7 @@ func examineContext(p *checks.Pass, k *facts.KubeContext, runner *checks.RunnerR
 			Fix:      checks.Text("None if this cluster is meant; otherwise use the kubeconfig getKubeconfig returned."),
 		})
 	}
-	examineCredentials(p, k, origin, report, scope, src)
+	examineCredentials(p, k, origin, report, scope, src, badServer)
 }
 
 // examineCredentials asks client-go what it makes of the context's cluster
@@ -323,7 +324,9 @@ func examineContext(p *checks.Pass, k *facts.KubeContext, runner *checks.RunnerR
 // or not a regular file: a FIFO blocks client-go's open, /dev/zero its read
 // of tokenFile without end), or client-go's refusal of what it read, in its
 // words, at the stage it refuses.
-func examineCredentials(p *checks.Pass, k *facts.KubeContext, origin facts.Origins, report func(checks.Finding), scope *facts.FixScope, src checks.Evidence) {
+// badServer: the server finding was reported, and ClientConfig's refusal
+// of the same server ("no server found for cluster") would say it again.
+func examineCredentials(p *checks.Pass, k *facts.KubeContext, origin facts.Origins, report func(checks.Finding), scope *facts.FixScope, src checks.Evidence, badServer bool) {
 	t := facts.KubeconfigTransport(k.Kubeconfig.Reader, k.Kubeconfig.Merged, k.ContextName)
 	if err := t.ReadErr; err != nil {
 		report(checks.Finding{
@@ -334,7 +337,7 @@ func examineCredentials(p *checks.Pass, k *facts.KubeContext, origin facts.Origi
 		})
 		return
 	}
-	if t.Err == nil {
+	if t.Err == nil || badServer && t.Stage == facts.StageClientConfig {
 		return
 	}
 	cluster := aboutCluster(t)
