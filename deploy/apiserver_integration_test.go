@@ -386,7 +386,7 @@ func TestCronJobRunsDoctor(t *testing.T) {
 
 	// run runs the container's command, plus what keeps the test on
 	// loopback: the root, and no GitLab (the runner's url is .invalid).
-	run := func(t *testing.T, root string) *runReport {
+	run := func(t *testing.T, root string, in ...string) *runReport {
 		t.Helper()
 		if len(ctr.Command) != 1 || ctr.Command[0] != "doctor" {
 			t.Fatalf("command %v, want doctor", ctr.Command)
@@ -394,6 +394,10 @@ func TestCronJobRunsDoctor(t *testing.T) {
 		args := append(slices.Clone(ctr.Args), "--root", root, "--skip", "gitlab-reachability",
 			"--resolver", "127.0.0.1:1", "--public-dns", "127.0.0.1:1", "--timeout", "60s")
 		cmd := exec.Command(bin, args...)
+		if len(in) > 0 {
+			// In a container of the image: `docker run ... IMAGE` then the args.
+			cmd = exec.Command(in[0], append(slices.Clone(in[1:]), args...)...)
+		}
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "DOCTOR_LOOPBACK_ONLY=1", "LANG=C"}
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
@@ -434,8 +438,8 @@ func TestCronJobRunsDoctor(t *testing.T) {
 		}
 	}
 
-	t.Run("healthy runner, Role only: no finding, exit 1 for what it could not check", func(t *testing.T) {
-		rep := run(t, layout(t, healthyConfig))
+	healthy := func(t *testing.T, rep *runReport) {
+		t.Helper()
 		// The cluster-wide checks could not check (unknown), so the run
 		// proves less than a healthy runner: exit 1, never 0.
 		if rep.Summary.ExitCode != 1 || len(rep.Findings) != 0 || len(rep.Summary.Incomplete) == 0 {
@@ -460,6 +464,22 @@ func TestCronJobRunsDoctor(t *testing.T) {
 				t.Errorf("%s: %s (%s), want unknown naming the cluster-wide list it lacks", id, st, why)
 			}
 		}
+	}
+	t.Run("healthy runner, Role only: no finding, exit 1 for what it could not check", func(t *testing.T) {
+		healthy(t, run(t, layout(t, healthyConfig)))
+	})
+	// The CronJob's container as the image scripts/image.sh builds it (the
+	// one doctor.yaml names): the same command, as the pod's user 65532,
+	// with the pod's files given to its fsGroup as the kubelet gives them,
+	// on the host's loopback (where the test's apiserver is).
+	t.Run("healthy runner, in the image the CronJob runs", func(t *testing.T) {
+		img := buildImage(t)
+		root := layout(t, healthyConfig)
+		if out, err := exec.Command("chown", "-R", "0:65532", root).CombinedOutput(); err != nil {
+			t.Fatalf("chown the pod's files to its fsGroup: %v\n%s", err, out)
+		}
+		healthy(t, run(t, root, img.dockerBin, "--host", img.host, "run", "--rm", "--network", "host", "--read-only",
+			"--user", "65532:65532", "-e", "DOCTOR_LOOPBACK_ONLY=1", "-v", root+":"+root+":ro", img.ref))
 	})
 
 	t.Run("the guide's config.toml: exit 1, config-lint only", func(t *testing.T) {

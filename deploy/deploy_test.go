@@ -3,6 +3,7 @@ package deploy
 import (
 	"bufio"
 	"bytes"
+	"github.com/socialwebcomputer/doctor/internal/testing/tools"
 	"io"
 	"os"
 	"os/exec"
@@ -559,7 +560,7 @@ type rules struct {
 	} `json:"groups"`
 }
 
-// TestPrometheusRules: the three alerts exist, use only metrics doctor
+// TestPrometheusRules: the alerts exist, use only metrics doctor
 // writes, and (with promtool) load and pass their unit tests.
 func TestPrometheusRules(t *testing.T) {
 	var rf rules
@@ -567,7 +568,9 @@ func TestPrometheusRules(t *testing.T) {
 		t.Fatalf("%s: %v", rulesFile, err)
 	}
 	known := map[string]bool{metrics.CheckStatus: true, metrics.Findings: true, metrics.CheckDuration: true,
-		metrics.RunDuration: true, metrics.LastRunTimestamp: true, metrics.CertExpiry: true}
+		metrics.RunDuration: true, metrics.LastRunTimestamp: true, metrics.CertExpiry: true,
+		metrics.RunnerConfigReloadErrors: true, metrics.RunnerRequestJobRefused: true, metrics.RunnerHealthCheckFailures: true,
+		metrics.RunnerSystemFailedJobs: true, metrics.RunnerSlotsUsed: true}
 	alerts := map[string]string{}
 	for _, g := range rf.Groups {
 		for _, r := range g.Rules {
@@ -586,6 +589,11 @@ func TestPrometheusRules(t *testing.T) {
 		"DoctorNotRunRecently":         metrics.LastRunTimestamp,
 		"DoctorFinding":                metrics.Findings,
 		"DoctorCertificateExpiresSoon": metrics.CertExpiry,
+		// What the runner itself counted (runner-metrics).
+		"DoctorRunnerJobRequestsRefused":   metrics.RunnerRequestJobRefused,
+		"DoctorRunnerConfigReloadRejected": metrics.RunnerConfigReloadErrors,
+		"DoctorRunnerSystemFailures":       metrics.RunnerSystemFailedJobs,
+		"DoctorRunnerSaturated":            metrics.RunnerSlotsUsed,
 	} {
 		if !strings.Contains(alerts[name], metric) {
 			t.Errorf("no alert %s on %s (alerts: %v)", name, metric, alerts)
@@ -628,8 +636,5 @@ func TestPrometheusRules(t *testing.T) {
 // and installs them), so CI never passes without having run it.
 func missing(t *testing.T, why string) {
 	t.Helper()
-	if os.Getenv("DOCTOR_REQUIRE_TOOLS") == "1" {
-		t.Fatal(why)
-	}
-	t.Skip(why)
+	tools.Missing(t, why)
 }

@@ -1,5 +1,7 @@
 package report
 
+import "github.com/socialwebcomputer/doctor/checks"
+
 // LogRead is one log doctor read for its symptoms (doctor why, doctor run
 // --log, --journal): where from, how much of it, and what was left out.
 type LogRead struct {
@@ -13,6 +15,34 @@ type LogRead struct {
 	// 64 MiB and the rest was not read.
 	LongLines int  `json:"longLines"`
 	Truncated bool `json:"truncated"`
+}
+
+// Job is what GitLab's Jobs API said of the job doctor job diagnosed, and
+// the runner of this host it ran on. Every string is GitLab's, printed
+// escaped as any input is.
+type Job struct {
+	ID            int64  `json:"id"`
+	Project       string `json:"project"`
+	Name          string `json:"name"`
+	Stage         string `json:"stage"`
+	Status        string `json:"status"`
+	FailureReason string `json:"failureReason"`
+	WebURL        string `json:"webUrl"`
+	// Runner is the runner GitLab recorded: its id, description, and its
+	// runner manager's system_id and version; nil when no runner took it.
+	Runner *JobRunner `json:"runner"`
+	// Entry is the [[runners]] entry of this host it ran on, and How how
+	// doctor knows; nil when none of this host's did.
+	Entry *checks.RunnerRef `json:"entry"`
+	How   string            `json:"how,omitempty"`
+}
+
+// JobRunner is the runner of a job, as GitLab recorded it.
+type JobRunner struct {
+	ID             int64  `json:"id"`
+	Description    string `json:"description"`
+	SystemID       string `json:"systemId,omitempty"`
+	ManagerVersion string `json:"managerVersion,omitempty"`
 }
 
 // Match is one line of a log that names a check: one entry per check a

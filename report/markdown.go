@@ -28,7 +28,7 @@ func renderMarkdown(w io.Writer, rep *Report) error {
 	t.AppendRow(table.Row{"Host", "`" + mdCellCode(host) + "`"})
 	t.AppendRow(table.Row{"Runners", mdCell(runnersLine(rep.Runners))})
 	t.AppendRow(table.Row{"doctor", "`" + mdCellCode(rep.Doctor.Version) + "`"})
-	t.AppendRow(table.Row{"Time", rep.StartedAt.UTC().Format("2006-01-02T15:04:05Z07:00")})
+	t.AppendRow(table.Row{"Time", "`" + rep.StartedAt.UTC().Format("2006-01-02T15:04:05Z07:00") + "`"})
 	if len(rep.Args) > 0 {
 		t.AppendRow(table.Row{"Flags", "`" + mdCellCode(strings.Join(rep.Args, " ")) + "`"})
 	}
@@ -236,86 +236,228 @@ func fenceLang(s, lang string) string {
 }
 
 // Text from outside in markdown. printable has made it one line of fit
-// characters; what is left is what GitLab's markdown would take for
-// markup, a quick action or a mention:
+// characters; what is left is what GitLab would form of it: markup, a
+// quick action, and what its filters find in the rendered text. Those run
+// on every text node that is not inside code, pre or a link (Banzai's
+// reference filters, its emoji, autolink and table-of-contents filters),
+// and no escape stops them: \#1 and &#35;1 both render to a #1 that the
+// issue filter then finds. So a word of outside text that could form
+// anything reaches GitLab only inside a code span:
 //
-//   - markup: links and images, emphasis, HTML and entities, headings,
-//     table pipes. Backslash escapes (and &lt; &amp; for HTML) keep them
-//     text. Backticks are read as CommonMark reads them: a code span a
-//     check wrote (`namespaces "x" not found`) stays code, and a backtick
-//     that closes no span is escaped.
-//   - a quick action (/close, /label ~x, /assign @me) is a line that starts
-//     with /, and GitLab reads it from the raw text, before markdown
-//     (lib/gitlab/quick_actions/extractor.rb: ^\/(?<cmd>…) on each line,
-//     skipping only ``` blocks). Text from outside never holds a newline,
-//     so it starts a line only where the renderer puts it first (a cause's
-//     paragraph, a line of the summary); there mdLineStart escapes a
-//     leading / and whatever else could open a block.
-//   - a mention (@all, @group) is found anywhere in the rendered text, not
-//     only at a line's start, by a pattern that wants no word character
-//     before the @ (User.reference_pattern, (?<!\w)@name). A backslash or
-//     &#64; would not stop it: both render to a plain @ that the pattern
-//     then finds. GitLab skips text inside code, so an @ that starts a
-//     name, unless a letter or digit comes right before it (an e-mail
-//     address, image@sha256:…), is put in a code span with its name:
-//     `@all`.
-var (
-	mdEscaper   = strings.NewReplacer(`\`, `\\`, "[", `\[`, "]", `\]`, "<", `&lt;`, ">", `&gt;`, "&", `&amp;`, "*", `\*`, "_", `\_`, "#", `\#`, "|", `\|`, "`", "\\`")
-	cellEscaper = strings.NewReplacer(`\`, `\\`, "<", `&lt;`, "&", `&amp;`, "](", `\](`, "`", "\\`")
-)
+//   - an autolink (http://…, www.…) or an e-mail address (a@b.c);
+//   - a reference, in this project or across projects: #1 and !1 (issues
+//     and merge requests; group/project#3 posts "mentioned in" on that
+//     issue), $1 (snippets), &1 (epics), ~label, %milestone, @name (a
+//     mention, anywhere: User.reference_pattern wants no word character
+//     before the @), *iteration:…, [vulnerability:…], a commit (6 to 40
+//     hex digits, Commit.reference_pattern), an external tracker's ABC-123;
+//   - [[_TOC_]], :emoji:, markup (links, emphasis, HTML and entities,
+//     table pipes), and backslashes and backticks.
+//
+// The rest are plain words: letters, digits and symbols outside ASCII,
+// ASCII letters and digits joined by . , ; ' " ( ) ? = + - and ending in
+// at most one colon; none of GitLab's
+// syntaxes forms from them (safetexttest.Markdown checks it, with goldmark's
+// Linkify and GitLab's reference patterns, FuzzMarkdown over every
+// renderer). A word is what spaces delimit, so the text reads as it was.
+// Backticks are read as CommonMark reads them: a code span a check wrote
+// (`namespaces "x" not found`) stays code, and a backtick that closes no
+// span is part of its word, in a code span of a longer run.
+//
+// A quick action (/close, /label ~x, /assign @me) is a line that starts
+// with /, and GitLab reads it from the raw text, before markdown
+// (lib/gitlab/quick_actions/extractor.rb: ^\/(?<cmd>…) on each line,
+// skipping only ``` blocks). Text from outside never holds a newline, so
+// it starts a line only where the renderer puts it first (a cause's
+// paragraph, a line of the summary); a word there that is not plain
+// starts with a backtick, and mdLineStart escapes what else could open a
+// block.
 
 // mdText is text from outside as inline markdown in prose: a heading, a
 // list item, a paragraph.
-func mdText(s string) string { return mdInline(s, mdEscaper, false) }
+func mdText(s string) string { return mdInline(s, false) }
 
 // mdCell is text from outside as one markdown table cell. go-pretty
-// escapes the pipes itself (| to \|), so they are not escaped here. Fewer
-// characters are escaped than in prose, so that a cell of ordinary text
-// reads as it did (run_untagged, [[runners]]): brackets make a link only
-// with a parenthesis after them (the report defines no link reference),
-// and emphasis is not structure.
-func mdCell(s string) string { return mdInline(s, cellEscaper, true) }
+// escapes the pipes itself (| to \|), inside code spans too, where GitLab's
+// table parser reads \| as a pipe of the cell's text.
+func mdCell(s string) string { return mdInline(s, true) }
 
-// mdInline is s made one line of fit characters, its code spans kept, its
-// prose escaped with esc and its mentions put in code.
-func mdInline(s string, esc *strings.Replacer, cell bool) string {
-	spans, runs := codeSpans(safetext.Line(s))
-	prose := make([]string, len(spans))
-	for k := 0; k < len(spans); k += 2 {
-		ps := mentionPieces(spans[k])
-		// A code span of its own next to a check's would merge with it
-		// into a longer backtick run: the name joins the check's span.
-		for k > 0 && len(ps) > 0 && ps[0].mention {
-			spans[k-1] += ps[0].text
-			ps = ps[1:]
-		}
-		for k+1 < len(spans) && len(ps) > 0 && ps[len(ps)-1].mention {
-			spans[k+1] = ps[len(ps)-1].text + spans[k+1]
-			ps = ps[:len(ps)-1]
-		}
-		var b strings.Builder
-		for _, p := range ps {
-			if p.mention {
-				b.WriteString("`" + p.text + "`")
-			} else {
-				b.WriteString(esc.Replace(p.text))
-			}
-		}
-		prose[k] = b.String()
+// mdInline is s made one line of fit characters, its code spans kept and
+// every word of its prose that is not plain put in a code span. A word
+// that touches a code span (`x`:#1) joins it, so that no two delimiters run
+// together into a longer one.
+func mdInline(s string, cell bool) string {
+	type seg struct {
+		code bool
+		text string
+		n    int // a check's span, as it was delimited; 0: delimit anew
 	}
-	var b strings.Builder
+	spans, runs := codeSpans(safetext.Line(s))
+	var segs []seg
 	for k, sp := range spans {
-		if k%2 == 0 {
-			b.WriteString(prose[k])
+		if k%2 == 1 {
+			segs = append(segs, seg{code: true, text: sp, n: runs[k/2]})
 			continue
 		}
-		delim := strings.Repeat("`", runs[k/2])
-		if cell {
-			sp = pipeSafe(sp)
+		for _, w := range splitSpaces(sp) {
+			if w[0] == ' ' || plainWord(w) {
+				segs = append(segs, seg{text: w})
+				continue
+			}
+			// The punctuation around a word stays prose: "(CN=x:y)," is
+			// ( `CN=x:y` ),
+			lead, core, trail := aroundWord(w)
+			if lead != "" {
+				segs = append(segs, seg{text: lead})
+			}
+			segs = append(segs, seg{code: true, text: core})
+			if trail != "" {
+				segs = append(segs, seg{text: trail})
+			}
 		}
-		b.WriteString(delim + sp + delim)
+	}
+	var b strings.Builder
+	for i := 0; i < len(segs); i++ {
+		g := segs[i]
+		for i+1 < len(segs) && g.code && segs[i+1].code {
+			g = seg{code: true, text: g.text + segs[i+1].text}
+			i++
+		}
+		var out string
+		switch {
+		case !g.code:
+			out = g.text
+		case g.n > 0:
+			d := strings.Repeat("`", g.n)
+			out = d + g.text + d
+		default:
+			out = codeSpan(g.text)
+		}
+		if g.code && cell {
+			out = pipeSafe(out)
+		}
+		b.WriteString(out)
 	}
 	return b.String()
+}
+
+// aroundWord splits off a word's leading ( " ' and trailing . , ; : ) " '
+// ?, which are plain, keeping a core of at least one byte.
+func aroundWord(w string) (lead, core, trail string) {
+	i, j := 0, len(w)
+	for i < j-1 && strings.IndexByte(`("'`, w[i]) >= 0 {
+		i++
+	}
+	for j > i+1 && strings.IndexByte(`.,;:)"'?`, w[j-1]) >= 0 {
+		j--
+	}
+	return w[:i], w[i:j], w[j:]
+}
+
+// splitSpaces cuts s into words and the runs of spaces between them, in
+// order.
+func splitSpaces(s string) []string {
+	var out []string
+	for s != "" {
+		i := 0
+		space := s[0] == ' '
+		for i < len(s) && (s[i] == ' ') == space {
+			i++
+		}
+		out = append(out, s[:i])
+		s = s[i:]
+	}
+	return out
+}
+
+// codeSpan is w, a word with no space, as a code span: delimited by a run
+// of backticks longer than any in it, padded with a space on each side
+// when it starts or ends with a backtick (CommonMark strips one of each).
+func codeSpan(w string) string {
+	longest := 0
+	for i := 0; i < len(w); {
+		if w[i] != '`' {
+			i++
+			continue
+		}
+		r := backtickRun(w[i:])
+		longest = max(longest, r)
+		i += r
+	}
+	d := strings.Repeat("`", longest+1)
+	if strings.HasPrefix(w, "`") || strings.HasSuffix(w, "`") {
+		return d + " " + w + " " + d
+	}
+	return d + w + d
+}
+
+// plainWord says w, a word with no space, forms nothing in GitLab (see
+// above): letters and digits, the joining punctuation, at most a final
+// colon; no run of 6 or more hex digits alone (a commit), no ABC-123 (an
+// external tracker's issue), no www.
+func plainWord(w string) bool {
+	for i, r := range w {
+		switch {
+		case r >= 0x80:
+			// Letters, digits and symbols of any script (×, →, …): every
+			// syntax of GitLab's is ASCII, and safetext.Line has shown the
+			// invisible ones as escapes.
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9':
+		case strings.ContainsRune(".,;'\"()?=+-", r):
+		case r == ':' && i == len(w)-1 && i > 0:
+		default:
+			return false
+		}
+	}
+	lower := strings.ToLower(w)
+	return !strings.Contains(lower, "www.") && !hexWord(w) && !trackerIssue(w)
+}
+
+// hexWord says w holds a run of 6 to 40 or more hex digits with no letter,
+// digit or underscore on either side: what Commit.reference_pattern
+// (\h{6,40}) finds, a commit when the project has one of that prefix.
+func hexWord(w string) bool {
+	run, start := 0, 0
+	for i := 0; i <= len(w); i++ {
+		if i < len(w) && isHex(w[i]) {
+			if run == 0 {
+				start = i
+			}
+			run++
+			continue
+		}
+		if run >= 6 && (start == 0 || !isWordByte(w[start-1])) && (i == len(w) || !isWordByte(w[i])) {
+			return true
+		}
+		run = 0
+	}
+	return false
+}
+
+// trackerIssue says w holds an external tracker's issue key, ABC-123
+// (Jira's, which its integration comments on): capitals, a dash, digits.
+func trackerIssue(w string) bool {
+	for i := 0; i < len(w); i++ {
+		if w[i] != '-' || i == 0 || i+1 >= len(w) || !isDigit(w[i+1]) {
+			continue
+		}
+		j := i - 1
+		for j >= 0 && ('A' <= w[j] && w[j] <= 'Z' || isDigit(w[j]) || w[j] == '_') {
+			j--
+		}
+		if j+1 < i && 'A' <= w[j+1] && w[j+1] <= 'Z' && i-(j+1) >= 2 {
+			return true
+		}
+	}
+	return false
+}
+
+func isHex(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func isWordByte(c byte) bool {
+	return isDigit(c) || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_'
 }
 
 // codeSpans splits s into prose and code spans as CommonMark reads
@@ -362,62 +504,6 @@ func backtickRun(s string) int {
 		n++
 	}
 	return n
-}
-
-// piece is part of a prose span: text, or a name a mention would take.
-type piece struct {
-	mention bool
-	text    string
-}
-
-// mentionPieces cuts s at each @name mentionAt finds.
-func mentionPieces(s string) []piece {
-	var out []piece
-	for {
-		i := mentionAt(s)
-		if i < 0 {
-			if s != "" {
-				out = append(out, piece{text: s})
-			}
-			return out
-		}
-		end := i + 1
-		for end < len(s) && isNameByte(s[end]) {
-			end++
-		}
-		if i > 0 {
-			out = append(out, piece{text: s[:i]})
-		}
-		out = append(out, piece{mention: true, text: s[i:end]})
-		s = s[end:]
-	}
-}
-
-// mentionAt is the offset of the first @ of s that starts a name and has
-// no letter or digit right before it, or -1. An @ that ends s counts: what
-// the report writes after the text (a full stop, a name) may start a name.
-func mentionAt(s string) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] != '@' {
-			continue
-		}
-		if i+1 < len(s) && (!isNameByte(s[i+1]) || s[i+1] == '-' || s[i+1] == '/') {
-			continue
-		}
-		if i > 0 && isAlnum(s[i-1]) {
-			continue
-		}
-		return i
-	}
-	return -1
-}
-
-// isNameByte is a byte of a GitLab user, group or project path (and the /
-// between a group and its subgroup).
-func isNameByte(c byte) bool { return isAlnum(c) || c == '_' || c == '.' || c == '-' || c == '/' }
-
-func isAlnum(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 // mdLineStart makes inline markdown that begins a line begin it as text: a

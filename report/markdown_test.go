@@ -59,7 +59,7 @@ func TestMarkdownRendersAsAGitLabIssue(t *testing.T) {
 		t.Errorf("want one h2 headline naming the host:\n%s", h)
 	}
 	for _, want := range []string{
-		`<h3>1. The client certificate (CN=did:plc:x) expired at 11:00Z, 1h0m ago</h3>`,
+		"<h3>1. The client certificate (<code>CN=did:plc:x</code>) expired at <code>11:00Z</code>, 1h0m ago</h3>",
 		`<h3>2. The front answers 401 Unauthorized to the runner's certificate</h3>`,
 	} {
 		if !strings.Contains(h, want) {
@@ -89,8 +89,9 @@ func TestMarkdownRendersAsAGitLabIssue(t *testing.T) {
 	if !strings.Contains(h, "<td><code>runner-process</code></td>") {
 		t.Errorf("the passed table renders as a table inside <details>:\n%s", h)
 	}
-	// The runner label's brackets are text, not a link reference.
-	if !strings.Contains(h, `[[runners]] #1 &quot;kcp-tenant&quot;`) {
+	// The runner label's brackets are code, not a link reference, and its
+	// #1 is no reference to issue 1.
+	if !strings.Contains(h, `<code>[[runners]]</code> <code>#1</code> &quot;kcp-tenant&quot;`) {
 		t.Errorf("the runner label reads as text:\n%s", h)
 	}
 	if !strings.Contains(h, "<table>") || !strings.Contains(h, "<td>Host</td>") {

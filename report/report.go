@@ -45,6 +45,9 @@ type Report struct {
 	// Matches their lines that name a check; both absent when none was read.
 	Logs    []LogRead `json:"logs,omitempty"`
 	Matches []Match   `json:"matches,omitempty"`
+	// Job is the GitLab job doctor job read: its status and failure_reason
+	// beside the findings; absent in every other report.
+	Job *Job `json:"job,omitempty"`
 	// Verbose makes the table list every check, not only the unknown ones.
 	Verbose bool `json:"-"`
 	// Rerun is the command that repeats this run's input (doctor run and

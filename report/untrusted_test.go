@@ -42,6 +42,13 @@ var hostileSeeds = [][3]string{
 	{"@all", "@all hello", "@all"},
 	{"@", "why @", "@"},
 	{"    indented", "    indented\n```\nfence", "1. one\n- two"},
+	// Issue 29: what GitLab forms of text (autolinks, references across
+	// projects, labels, milestones, snippets, a table of contents, emoji,
+	// commits, a tracker's issue key), alone and touching code spans.
+	{"group/project#3", "see https://evil.invalid/x www.evil.invalid mail me@evil.invalid #1 !1 group/project#3 other/proj!4 ~bug ~\"two words\" %v1 %\"m 2\" $5 &6 [[_TOC_]] [TOC] :smile: :+1: deadbeef1 ABC-123 *iteration:7 ^alert#8 [vulnerability:9]", "ok"},
+	{"`x`#1", "`code`#2 ~`label` `a`:smile: #3`b` www.`x`.invalid ``` `` ` #4", "ok"},
+	// Issue 29: every format character, invisible ones included.
+	{"git\u200blab\u00ad", "zero\u200bwidth\u200c\u200d join\u2060 bom\ufeff shy\u00ad tag\U000e0041 arabic\u0600", "fix\u200b\ufeff"},
 }
 
 func hostileReport(name, text, fix string) *Report {
@@ -78,9 +85,11 @@ func hostileReport(name, text, fix string) *Report {
 		CleanupErrors: []string{"pod x"},
 		Logs:          []LogRead{{Source: "job.log", Lines: 3}},
 		Matches:       []Match{{Source: "job.log", LineNumber: 1, Line: "line", Check: "image-pull", OneOf: []string{"image-pull", "not a doctor check: "}, Tell: "tell"}},
-		Summary:       Summary{Critical: 1, Error: 1, Warning: 1, Info: 1, Incomplete: []string{"why"}, ExitCode: 2},
-		Verbose:       true,
-		Rerun:         []string{"doctor", "run", "--root", "/x"},
+		Job: &Job{ID: 42, Project: "g/p", Name: "rspec", Stage: "test", Status: "failed", FailureReason: "runner_system_failure", WebURL: "https://x/g/p/-/jobs/42",
+			Runner: &JobRunner{ID: 7, Description: "d", SystemID: "s_1", ManagerVersion: "19.3.0"}, Entry: r1(), How: "how"},
+		Summary: Summary{Critical: 1, Error: 1, Warning: 1, Info: 1, Incomplete: []string{"why"}, ExitCode: 2},
+		Verbose: true,
+		Rerun:   []string{"doctor", "run", "--root", "/x"},
 	}
 	fill(reflect.ValueOf(rep).Elem(), "", name, text, fix, map[uintptr]bool{})
 	return rep

@@ -32,6 +32,10 @@ command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
 command -v ssh-keygen >/dev/null 2>&1 || need+=(openssh-client)
 # Every fix's shell block is checked with shellcheck (internal/testing/fixproof).
 command -v shellcheck >/dev/null 2>&1 || need+=(shellcheck)
+# deploy/'s TestImage builds the image (scripts/image.sh) with the docker
+# client and the CA bundle it copies in.
+command -v docker >/dev/null 2>&1 || need+=(docker.io)
+[ -s /etc/ssl/certs/ca-certificates.crt ] || need+=(ca-certificates)
 export DOCTOR_REQUIRE_TOOLS=1
 if [ ${#need[@]} -gt 0 ]; then
   apt-get update

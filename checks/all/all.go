@@ -14,18 +14,21 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/configfile"
 	"github.com/socialwebcomputer/doctor/checks/configlint"
 	"github.com/socialwebcomputer/doctor/checks/configunknownkeys"
+	"github.com/socialwebcomputer/doctor/checks/dockerapi"
 	"github.com/socialwebcomputer/doctor/checks/dockersocket"
 	"github.com/socialwebcomputer/doctor/checks/dvppool"
 	"github.com/socialwebcomputer/doctor/checks/dvprbac"
 	"github.com/socialwebcomputer/doctor/checks/execupgrade"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/nodedns"
+	rm "github.com/socialwebcomputer/doctor/checks/facts/runnermetrics"
 	"github.com/socialwebcomputer/doctor/checks/fleetingconnector"
 	"github.com/socialwebcomputer/doctor/checks/fleetingplugin"
 	"github.com/socialwebcomputer/doctor/checks/fleetingstate"
 	"github.com/socialwebcomputer/doctor/checks/gitlabreach"
 	"github.com/socialwebcomputer/doctor/checks/helperimage"
 	"github.com/socialwebcomputer/doctor/checks/imagepull"
+	"github.com/socialwebcomputer/doctor/checks/jobadmission"
 	"github.com/socialwebcomputer/doctor/checks/jobidentity"
 	"github.com/socialwebcomputer/doctor/checks/jobterminations"
 	"github.com/socialwebcomputer/doctor/checks/kubeconfigfile"
@@ -39,6 +42,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/pendingnonode"
 	"github.com/socialwebcomputer/doctor/checks/pendingunschedulable"
 	"github.com/socialwebcomputer/doctor/checks/runnerkubeconfigenv"
+	"github.com/socialwebcomputer/doctor/checks/runnermetrics"
 	"github.com/socialwebcomputer/doctor/checks/runnerprocess"
 	"github.com/socialwebcomputer/doctor/checks/runnerprovenance"
 	"github.com/socialwebcomputer/doctor/checks/runnerrbac"
@@ -63,12 +67,14 @@ func Checks() []*checks.Check {
 		configlint.Check,
 		gitlabreach.Check,
 		runnertoken.Check,
+		runnermetrics.Check,
 		apiauth.Check,
 		ownerrbac.Check,
 		runnerrbac.Check,
 		namespace.Check,
 		namespacequota.Check,
 		jobidentity.Check,
+		jobadmission.Check,
 		pendingnonode.Check,
 		pendingunschedulable.Check,
 		imagepull.Check,
@@ -81,6 +87,7 @@ func Checks() []*checks.Check {
 		scaletozero.Check,
 		execupgrade.Check,
 		dockersocket.Check,
+		dockerapi.Check,
 		helperimage.Check,
 		dvppool.Check,
 		dvprbac.Check,
@@ -99,6 +106,7 @@ func Settings() []*checks.Setting {
 		gitlab.PublicDNSSetting,
 		nodedns.ServerSetting,
 		facts.RepositoryURLSetting,
+		rm.MetricsURLSetting,
 		execupgrade.ProbeImageSetting,
 		clusteroverride.ExpectKcpMount,
 	}

@@ -97,12 +97,6 @@ sudo -u "$RUNNER_USER" docker -H unix:///var/run/docker.sock version`)),
 	Run:       run,
 }
 
-// minAPIVersion is the lowest daemon API the runner's client accepts:
-// MinAPIVersion of github.com/moby/moby/client v0.5.1 (client.go), which
-// answers an older daemon with "API version %s is not supported by this
-// client: the minimum supported API version is %s" (negotiateAPIVersion).
-const minAPIVersion = "1.40"
-
 func run(p *checks.Pass) error {
 	d, e, ra := docker.DaemonFact.Get(p), facts.RunnerEntryFact.Get(p), facts.RunAsFact.Get(p)
 	if !d.Applies {
@@ -213,15 +207,7 @@ func probeFindings(p *checks.Pass, e *facts.RunnerEntry, d *docker.Daemon, ev []
 	v := pr.Version
 	p.Observe(checks.Observation{Name: "docker_daemon_info", Value: 1, Labels: map[string]string{
 		"host": host, "version": v.Version, "api_version": v.APIVersion, "os": v.Os, "arch": v.Arch}})
-	if v.APIVersion != "" && versionLess(v.APIVersion, minAPIVersion) {
-		p.Report(checks.Finding{
-			Severity: checks.Error,
-			Cause: fmt.Sprintf("%s's daemon at %s is %s, older than the runner's Docker client accepts: \"API version %s is not supported by this client: "+
-				"the minimum supported API version is %s\".", e.Label(), host, v, v.APIVersion, minAPIVersion),
-			Evidence: append(ev, checks.Evidence{Source: "GET /version on " + host, Detail: v.String()}),
-			Fix:      checks.Text("Upgrade Docker Engine to 19.03 (API 1.40) or later."),
-		})
-	}
+	// The daemon's API range against the runner's client is docker-api-version's.
 }
 
 // probeError says how the daemon failed, in the client library's words
@@ -509,22 +495,4 @@ func kind(s *docker.Socket) string {
 		return "a regular file"
 	}
 	return hostio.FileType(s.Mode)
-}
-
-// versionLess compares dotted API versions ("1.39" < "1.40").
-func versionLess(a, b string) bool {
-	as, bs := strings.Split(a, "."), strings.Split(b, ".")
-	for i := 0; i < len(as) || i < len(bs); i++ {
-		var x, y int
-		if i < len(as) {
-			x, _ = strconv.Atoi(as[i])
-		}
-		if i < len(bs) {
-			y, _ = strconv.Atoi(bs[i])
-		}
-		if x != y {
-			return x < y
-		}
-	}
-	return false
 }

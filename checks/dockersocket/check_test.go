@@ -164,12 +164,6 @@ func TestDaemonNotAnswering(t *testing.T) {
 		"Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?")
 }
 
-func TestOldDaemonAPI(t *testing.T) {
-	r := dockerRoot(t, "999 106", nil, "")
-	listen(t, r, "/var/run/docker.sock", 106, 0o660, engine("1.39", "amd64"))
-	checktest.WantSays(t, run(t, r, false), checks.StatusFail, "[error]", "API version 1.39 is not supported by this client: the minimum supported API version is 1.40")
-}
-
 // TestDockerHostFromEnvironment: DOCKER_HOST of the runner's environment
 // names the socket when config.toml has no host.
 func TestDockerHostFromEnvironment(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/client/kube/keep"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
@@ -204,9 +205,10 @@ func falseConditions(vm *unstructured.Unstructured) string {
 		}
 		s := fmt.Sprintf("%v=%v", m["type"], m["status"])
 		if reason, _ := m["reason"].(string); reason != "" {
-			s += " " + reason
+			s += " " + keep.Reason(reason)
 		}
 		if msg, _ := m["message"].(string); msg != "" {
+			msg = keep.Message(msg)
 			if len(msg) > 160 {
 				msg = msg[:160] + "…"
 			}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/remotecommand"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/client/kube/keep"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/internal/redact"
 )
@@ -147,7 +148,7 @@ func (e *podEnded) Error() string { return fmt.Sprintf("ended %s before it ran%s
 func endedWhy(pod *corev1.Pod) string {
 	var why []string
 	if pod.Status.Reason != "" || pod.Status.Message != "" {
-		why = append(why, strings.TrimSpace(pod.Status.Reason+" "+pod.Status.Message))
+		why = append(why, strings.TrimSpace(keep.Reason(pod.Status.Reason)+" "+keep.Message(pod.Status.Message)))
 	}
 	for _, cs := range pod.Status.ContainerStatuses {
 		if t := cs.State.Terminated; t != nil {

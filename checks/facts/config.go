@@ -10,6 +10,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/client/kube/keep"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/redact"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
@@ -81,6 +82,17 @@ var ConfigFact = &checks.Fact[*ConfigFile]{
 		}
 		if f := hostio.Decode(p.Env, c.ReadPath(), c.decode); f != nil {
 			c.DecodeErr, c.DecodeLine, c.DecodeLineText = f.Err, f.Line, f.Text
+		}
+		if c.Decoded() {
+			// The nodes' labels a runner's node_selector names are read by
+			// value (node-arch, helper-image): the cut keeps those values.
+			for _, r := range c.Config.Runners {
+				if r != nil && r.Kubernetes != nil {
+					for k := range r.Kubernetes.NodeSelector {
+						keep.ReadLabelKeys(k)
+					}
+				}
+			}
 		}
 		return c, nil
 	},

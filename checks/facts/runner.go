@@ -14,6 +14,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 	"github.com/socialwebcomputer/doctor/internal/text/lazyre"
 )
 
@@ -161,6 +162,11 @@ func readProcess(env *hostio.Env, pid int, passwd map[int]PasswdEntry) (*Process
 	raw, err := env.ReadProc(dir + "/cmdline")
 	if err == nil {
 		proc.Cmdline, err = parseCmdline(raw)
+		// The values of flags that are no process option of the runner's
+		// (a run-single's --token, a setting's secret) become stand-ins
+		// where the command line is read: every check, the report and the
+		// bundle see the same words (redact.Argv).
+		proc.Cmdline = redact.Argv(proc.Cmdline, redact.StandIn)
 		if err != nil {
 			err = &hostio.FileError{Path: dir + "/cmdline", Err: err}
 		}

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 	"github.com/socialwebcomputer/doctor/internal/source/systemd"
 )
 
@@ -51,6 +52,11 @@ var ServiceFact = &checks.Fact[*Service]{
 	Compute: func(p *checks.Pass) (*Service, error) {
 		s := &Service{Name: unitName(RunnerFact.Get(p).Selected)}
 		s.Unit, s.Err = systemd.Load(p.Env, s.Name)
+		if s.Unit != nil && s.Unit.ExecStart != nil {
+			// ExecStart= is a runner command line: its settings' values
+			// become stand-ins where it is read, as the process's do.
+			s.Unit.ExecStart = redact.Argv(s.Unit.ExecStart, redact.StandIn)
+		}
 		if s.Found() {
 			s.Enabled, s.Wants = systemd.Enabled(p.Env, s.Name)
 		}

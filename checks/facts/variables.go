@@ -15,6 +15,9 @@ var processVariables = map[string]bool{
 	"KUBECONFIG": true, "HOME": true, "PATH": true, "CONFIG_FILE": true,
 	"KUBERNETES_SERVICE_HOST": true, "KUBERNETES_SERVICE_PORT": true,
 	"DOCKER_HOST": true, "DOCKER_CERT_PATH": true, "DOCKER_TLS_VERIFY": true,
+	// docker-api-version: the API version the runner's client is pinned to;
+	// runner-metrics: the run command's --listen-address.
+	"DOCKER_API_VERSION": true, "LISTEN_ADDRESS": true,
 	"FLEETING_PLUGIN_PATH": true,
 	// What systemd sets for a unit with User= (unitEnviron).
 	"USER": true, "LOGNAME": true, "SHELL": true,

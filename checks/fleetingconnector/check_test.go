@@ -11,6 +11,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
 	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
+	"github.com/socialwebcomputer/doctor/internal/testing/tools"
 )
 
 // connector is the document's runner with its [runners.autoscaler] lines
@@ -153,10 +154,7 @@ func TestKeyMissingOrPublic(t *testing.T) {
 // A key ssh-keygen protected with a passphrase: connector_config has no
 // passphrase setting, so the runner cannot use it.
 func TestPassphraseProtectedKey(t *testing.T) {
-	keygen, err := exec.LookPath("ssh-keygen")
-	if err != nil {
-		t.Fatalf("ssh-keygen is needed for this test (scripts/test-all.sh installs openssh-client): %v", err)
-	}
+	keygen := tools.Need(t, "ssh-keygen", "Debian's openssh-client package")
 	file := filepath.Join(t.TempDir(), "id")
 	if out, err := exec.Command(keygen, "-q", "-t", "ed25519", "-N", "a passphrase", "-f", file).CombinedOutput(); err != nil {
 		t.Fatalf("ssh-keygen: %v\n%s", err, out)

@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/client/kube/keep"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
 )
 
@@ -64,7 +65,7 @@ func run(p *checks.Pass) error {
 			}
 			ev = append(ev, checks.Evidence{
 				Source: fmt.Sprintf("pod %s/%s container %s", pod.Namespace, pod.Name, cs.Name),
-				Detail: fmt.Sprintf("%s: image %s: %s", w.Reason, cs.Image, w.Message),
+				Detail: fmt.Sprintf("%s: image %s: %s", w.Reason, cs.Image, keep.Message(w.Message)),
 			})
 		}
 		if len(ev) > 0 {

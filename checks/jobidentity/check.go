@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -81,7 +82,10 @@ var Check = &checks.Check{
 			{Pattern: "cannot * resource \"*\" in API group \"", Or: []string{"runner-rbac", "owner-rbac", "dvp-rbac"}, Tell: "who made the call: a runner step before it (`prepare environment: setting up …:`, `Job failed (system failure):`, `Error cleaning up pod:`) is the runner's own identity (runner-rbac; owner-rbac for who may grant it); a tool's prefix on a line of the job's script (kubectl's `Error from server (Forbidden):`, helm's `Error:`, werf, terraform's `│`), a resource the runner never uses (configmaps, deployments without the autoscaler, a CRD) or a namespace other than the runner's is the job pod's service account (job-identity: grant it a Role in the namespace the line names); a fleeting plugin's virtualization.deckhouse.io resource is dvp-rbac"},
 		},
 	},
-	Requires:  []checks.Node{facts.AfterAPIAuth, facts.APIClientFact, facts.RunnerEntryFact, facts.ConfigFact},
+	// The dry run (job-admission's fact) is the verdict on Pod Security and
+	// the service account where it reached them; the model explains it.
+	Requires: []checks.Node{facts.AfterAPIAuth, facts.APIClientFact, facts.RunnerEntryFact, facts.ConfigFact,
+		checks.Optional(cluster.AdmissionFact)},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run:       run,
@@ -115,6 +119,7 @@ func run(p *checks.Pass) error {
 	ctx, cancel := context.WithTimeout(p.Context, p.Env.APITimeout())
 	defer cancel()
 	o := fetch(p, ctx, api, ns, sa, secrets)
+	adm := cluster.AdmissionFact.Get(p) // nil when the dry run did not run
 	var unknown []string
 
 	if sa != "" {
@@ -127,7 +132,8 @@ func run(p *checks.Pass) error {
 				// The admission plugin's words (serviceaccount/admission.go, kubernetes v1.37.2).
 				Cause: fmt.Sprintf("%s: service_account %q does not exist in %s: every job pod is refused with `error looking up service account %s/%s: serviceaccount %q not found`.",
 					e.Label(), sa, ns, ns, sa, sa),
-				Evidence: []checks.Evidence{{Source: src, Detail: line}, {Source: "GET /api/v1/namespaces/" + ns + "/serviceaccounts/" + sa, Detail: "404 Not Found"}},
+				Evidence: append([]checks.Evidence{{Source: src, Detail: line}, {Source: "GET /api/v1/namespaces/" + ns + "/serviceaccounts/" + sa, Detail: "404 Not Found"}},
+					dryRunEvidence(adm, cluster.StageServiceAccount)...),
 				Fix: checks.Steps{checks.Say(fmt.Sprintf("Create it, or set service_account in [runners.kubernetes] of %s to one that exists:", e.File.Path)),
 					createServiceAccount(api.Kubectl(), ns, sa)},
 			})
@@ -155,7 +161,7 @@ func run(p *checks.Pass) error {
 	case o.nsErr != nil:
 		unknown = append(unknown, rbac(o.nsErr, "get", "namespaces", ns))
 	default:
-		if err := podSecurity(p, e, o.namespace); err != nil {
+		if err := podSecurity(p, e, o.namespace, adm); err != nil {
 			return err
 		}
 	}
@@ -212,7 +218,22 @@ func outcome(err error) lookup {
 	return lookup{err: err}
 }
 
-func podSecurity(p *checks.Pass, e *facts.RunnerEntry, ns *corev1.Namespace) error {
+// dryRunEvidence is the dry run's refusal at stage, as the apiserver
+// worded it: the verdict the model's finding explains.
+func dryRunEvidence(adm *cluster.Admission, stage cluster.Stage) []checks.Evidence {
+	if !adm.RefusedAt(stage) {
+		return nil
+	}
+	r := adm.Refusal
+	return []checks.Evidence{{Source: adm.Request + " (the runner's identity)", Detail: fmt.Sprintf("%d %s: %s", r.Code, r.Reason, r.Message)}}
+}
+
+// levelIn is the level a PodSecurity refusal names ("restricted:latest"),
+// k8s.io/pod-security-admission admission/admission.go, v0.37.2:
+// "violates PodSecurity %q: %s".
+var levelIn = regexp.MustCompile(`violates PodSecurity "([^"]*)"`)
+
+func podSecurity(p *checks.Pass, e *facts.RunnerEntry, ns *corev1.Namespace, adm *cluster.Admission) error {
 	pod, err := jobpod.For(e.Runner, jobpod.Configured)
 	if err != nil {
 		return fmt.Errorf("%s: the job pod cannot be built: %w", e.Label(), err)
@@ -225,18 +246,42 @@ func podSecurity(p *checks.Pass, e *facts.RunnerEntry, ns *corev1.Namespace) err
 			Evidence: []checks.Evidence{{Source: "GET /api/v1/namespaces/" + ns.Name, Detail: labels(ns.Labels)}},
 		})
 	}
-	if v.Allowed {
+	refused := adm.RefusedAt(cluster.StagePodSecurity)
+	switch {
+	case refused:
+		// The apiserver's verdict, whatever the model says: an
+		// AdmissionConfiguration's defaults can enforce a level no label
+		// names.
+		if m := levelIn.FindStringSubmatch(adm.Refusal.Message); m != nil && v.Allowed {
+			v.Level = m[1]
+		}
+	case v.Allowed:
+		return nil
+	case adm.Reached(cluster.StagePodSecurity):
+		// The dry run of the same pod passed Pod Security: an exemption
+		// (a user, a namespace, a runtime class of the apiserver's
+		// AdmissionConfiguration) the labels do not show. The apiserver's
+		// verdict stands.
 		return nil
 	}
 	src, _ := e.At("kubernetes")
 	b, _ := json.Marshal(pod.Spec.SecurityContext)
+	cause := fmt.Sprintf("%s: the job pod violates the Pod Security level of namespace %s, so every job pod is refused: `violates PodSecurity %q: %s`.",
+		e.Label(), ns.Name, v.Level, v.Detail)
+	if refused {
+		cause = fmt.Sprintf("%s: the apiserver refuses every job pod in namespace %s at its Pod Security admission (a dry run of the pod the runner sends): `%s`.",
+			e.Label(), ns.Name, adm.Refusal.Message)
+	}
+	ev := dryRunEvidence(adm, cluster.StagePodSecurity)
+	if !v.Allowed {
+		ev = append(ev, checks.Evidence{Source: "doctor's evaluation (k8s.io/pod-security-admission)", Detail: fmt.Sprintf("violates PodSecurity %q: %s", v.Level, v.Detail)})
+	}
 	p.Report(checks.Finding{
-		Cause: fmt.Sprintf("%s: the job pod violates the Pod Security level of namespace %s, so every job pod is refused: `violates PodSecurity %q: %s`.",
-			e.Label(), ns.Name, v.Level, v.Detail),
-		Evidence: []checks.Evidence{
-			{Source: "GET /api/v1/namespaces/" + ns.Name, Detail: labels(ns.Labels)},
-			{Source: src, Detail: "pod securityContext " + string(b) + "; " + containerContexts(pod)},
-		},
+		Cause: cause,
+		Evidence: append(ev,
+			checks.Evidence{Source: "GET /api/v1/namespaces/" + ns.Name, Detail: labels(ns.Labels)},
+			checks.Evidence{Source: src, Detail: "pod securityContext " + string(b) + "; " + containerContexts(pod)},
+		),
 		Fix: checks.Steps{checks.Say(fmt.Sprintf("Set what %s demands in [runners.kubernetes] of %s (%s), or label the namespace with a level the jobs meet:",
 			v.Level, e.File.Path, demands(v.Level))),
 			labelBaseline(facts.APIClientFact.Get(p).Kubectl(), ns.Name)},

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/client/kube/keep"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
@@ -150,12 +151,14 @@ func fromStatus(pod *corev1.Pod) []ending {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
 			out = append(out, ending{pod: pod.Name, kind: "disrupted", source: src + " condition DisruptionTarget",
-				detail: fmt.Sprintf("reason %q, message %q", c.Reason, c.Message), at: c.LastTransitionTime.Time})
+				detail: fmt.Sprintf("reason %q, message %q", keep.Reason(c.Reason), keep.Message(c.Message)), at: c.LastTransitionTime.Time})
+			break // a pod is disrupted once; a status with thousands of these is a hostile one
 		}
 	}
 	if pod.Status.Reason == "Evicted" {
-		out = append(out, ending{pod: pod.Name, container: evictedContainer(pod.Status.Message), kind: "evicted",
-			source: src + " status", detail: "Evicted: " + pod.Status.Message})
+		msg := keep.Message(pod.Status.Message)
+		out = append(out, ending{pod: pod.Name, container: evictedContainer(msg), kind: "evicted",
+			source: src + " status", detail: "Evicted: " + msg})
 	}
 	statuses := append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...)
 	for _, cs := range statuses {
@@ -177,12 +180,15 @@ func fromStatus(pod *corev1.Pod) []ending {
 // "Evicted", pkg/kubelet/eviction/helpers.go, kubernetes v1.37.2).
 func fromEvent(ev corev1.Event) (ending, bool) {
 	src := fmt.Sprintf("event %s/%s", ev.Namespace, ev.Name)
+	// What the cut keeps of an event's message (keep.Message), on whole
+	// answers too: a run concludes the same on either.
+	msg := keep.Message(ev.Message)
 	switch ev.Reason {
 	case "Evicted":
-		return ending{pod: ev.InvolvedObject.Name, container: evictedContainer(ev.Message), kind: "evicted", source: src,
-			detail: "Evicted: " + ev.Message, at: eventTime(ev)}, true
+		return ending{pod: ev.InvolvedObject.Name, container: evictedContainer(msg), kind: "evicted", source: src,
+			detail: "Evicted: " + msg, at: eventTime(ev)}, true
 	case "Preempted":
-		return ending{pod: ev.InvolvedObject.Name, kind: "disrupted", source: src, detail: "Preempted: " + ev.Message, at: eventTime(ev)}, true
+		return ending{pod: ev.InvolvedObject.Name, kind: "disrupted", source: src, detail: "Preempted: " + msg, at: eventTime(ev)}, true
 	}
 	return ending{}, false
 }

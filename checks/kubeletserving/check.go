@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/client/kube/keep"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
@@ -206,7 +207,7 @@ func stateOf(c *certv1.CertificateSigningRequest) string {
 		case certv1.CertificateDenied:
 			return "" // denied is an operator's decision, and a later CSR follows
 		case certv1.CertificateFailed:
-			return "Failed (" + cond.Message + ")"
+			return "Failed (" + keep.Message(cond.Message) + ")"
 		case certv1.CertificateApproved:
 			approved = cond.Status != corev1.ConditionFalse
 		}

@@ -29,7 +29,10 @@ var Check = &checks.Check{
 			"together) only within the runner namespace's ResourceQuota and LimitRange. A quota that is used up, or " +
 			"smaller than one job pod, refuses it; a quota on cpu or memory refuses any container that does not state " +
 			"that resource (the runner sets no request or limit the config does not give, and helper and service " +
-			"containers have their own keys); a LimitRange refuses a container outside its min or max. Secrets the " +
+			"containers have their own keys); a LimitRange refuses a container outside its min or max. A quota with room for " +
+			"fewer job pods than the runner runs at once (concurrent, limit) refuses the jobs beyond it. doctor asks the apiserver " +
+			"itself with a dry run of the pod (job-admission) and quotes its refusal; its own arithmetic explains it, and weighs " +
+			"what one dry run cannot: the most a job may ask, and concurrent jobs. Secrets the " +
 			"runner leaked (runner-… without an owner pod) still count toward a count/secrets quota.",
 		// executors/kubernetes/kubernetes.go, v19.3.0 ("setting up build pod: %w"), wrapping the apiserver's
 		// refusal: k8s.io/apiserver pkg/admission/plugin/resourcequota/controller.go, v0.37.2 ("exceeded quota: %s,
@@ -56,7 +59,11 @@ var Check = &checks.Check{
 			"is forbidden: maximum * usage per Pod is *, but limit is *",
 		},
 	},
-	Requires:  []checks.Node{cluster.NamespaceQuotaObjectsFact, cluster.ListsFact, facts.APIClientFact, facts.RunnerEntryFact},
+	// The dry run (job-admission's fact) is the verdict where it reached
+	// the quota and the LimitRange; the model explains it, and stays where
+	// the dry run cannot say (the most a job may ask, leaked objects).
+	Requires: []checks.Node{cluster.NamespaceQuotaObjectsFact, cluster.ListsFact, facts.APIClientFact, facts.RunnerEntryFact,
+		checks.Optional(cluster.AdmissionFact)},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run:       run,
@@ -79,6 +86,7 @@ func run(p *checks.Pass) error {
 	if err := forbidden(o.LRErr, "limitranges", ns); err != nil {
 		return err
 	}
+	adm := cluster.AdmissionFact.Get(p) // nil when the dry run did not run
 	for _, ask := range []jobpod.Ask{jobpod.Configured, jobpod.MostAllowed} {
 		pod, err := jobpod.For(e.Runner, ask)
 		if err != nil {
@@ -86,10 +94,20 @@ func run(p *checks.Pass) error {
 		}
 		ApplyDefaults(pod, o.Ranges)
 		refusals := append(LimitRangeRefusals(pod, o.Ranges), QuotaRefusals(pod, o.Quotas)...)
+		if ask == jobpod.Configured {
+			if adm.RefusedAt(cluster.StageLimitRange) || adm.RefusedAt(cluster.StageQuota) {
+				reportDryRun(p, e, ns, pod, adm, refusals)
+				break
+			}
+			refusals = notPassed(adm, refusals)
+		}
 		if len(refusals) == 0 {
+			if ask == jobpod.Configured {
+				concurrency(p, e, ns, pod, o.Quotas)
+			}
 			continue
 		}
-		report(p, e, ns, pod, refusals, ask)
+		report(p, e, ns, pod, refusals, ask, adm)
 		break // the most a job may ask is reported only when what every job asks fits
 	}
 	leaked(p, e.Label(), ns, o, cluster.ListsFact.Get(p))
@@ -99,12 +117,63 @@ func run(p *checks.Pass) error {
 	return forbidden(o.CMErr, "configmaps", ns)
 }
 
-func report(p *checks.Pass, e *facts.RunnerEntry, ns string, pod *corev1.Pod, refusals []Refusal, ask jobpod.Ask) {
+// notPassed drops the model's refusals of the stages the dry run of the
+// same pod passed: the apiserver admitted it there (a scope, an exemption
+// or a rule the model does not weigh), and its verdict stands.
+func notPassed(adm *cluster.Admission, refusals []Refusal) []Refusal {
+	var out []Refusal
+	for _, r := range refusals {
+		if adm.Reached(r.Stage()) {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// Stage is the admission step that weighs the refusal.
+func (r Refusal) Stage() cluster.Stage {
+	if strings.HasPrefix(r.Object, "limitrange ") {
+		return cluster.StageLimitRange
+	}
+	return cluster.StageQuota
+}
+
+// reportDryRun reports the apiserver's refusal of the dry run at the
+// LimitRange or the quota, in its words; the model's refusals explain it
+// (which container, which numbers).
+func reportDryRun(p *checks.Pass, e *facts.RunnerEntry, ns string, pod *corev1.Pod, adm *cluster.Admission, refusals []Refusal) {
+	r := adm.Refusal
+	ev := []checks.Evidence{{Source: adm.Request + " (the runner's identity)", Detail: fmt.Sprintf("%d %s: %s", r.Code, r.Reason, r.Message)}}
+	always, explained := false, false
+	for _, m := range refusals {
+		if m.Stage() != r.Stage {
+			continue
+		}
+		explained = true
+		always = always || m.Always
+		ev = append(ev, checks.Evidence{Source: "GET " + m.Object, Detail: m.Message})
+	}
+	if !explained {
+		ev = append(ev, checks.Evidence{Source: "doctor's model of " + r.Stage.Name(), Detail: "finds no refusal (a scoped quota, or a rule it does not weigh): the apiserver's answer is the verdict"})
+	}
+	ev = append(ev, checks.Evidence{Source: e.File.Path, Detail: "the job pod: " + describe(pod)})
+	cause := fmt.Sprintf("%s: the apiserver refuses every job pod in %s at %s (a dry run of the pod the runner sends): %s", e.Label(), ns, r.Stage.Name(), r.Message)
+	if explained && !always {
+		cause += " (the namespace's quota is used up now; an emptier namespace would admit it)"
+	}
+	p.Report(checks.Finding{Cause: cause + ".", Evidence: ev})
+}
+
+func report(p *checks.Pass, e *facts.RunnerEntry, ns string, pod *corev1.Pod, refusals []Refusal, ask jobpod.Ask, adm *cluster.Admission) {
 	ev := []checks.Evidence{}
 	for _, r := range refusals {
 		ev = append(ev, checks.Evidence{Source: "GET " + r.Object, Detail: r.Message})
 	}
 	ev = append(ev, checks.Evidence{Source: e.File.Path, Detail: "the job pod: " + describe(pod)})
+	if ask == jobpod.Configured {
+		ev = append(ev, dryRunNote(adm))
+	}
 	first := refusals[0]
 	var cause string
 	if ask == jobpod.Configured {
@@ -120,6 +189,61 @@ func report(p *checks.Pass, e *facts.RunnerEntry, ns string, pod *corev1.Pod, re
 		sev = checks.Warning
 	}
 	p.Report(checks.Finding{Severity: sev, Cause: cause + ".", Evidence: ev})
+}
+
+// concurrency reports a quota that admits a job pod now but fewer than the
+// runner runs at once: what a dry run of one pod cannot see. The runner
+// runs up to concurrent jobs (1 when unset), and at most its own limit.
+func concurrency(p *checks.Pass, e *facts.RunnerEntry, ns string, pod *corev1.Pod, quotas []corev1.ResourceQuota) {
+	jobs, how := 1, "concurrent unset: 1"
+	if c := e.File.Config; c != nil && c.Concurrent > 0 {
+		jobs, how = c.Concurrent, fmt.Sprintf("concurrent = %d", c.Concurrent)
+	}
+	if l := e.Runner.Limit; l > 0 && l < jobs {
+		jobs, how = l, fmt.Sprintf("%s, limit = %d", how, l)
+	}
+	room, quota, res, ok := Room(pod, quotas)
+	if !ok || room >= int64(jobs) || room == 0 {
+		return // room 0 is a refusal, which the dry run and the model report
+	}
+	var q *corev1.ResourceQuota
+	for i := range quotas {
+		if quotas[i].Name == quota {
+			q = &quotas[i]
+		}
+	}
+	h, u, want := cluster.Hard(q)[res], q.Status.Used[res], Usage(pod)[res]
+	src, line := e.File.Path, how
+	if s, l := e.File.AtRunner(e.Pos, "limit"); e.Runner.Limit > 0 {
+		src, line = s, l
+	}
+	p.Report(checks.Finding{
+		Severity: checks.Warning,
+		Cause: fmt.Sprintf("%s: quota %s in %s admits %d more job pod(s) now, and the runner runs up to %d jobs at once (%s): "+
+			"the next is refused with `exceeded quota: %s, requested: %s=%s, …` until one ends. A dry run of one pod cannot see this.",
+			e.Label(), quota, ns, room, jobs, how, quota, res, want.String()),
+		Evidence: []checks.Evidence{
+			{Source: "GET resourcequota " + q.Namespace + "/" + quota, Detail: fmt.Sprintf("%s: %s of %s used; each job pod asks %s", res, qty(u), h.String(), want.String())},
+			{Source: src, Detail: line},
+			{Source: e.File.Path, Detail: "the job pod: " + describe(pod)},
+		},
+	})
+}
+
+// dryRunNote says why the model's verdict stands without the apiserver's.
+func dryRunNote(adm *cluster.Admission) checks.Evidence {
+	src := "the dry run of the job pod"
+	switch {
+	case adm == nil:
+		return checks.Evidence{Source: src, Detail: "not sent: only doctor's model weighs the pod"}
+	case adm.Skipped != "":
+		return checks.Evidence{Source: src, Detail: "not sent: " + adm.Skipped}
+	case adm.Err != nil:
+		return checks.Evidence{Source: adm.Request, Detail: "no answer (" + adm.Err.Error() + "): only doctor's model weighs the pod"}
+	case adm.Refusal != nil:
+		return checks.Evidence{Source: adm.Request, Detail: "refused earlier, at " + adm.Refusal.Stage.Name() + " (job-admission or job-identity says why): the quota was not asked"}
+	}
+	return checks.Evidence{Source: adm.Request, Detail: "admitted"}
 }
 
 // describe lists each container's requests and limits.

@@ -253,3 +253,33 @@ func qty(q resource.Quantity) string {
 	}
 	return q.String()
 }
+
+// Room is how many more job pods like pod the tightest unscoped quota
+// admits now, and which quota and resource bind; ok is false when no quota
+// counts what the pod asks.
+func Room(pod *corev1.Pod, quotas []corev1.ResourceQuota) (n int64, quota string, res corev1.ResourceName, ok bool) {
+	use := Usage(pod)
+	for i := range quotas {
+		q := &quotas[i]
+		if len(q.Spec.Scopes) > 0 || q.Spec.ScopeSelector != nil {
+			continue // as QuotaRefusals: a scope covers some pods only
+		}
+		hard := cluster.Hard(q)
+		for _, name := range sortedNames(hard) {
+			want, asked := use[name]
+			if !asked || want.Sign() <= 0 {
+				continue
+			}
+			h, u := hard[name], q.Status.Used[name]
+			left := h.MilliValue() - u.MilliValue()
+			k := int64(0)
+			if left > 0 {
+				k = left / want.MilliValue()
+			}
+			if !ok || k < n {
+				n, quota, res, ok = k, q.Name, name, true
+			}
+		}
+	}
+	return n, quota, res, ok
+}

@@ -111,3 +111,29 @@ func TestLeakedSecrets(t *testing.T) {
 		}
 	}
 }
+
+func TestRoom(t *testing.T) {
+	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "build",
+		Resources: corev1.ResourceRequirements{Requests: rlist("cpu", "1"), Limits: rlist("cpu", "1", "memory", "2Gi")}}}}}
+	quota := func(name string, hard, used corev1.ResourceList) corev1.ResourceQuota {
+		return corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.ResourceQuotaStatus{Hard: hard, Used: used}}
+	}
+	for _, c := range []struct {
+		name   string
+		quotas []corev1.ResourceQuota
+		n      int64
+		res    corev1.ResourceName
+		ok     bool
+	}{
+		{"no quota", nil, 0, "", false},
+		{"pods bind", []corev1.ResourceQuota{quota("q", rlist("pods", "3", "limits.memory", "64Gi"), rlist("pods", "2", "limits.memory", "0"))}, 1, "pods", true},
+		{"memory binds", []corev1.ResourceQuota{quota("q", rlist("pods", "10", "limits.memory", "5Gi"), rlist("pods", "0", "limits.memory", "0"))}, 2, "limits.memory", true},
+		{"full", []corev1.ResourceQuota{quota("q", rlist("requests.cpu", "4"), rlist("requests.cpu", "3500m"))}, 0, "requests.cpu", true},
+		{"the tighter of two", []corev1.ResourceQuota{quota("a", rlist("pods", "9"), rlist("pods", "0")), quota("b", rlist("cpu", "3"), rlist("cpu", "0"))}, 3, "cpu", true},
+	} {
+		n, _, res, ok := Room(pod, c.quotas)
+		if n != c.n || res != c.res || ok != c.ok {
+			t.Errorf("%s: room %d (%s, %v), want %d (%s, %v)", c.name, n, res, ok, c.n, c.res, c.ok)
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/client/kube/keep"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
@@ -197,9 +198,11 @@ func execFormatFailures(pods []corev1.Pod) []checks.Evidence {
 		}
 		for _, s := range append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
 			for _, t := range []*corev1.ContainerStateTerminated{s.State.Terminated, s.LastTerminationState.Terminated} {
-				if t != nil && strings.Contains(t.Message, "exec format error") {
+				// A terminated message is a log tail: what is kept of it
+				// (keep.Terminated) says only whether it is this.
+				if t != nil && keep.Terminated(t.Message) != "" {
 					ev = append(ev, checks.Evidence{Source: "GET /api/v1/namespaces/" + pod.Namespace + "/pods/" + pod.Name,
-						Detail: fmt.Sprintf("container %q (image %s) on node %s: %s", s.Name, s.Image, orNone(pod.Spec.NodeName, "no node"), t.Message)})
+						Detail: fmt.Sprintf("container %q (image %s) on node %s: %s", s.Name, s.Image, orNone(pod.Spec.NodeName, "no node"), keep.Terminated(t.Message))})
 					break
 				}
 			}

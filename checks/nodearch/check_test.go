@@ -89,7 +89,7 @@ func TestJudge(t *testing.T) {
 		{"selector-matches-none", runnerconfig.Kubernetes{NodeSelector: arm}, []corev1.Node{node("rented-2", "amd64")}, nil, checks.StatusFail, checks.Warning,
 			[]string{`node_selector kubernetes.io/arch = "arm64" matches no node (the cluster has 1 node: amd64: rented-2)`}},
 		{"build-image-wrong-arch", runnerconfig.Kubernetes{}, []corev1.Node{node("rented-1", "amd64")}, []corev1.Pod{crashed}, checks.StatusFail, checks.Error,
-			[]string{"a recent job pod's container died with `exec format error`", `container "build" (image example.invalid/amd64-only:1) on node rented-1: exec /bin/sh: exec format error`}},
+			[]string{"a recent job pod's container died with `exec format error`", `container "build" (image example.invalid/amd64-only:1) on node rented-1: exec format error`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/client/kube/keep"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
 	"github.com/socialwebcomputer/doctor/checks/facts/nodedns"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
@@ -208,7 +209,7 @@ func podState(p *corev1.Pod) string {
 	for _, c := range p.Status.ContainerStatuses {
 		switch {
 		case c.State.Waiting != nil:
-			s += fmt.Sprintf(", %s waiting: %s %s", c.Name, c.State.Waiting.Reason, trim(c.State.Waiting.Message))
+			s += fmt.Sprintf(", %s waiting: %s %s", c.Name, c.State.Waiting.Reason, trim(keep.Message(c.State.Waiting.Message)))
 		case c.State.Terminated != nil:
 			s += fmt.Sprintf(", %s terminated: %s (exit %d)", c.Name, c.State.Terminated.Reason, c.State.Terminated.ExitCode)
 		case !c.Ready:

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/client/kube/keep"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/redact"
@@ -69,7 +70,7 @@ func diagnose(p *checks.Pass, l *cluster.Lists, pod *corev1.Pod, largest corev1.
 	}
 	for _, e := range l.PendingEvents[pod.Namespace+"/"+pod.Name] {
 		if e.Reason == "FailedScheduling" {
-			ev = append(ev, checks.Evidence{Source: "event FailedScheduling", Detail: e.Message})
+			ev = append(ev, checks.Evidence{Source: "event FailedScheduling", Detail: keep.Message(e.Message)})
 		}
 	}
 	if over := cluster.Exceeds(req, largest); len(over) > 0 {

@@ -85,7 +85,7 @@ func TestJudge(t *testing.T) {
 				"event FailedScheduling: 0/2 nodes are available: 2 Insufficient cpu.")},
 		{"scheduler-says-why", cluster.Lists{RunnerPods: []corev1.Pod{pending(jobName, "1", "1Gi")}, Nodes: two,
 			PendingEvents: failedScheduling("0/2 nodes are available: 2 node(s) had untolerated taint {dedicated: gpu}.")},
-			fail(checks.Error, "is Pending while nodes exist, and the scheduler says why: 0/2 nodes are available: 2 node(s) had untolerated taint {dedicated: gpu}.",
+			fail(checks.Error, "is Pending while nodes exist, and the scheduler says why: 0/2 nodes are available: 2 node(s) had untolerated taint {dedicated: …}.",
 				"Act on the scheduler's reason")},
 		{"events-not-listed", cluster.Lists{RunnerPods: []corev1.Pod{pending(jobName, "1", "1Gi")}, Nodes: two, Errs: map[string]error{"events": errors.New("events is forbidden")}},
 			fail(checks.Warning, "its requests fit the largest node; its events could not be listed, so the scheduler's reason is not known here",

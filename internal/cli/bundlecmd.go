@@ -135,6 +135,8 @@ func (a *app) analyze(p string, f *analyzeFlags) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	// --timeout is the whole analysis's: reading the bundle counts.
+	start := time.Now()
 	m, _, tape, err := bundle.Read(p)
 	if err != nil {
 		return 0, &exitError{code: report.ExitCantRun, msg: err.Error()}
@@ -173,7 +175,8 @@ func (a *app) analyze(p string, f *analyzeFlags) (int, error) {
 	env := &hostio.Env{Root: root, Clock: m.Clock, Offline: in.Offline, RunnerPID: in.RunnerPID, ConfigPath: in.ConfigPath,
 		KubeconfigPath: in.KubeconfigPath, ContextOverride: in.Context, NamespaceOverride: in.Namespace,
 		RequestTimeout: in.RequestTimeout, Settings: in.Settings, Tape: tape}
-	res, err := checks.Run(context.Background(), env, a.catalog(), checks.Options{Only: f.only, Skip: f.skip, Runner: f.runner, Timeout: f.timeout})
+	res, err := checks.Run(context.Background(), env, a.catalog(), checks.Options{Only: f.only, Skip: f.skip, Runner: f.runner,
+		Timeout: max(f.timeout-time.Since(start), time.Millisecond)})
 	if err != nil {
 		return 0, usageError("%v", err)
 	}

@@ -95,8 +95,8 @@ func (a *app) checksCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "checks",
 		Short: "List the checks: ID, severity, executors, title",
-		Long: `List the catalog of checks, sorted by ID: each one's ID (its README anchor
-and doctor explain key), default severity, the executors it applies to and
+		Long: `List the catalog of checks, sorted by ID: each one's ID (its anchor in
+docs/checks.md and doctor explain key), default severity, the executors it applies to and
 its title. -o wide adds what it requires and explains; -o json and -o yaml
 give all of it as data.`,
 		Args: noArgs,

@@ -159,7 +159,7 @@ critical, 3 could not run.`,
 	root.SetFlagErrorFunc(flagError)
 	root.SetUsageFunc(a.usage)
 	root.SetHelpFunc(a.help)
-	root.AddCommand(a.runCommand(), a.analyzeCommand(), a.whyCommand(), a.traceCommand(), a.checksCommand(), a.explainCommand(), a.versionCommand())
+	root.AddCommand(a.runCommand(), a.analyzeCommand(), a.whyCommand(), a.jobCommand(), a.traceCommand(), a.checksCommand(), a.explainCommand(), a.versionCommand())
 	root.SetHelpCommand(helpCommand())
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()

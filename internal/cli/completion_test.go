@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/socialwebcomputer/doctor/internal/testing/tools"
 )
 
 // cobra's __complete answers with one candidate a line (value, a tab, its
@@ -68,10 +70,7 @@ func TestCompletionOfCheckIDs(t *testing.T) {
 // The bash script cobra generates parses, and once loaded completes
 // `doctor run --only cert-` through the real binary's __complete.
 func TestBashCompletionScript(t *testing.T) {
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Fatalf("bash is needed for this test: %v", err)
-	}
+	bash := tools.Need(t, "bash", "Debian's bash package")
 	code, script, errs := runDoctor("completion", "bash")
 	if code != 0 || errs != "" {
 		t.Fatalf("completion bash: exit %d: %s", code, errs)
@@ -100,7 +99,7 @@ func TestBashCompletionScript(t *testing.T) {
 	// (_get_comp_words_by_ref), as its own help says.
 	const bashCompletion = "/usr/share/bash-completion/bash_completion"
 	if _, err := os.Stat(bashCompletion); err != nil {
-		t.Fatalf("the bash-completion package is needed for this test (scripts/test-all.sh installs it): %v", err)
+		tools.Missing(t, "the bash-completion package is not installed ("+bashCompletion+": apt-get install bash-completion)")
 	}
 	bin := buildDoctor(t)
 	complete := func(line string) []string {

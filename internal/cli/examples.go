@@ -16,7 +16,10 @@ var examples = map[string]string{
   doctor run --root testdata/fixtures/guide-config-as-is/root --now 2026-11-29T12:00:00Z --offline
 
   # Name the checks a failing job's log points to, and run them
-  sudo doctor why job.log`,
+  sudo doctor why job.log
+
+  # The same from the failed job's URL: GitLab gives its log and the runner it ran on
+  GITLAB_TOKEN=glpat-… sudo -E doctor job https://gitlab.example.com/group/project/-/jobs/42`,
 	"run": `  # Diagnose the runner on this host: every check, root causes first
   sudo doctor run
 
@@ -47,6 +50,11 @@ var examples = map[string]string{
 
   # A log on standard input
   journalctl -u gitlab-runner --since -1h | sudo doctor why -`,
+	"job": `  # A failed job, by its page's URL: its log, the runner it ran on, and the checks it names
+  GITLAB_TOKEN=glpat-… sudo -E doctor job https://gitlab.example.com/group/project/-/jobs/42
+
+  # The same by project and id, the token from a file
+  sudo doctor job --gitlab-url https://gitlab.example.com --project group/project --job 42 --token-file ~/.gitlab-token`,
 	"trace": `  # Follow the next job pod the runner creates, then start a job
   sudo doctor trace --next
 

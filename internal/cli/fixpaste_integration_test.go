@@ -19,6 +19,7 @@ import (
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/testing/fixproof"
 	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
+	"github.com/socialwebcomputer/doctor/internal/testing/tools"
 	"github.com/socialwebcomputer/doctor/report"
 )
 
@@ -31,10 +32,7 @@ import (
 // issue 23) would have acted on the shell's cluster, which the control
 // below shows.
 func TestNamespaceFixPastedInAnotherShellActsOnTheRunnersCluster(t *testing.T) {
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Fatalf("tmux is needed for this test (scripts/test-all.sh installs it): %v", err)
-	}
+	tmux := tools.Need(t, "tmux", "Debian's tmux package")
 	kubectl := testenv.Bin(t, "kubectl")
 	runnerEnv, otherEnv := testenv.Start(t), testenv.Start(t)
 	dir := t.TempDir()

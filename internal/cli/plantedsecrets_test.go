@@ -78,6 +78,7 @@ func TestNoPlantedSecretInAnyOutput(t *testing.T) {
 		kubeconfigDecodeHost(t),
 		execPluginHost(t),
 	}
+	hosts = append(hosts, argvHosts(t)...)
 	for _, h := range hosts {
 		t.Run(h.name, func(t *testing.T) {
 			assertNoPlanted(t, h, secretRunOutputs(t, h.root, now))

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
+	"github.com/socialwebcomputer/doctor/internal/testing/tools"
 )
 
 // On a terminal, doctor run shows its progress on stderr while it runs:
@@ -18,10 +19,7 @@ import (
 // resolver that never answers holds gitlab-reachability for its DNS
 // deadline, and the screen is read while it waits.
 func TestProgressOnATerminal(t *testing.T) {
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Fatalf("tmux is needed for this test (scripts/test-all.sh installs it): %v", err)
-	}
+	tmux := tools.Need(t, "tmux", "Debian's tmux package")
 	silent, err := net.ListenPacket("udp", "127.0.0.1:0")
 	noErr(t, err)
 	defer silent.Close()

@@ -3,8 +3,12 @@
 package cli
 
 import (
+	"sort"
+	"strings"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/socialwebcomputer/doctor/checks/execupgrade"
 	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
@@ -20,7 +24,9 @@ var reviews = map[string]bool{
 
 // TestReadOnlyByAuditLog proves the default mode is read-only from the
 // apiserver's own record: every request doctor's identity made is a get,
-// list or watch, or an access/self review.
+// list or watch, an access/self review, or the dry-run create of the job
+// pod (dryRun=All: the apiserver runs admission and stores nothing), and
+// the pods are those that were there before.
 func TestReadOnlyByAuditLog(t *testing.T) {
 	env := testenv.Start(t)
 	env.BindOwnersToClusterAdmin()
@@ -29,6 +35,7 @@ func TestReadOnlyByAuditLog(t *testing.T) {
 	rentNode(t, env, "rented-1", "4", "16Gi", 0)
 	env.CreatePod("gitlab-runner", "runner-abc123-project-5-concurrent-0-x1y2z3", "")
 	createPriorityClass(t, env, "gitlab-pause", -10)
+	before := podNames(t, env)
 	rep := runAgainst(t, pauseConfig, ownerKubeconfig(env, env.URL, time.Now().Add(12*time.Hour)), time.Hour)
 	for _, c := range rep.Checks {
 		if c.Status == "unknown" {
@@ -59,10 +66,14 @@ func TestReadOnlyByAuditLog(t *testing.T) {
 	if len(mine) < 7 {
 		t.Fatalf("audit log has %d requests from %s; want at least the review and the five lists", len(mine), ownerDID)
 	}
+	dryRuns := 0
 	for _, e := range mine {
 		switch {
 		case e.Verb == "get" || e.Verb == "list" || e.Verb == "watch":
 		case e.Verb == "create" && reviews[e.ObjectRef.Resource]:
+		case e.Verb == "create" && e.ObjectRef.Resource == "pods" && e.ObjectRef.Subresource == "" && strings.Contains(e.RequestURI, "dryRun=All"):
+			// job-admission's question: the job pod as a dry run.
+			dryRuns++
 		case e.Verb == "create" && e.ObjectRef.Subresource == "exec" && e.ObjectRef.Name == execupgrade.ProbePod && e.ResponseStatus.Code == 404:
 			// exec-upgrade's probe: an upgrade request for a pod that does
 			// not exist, answered 404; nothing is created or run.
@@ -70,5 +81,26 @@ func TestReadOnlyByAuditLog(t *testing.T) {
 			t.Errorf("doctor sent %s %s (%s/%s): default mode must be read-only", e.Verb, e.RequestURI, e.ObjectRef.Resource, e.ObjectRef.Subresource)
 		}
 	}
-	t.Logf("%d requests from doctor's identity, all reads or reviews", len(mine))
+	if dryRuns == 0 {
+		t.Errorf("no dry-run create of the job pod in the audit log")
+	}
+	if after := podNames(t, env); after != before {
+		t.Errorf("the cluster's pods changed: %s before the run, %s after", before, after)
+	}
+	t.Logf("%d requests from doctor's identity, all reads, reviews or dry runs (%d)", len(mine), dryRuns)
+}
+
+// podNames are the cluster's pods, namespace/name, sorted.
+func podNames(t *testing.T, env *testenv.Env) string {
+	t.Helper()
+	pods, err := env.Clientset().CoreV1().Pods("").List(t.Context(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range pods.Items {
+		names = append(names, p.Namespace+"/"+p.Name)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ",")
 }

@@ -47,6 +47,9 @@ type runFlags struct {
 	docsURL     string
 	journal     bool
 	why         bool
+	// job is doctor job's (which is doctor why on a job's log); nil for
+	// every other command.
+	job *jobFlags
 }
 
 // cacheDir is --cache-dir: a path, "" for none, or unset for the default.
@@ -233,10 +236,23 @@ func (a *app) run(cmd *cobra.Command, f *runFlags) (int, error) {
 	opt := checks.Options{Only: f.only, Skip: f.skip, Runner: f.runner, Timeout: checksDeadline(f.timeout)}
 	// The logs first: doctor why runs only the checks their lines name.
 	var scans []*symptom.Scan
-	if f.why || f.log != "" || f.journal {
-		if scans, err = a.scanLogs(ctx, f, env); err != nil {
+	if f.job != nil {
+		// doctor job: the job's log, for the runner it ran on.
+		s, runner, err := a.readJob(ctx, f, env)
+		if err != nil {
 			return 0, err
 		}
+		if f.job.stop != "" {
+			return a.jobStop(f, started)
+		}
+		scans, opt.Runner = append(scans, s), runner
+	}
+	if (f.why && f.job == nil) || f.log != "" || f.journal {
+		more, err := a.scanLogs(ctx, f, env)
+		if err != nil {
+			return 0, err
+		}
+		scans = append(scans, more...)
 	}
 	named := matchedChecks(scans)
 	if f.why {
@@ -384,6 +400,9 @@ func buildReport(cmd *cobra.Command, f *runFlags, in *runInputs, res *checks.Res
 	rep.Host, rep.Args = hostName(in.env), changedFlags(cmd)
 	logReport(rep, scans)
 	rep.RankFirst(named)
+	if f.job != nil {
+		rep.Job = f.job.found
+	}
 	if f.why {
 		// doctor why chose the checks, not an --only of the operator's.
 		for i, why := range rep.Summary.Incomplete {

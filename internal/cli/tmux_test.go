@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
+	"github.com/socialwebcomputer/doctor/internal/testing/tools"
 	"github.com/socialwebcomputer/doctor/internal/text/wrap"
 	"github.com/socialwebcomputer/doctor/report"
 )
@@ -23,10 +24,7 @@ import (
 // else is wider than the terminal, and the layout and glyphs are the ones
 // for that width on a UTF-8 terminal.
 func TestLiveTableInTmux(t *testing.T) {
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Fatalf("tmux is needed for this test (scripts/test-all.sh installs it): %v", err)
-	}
+	tmux := tools.Need(t, "tmux", "Debian's tmux package")
 	bin := buildDoctor(t)
 	const now = "2026-11-29T12:00:00Z"
 	for _, fixture := range []string{"multi-cause-expired-cert-world-readable", "guide-config-as-is"} {

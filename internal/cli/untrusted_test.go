@@ -28,7 +28,7 @@ import (
 // one that makes a link, a screen clear, a carriage return that rewrites
 // the line, a newline and a quick action, a newline and a mention, a pipe
 // that would end a table cell, HTML, a link, a bidi override, a C1 CSI.
-const hostile = "\x1b]0;pwned\x07\x1b]8;;http://evil.invalid\x07click\x1b]8;;\x07\x1b[2J\rforged\n/close\n@all | <script>x</script> [l](http://evil.invalid) \u202eabc \u009b31m"
+const hostile = "\x1b]0;pwned\x07\x1b]8;;http://evil.invalid\x07click\x1b]8;;\x07\x1b[2J\rforged\n/close\n@all | <script>x</script> [l](http://evil.invalid) \u202eabc \u009b31m z\u200bw\u200dj\u2060\ufeff\u00ad #1 ~bug %m $5 &6 :smile: [[_TOC_]] www.evil.invalid me@evil.invalid deadbeef1 ABC-123"
 
 // tomlString is s as a TOML basic string (\uXXXX for every control).
 func tomlString(s string) string {
@@ -164,7 +164,7 @@ func TestUntrustedTextIsEscapedInEveryOutput(t *testing.T) {
 	// and a newline.
 	q := regexp.QuoteMeta
 	for name, want := range map[string]string{"-o table": q(`\x1b]0;pwned\x07`), "-o wide": q(`\x1b]0;pwned\x07`),
-		"-o markdown": q(`\\x1b\]0;pwned\\x07`), "why": q(`\x07\x1b! \u009b2J \u202eevil`), "why -o markdown": q(`\x07\x1b! \u009b2J \u202eevil`),
+		"-o markdown": q("`") + `[^` + "`" + `]*` + q(`\x1b]0;pwned\x07`), "why": q(`\x07\x1b! \u009b2J \u202eevil`), "why -o markdown": q(`\x07\x1b! \u009b2J \u202eevil`),
 		"analyze -o markdown":     q("| Host | `runner-1\\x1b]0;pwned\\x07"),
 		"--changes-only -o table": `Resolved since \S+:\s+` + q(`\x1b]0;pwned\x07`)} {
 		if !regexp.MustCompile(want).MatchString(outs[name]) {
@@ -241,6 +241,7 @@ func FuzzWhy(f *testing.F) {
 		{"job\x1b]0;pwned\x07.log", "line \x07\x1b! \u009b2J \u202eevil @all | <b>x</b>"},
 		{"/close", "`@all` \x00\x08\x7f [x](http://evil.invalid)"},
 		{"journal gitlab-runner\n@all", "\xff\xfe"},
+		{"group/project#3.log", "see www.evil.invalid https://evil.invalid #1 !2 ~bug %m $5 &6 :smile: [[_TOC_]] me@evil.invalid deadbeef1 ABC-123 `x`#7"},
 	} {
 		f.Add(s[0], s[1])
 	}

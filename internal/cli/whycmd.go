@@ -68,6 +68,9 @@ func (a *app) noSymptom(f *runFlags, scans []*symptom.Scan, started time.Time) (
 	rep := report.Build(&checks.Result{StartedAt: started}, nil, resolvedVersion(), started)
 	rep.Summary.Incomplete = append([]string{"no line of the log matches a known symptom"}, rep.Summary.Incomplete...)
 	logReport(rep, scans)
+	if f.job != nil {
+		rep.Job = f.job.found
+	}
 	switch f.output {
 	case "json", "yaml":
 		if err := report.RenderWith(a.io.Out, rep, f.output, report.Options{}); err != nil {
@@ -75,6 +78,7 @@ func (a *app) noSymptom(f *runFlags, scans []*symptom.Scan, started time.Time) (
 		}
 	default:
 		md := f.output == "markdown" || f.output == "md"
+		a.jobHeader(a.io.Out, f)
 		p := para(a.io.Out, md, a.width())
 		for _, s := range scans {
 			if s.Lines == 1 {
@@ -83,7 +87,7 @@ func (a *app) noSymptom(f *runFlags, scans []*symptom.Scan, started time.Time) (
 			}
 			p("%s: none of its %s matches a known symptom.", logSource(md, s.Source), plural(s.Lines, "line"))
 		}
-		p("doctor why names no check and ran none (exit %d: nothing was proved). doctor run runs every check.", rep.Summary.ExitCode)
+		p("doctor %s names no check and ran none (exit %d: nothing was proved). doctor run runs every check.", whyName(f), rep.Summary.ExitCode)
 	}
 	return rep.Summary.ExitCode, nil
 }
@@ -102,6 +106,7 @@ func (a *app) printMatches(f *runFlags, scans []*symptom.Scan, named []string) {
 	if md {
 		width = 0 // markdown's paragraphs are the reader's to wrap
 	}
+	a.jobHeader(w, f)
 	p := para(w, md, width)
 	byID := map[string]*checks.Check{}
 	for _, c := range all.Checks() {
@@ -143,7 +148,19 @@ func (a *app) printMatches(f *runFlags, scans []*symptom.Scan, named []string) {
 	if len(named) == 1 {
 		what = "what it requires"
 	}
-	p("Running %s, and %s, on this host:\n", strings.Join(named, ", "), what)
+	where := "on this host"
+	if f.job != nil && f.job.found != nil && f.job.found.Entry != nil {
+		where = "for " + logSource(md, f.job.found.Entry.String()) + " on this host"
+	}
+	p("Running %s, and %s, %s:\n", strings.Join(named, ", "), what, where)
+}
+
+// whyName is the command that reads a log: why, or job.
+func whyName(f *runFlags) string {
+	if f.job != nil {
+		return "job"
+	}
+	return "why"
 }
 
 // printPassing says which checks the logs name pass now: the symptom the

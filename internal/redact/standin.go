@@ -1,14 +1,48 @@
 package redact
 
 import (
+	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
+
+// A stand-in is keyed: it is made with HMAC-SHA256 under a key of 32
+// random bytes drawn when this process makes its first stand-in, held in
+// memory only, and never written anywhere (not in a bundle, its manifest,
+// a report or a log). A process writes at most one bundle (doctor run
+// --bundle), so the key is that bundle's: within it the same secret has
+// the same stand-in everywhere (a unit's variable and the process's, a
+// kubeconfig's token and the request key built of it, two runners with
+// one token still compare equal), while nobody who holds the bundle can
+// test a guess against a stand-in, nor compare stand-ins of two bundles.
+// An unkeyed digest could be tested offline: a weak password was found
+// from a ticket's stand-in in 6,400 guesses (issue 29).
+//
+// analyze never makes a stand-in of a secret: the bundle holds stand-ins
+// only, and a stand-in of a stand-in is itself (StandIn, StandInLike).
+var standInKey = sync.OnceValue(func() []byte {
+	k := make([]byte, 32)
+	if _, err := rand.Read(k); err != nil {
+		// crypto/rand does not fail on Linux (getrandom); without it no
+		// stand-in can be made safely.
+		panic("redact: no randomness for the stand-in key: " + err.Error())
+	}
+	return k
+})
+
+// keyed is HMAC-SHA256 of s under the process's stand-in key.
+func keyed(s string) []byte {
+	m := hmac.New(sha256.New, standInKey())
+	m.Write([]byte(s))
+	return m.Sum(nil)
+}
 
 // StandInLike is a stand-in for s that evidence describes exactly as it
 // describes s (DescribeString(key, ·) gives the same text), for a value no
@@ -16,7 +50,12 @@ import (
 // environment entry of the job): the same number of characters, each ASCII
 // letter a letter of the same case, each digit a digit, each other
 // character kept, so that s's shape (secret-looking or not, its runs, its
-// separators) stays and none of its letters or digits do. A GitLab token's
+// separators) stays and none of its letters or digits do. The shape is
+// kept because a verdict reads it: the finding describes the value by its
+// length and whether it looks secret, and analyze must describe the
+// stand-in alike. That is all it tells: the letters and digits are drawn
+// from the keyed digest (scramble), so the stand-in cannot be tested
+// against a guess. Where the shape is not needed, StandIn keeps none. A GitLab token's
 // kind prefix stays, as StandIn keeps it.
 //
 // What evidence quotes (a path, an image, a word) is no secret by
@@ -97,16 +136,20 @@ func keptSpans(s string) [][2]int {
 
 // scramble replaces every ASCII letter and digit of s outside keep by one
 // of the same class, and every other non-ASCII character by another, drawn
-// from a hash of s.
+// from the keyed digest of s (a stream of HMAC-SHA256 blocks under the
+// stand-in key).
 func scramble(s string, keep [][2]int) string {
-	seed := sha256.Sum256([]byte(s))
+	seed := keyed(s)
 	var block [sha256.Size]byte
 	n := 0
 	next := func() uint32 {
 		if n%8 == 0 {
 			var ctr [4]byte
 			binary.BigEndian.PutUint32(ctr[:], uint32(n/8))
-			block = sha256.Sum256(append(seed[:], ctr[:]...))
+			m := hmac.New(sha256.New, standInKey())
+			m.Write(seed)
+			m.Write(ctr[:])
+			copy(block[:], m.Sum(nil))
 		}
 		v := binary.BigEndian.Uint32(block[(n%8)*4:])
 		n++
@@ -181,9 +224,12 @@ func sharesPiece(s, out string) bool {
 
 // StandIn replaces a secret value in what a bundle keeps: the well-known
 // prefix that says what kind of token it is stays (checks describe a token
-// by it), the rest becomes a short hash, so two different secrets stay
-// different and the same one stays the same. It is idempotent, so a key
-// built from a stand-in on replay equals the one built from the secret.
+// by it: a verdict needs it), the rest becomes 8 hex digits of the keyed
+// digest (HMAC-SHA256 under the bundle's key, standInKey), so two
+// different secrets stay different and the same one stays the same within
+// the bundle, and no guess can be tested against it. No length or shape
+// of the secret stays. It is idempotent, so a key built from a stand-in on
+// replay equals the one built from the secret.
 func StandIn(v string) string {
 	if v == "" || strings.Contains(v, standInMark) {
 		return v
@@ -195,8 +241,7 @@ func StandIn(v string) string {
 			break
 		}
 	}
-	sum := sha256.Sum256([]byte(v))
-	return prefix + standInMark + hex.EncodeToString(sum[:4])
+	return prefix + standInMark + hex.EncodeToString(keyed(v)[:4])
 }
 
 const standInMark = "REDACTED-"

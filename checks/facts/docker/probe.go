@@ -57,33 +57,8 @@ type Probe struct {
 // host:port) through Env.Dial; ctx carries the probe's own deadline,
 // timeout from now.
 func probe(ctx context.Context, timeout time.Duration, env *hostio.Env, network, addr string, tlsConf *tls.Config) *Probe {
-	tr := &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return env.Dial(ctx, network, addr) },
-		// One connection, closed after the probe.
-		DisableKeepAlives: true,
-	}
-	scheme := "http"
-	if tlsConf != nil {
-		scheme = "https"
-		tr.DialTLSContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
-			c, err := env.Dial(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			tc := tls.Client(c, tlsConf)
-			if err := tc.HandshakeContext(ctx); err != nil {
-				c.Close()
-				return nil, err
-			}
-			return tc, nil
-		}
-	}
-	client := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	defer tr.CloseIdleConnections()
-	host := "docker" // the Host header of a unix socket request, as moby's DummyHost stands in
-	if network == "tcp" {
-		host = addr
-	}
+	client, scheme, host, done := newClient(env, network, addr, tlsConf)
+	defer done()
 	pr := &Probe{Timeout: timeout}
 	start := time.Now()
 	get := func(p string) ([]byte, bool) {
@@ -129,6 +104,40 @@ func probe(ctx context.Context, timeout time.Duration, env *hostio.Env, network,
 	}
 	pr.Version = v
 	return pr
+}
+
+// newClient is an HTTP client of the daemon at network/addr (a unix
+// socket's local path, or host:port) through Env.Dial, with TLS when
+// tlsConf is set: one connection, no redirects. It returns the scheme and
+// Host header a request takes, and the cleanup.
+func newClient(env *hostio.Env, network, addr string, tlsConf *tls.Config) (*http.Client, string, string, func()) {
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) { return env.Dial(ctx, network, addr) },
+		// One connection, closed after the probe.
+		DisableKeepAlives: true,
+	}
+	scheme := "http"
+	if tlsConf != nil {
+		scheme = "https"
+		tr.DialTLSContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			c, err := env.Dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			tc := tls.Client(c, tlsConf)
+			if err := tc.HandshakeContext(ctx); err != nil {
+				c.Close()
+				return nil, err
+			}
+			return tc, nil
+		}
+	}
+	client := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	host := "docker" // the Host header of a unix socket request, as moby's DummyHost stands in
+	if network == "tcp" {
+		host = addr
+	}
+	return client, scheme, host, tr.CloseIdleConnections
 }
 
 // TLSError is the runner's failure to build its Docker client's TLS

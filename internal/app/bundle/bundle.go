@@ -19,12 +19,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
+	cut "github.com/socialwebcomputer/doctor/checks/client/kube/keep"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/hostio/atomicfile"
 	"github.com/socialwebcomputer/doctor/internal/redact"
@@ -39,10 +42,16 @@ const dir = "doctor-bundle/"
 
 // Bounds on reading a bundle: doctor's own are a few MiB, and Write keeps
 // every bundle within them (capTape). Variables, so a test can lower them.
+// analyze holds what it reads of a bundle while it replays it, beside what
+// the replayed answers decode to (keep.MaxRunDecoded): these keep the two
+// together, and what replaying takes at once, under the 150 MiB analyze
+// promises (TestCraftedBundlesAreBoundedInMemory). The objects of the API
+// answers are bounded as a run bounds them (keep's MaxString, MaxEvents,
+// MaxConditions: Read measures them before anything is decoded).
 var (
 	maxEntries = 20000
-	maxTotal   = 256 << 20
-	maxMeta    = 64 << 20 // tape.json, report.json
+	maxTotal   = 40 << 20
+	maxMeta    = 16 << 20 // tape.json, report.json
 )
 
 // Manifest is what analyze needs to repeat the run.
@@ -91,7 +100,7 @@ func Write(p string, m Manifest, tape *hostio.Tape, reportJSON []byte) error {
 	files, probes, http, notes := redactTape(tape)
 	m.Redacted = notes
 	parts := &tapeParts{Files: files, Probes: probes, HTTP: http}
-	m.LeftOut = capTape(parts, &reportJSON)
+	m.LeftOut = append(capWork(parts), capTape(parts, &reportJSON)...)
 	files = parts.Files
 	var buf bytes.Buffer
 	gz := gzip.NewWriter(&buf)
@@ -146,7 +155,10 @@ host, so that the run can be re-examined elsewhere:
 
 gives the same findings, offline, touching neither this machine's files nor
 any network. Secrets were replaced as the bundle was written: tokens and
-passwords by a stand-in (their kind's prefix and a short hash), private keys
+passwords by a stand-in (their kind's prefix and a short hash keyed by a
+random key drawn for this bundle and never stored, so the same secret has
+the same stand-in here, and no stand-in can be tested against a guess),
+private keys
 by fresh keys of the same type, client certificates by certificates of the
 same subject, issuer and validity for those keys; config.toml, kubeconfigs
 and environs keep only the values the checks read, and one that does not
@@ -198,6 +210,63 @@ func redactTape(t *hostio.Tape) (map[string]*hostio.FileRecord, map[string]*host
 	}
 	sort.Strings(out)
 	return files, probes, http, out
+}
+
+// withinBounds refuses a tape whose API answers hold more than a run
+// reads: each recorded answer is cut again, as replay will cut it, against
+// one budget for them all (keep.Run: the items a list asked for, the
+// elements of a field, the run's decoded objects, strings, events,
+// conditions). Those are the bounds every answer of a live run passes
+// before the tape records it (and Write leaves out what would not, capWork),
+// so no bundle doctor run writes is refused; one over them was written by
+// hand, and analyze decodes nothing of it.
+func withinBounds(t *hostio.Tape) error {
+	if _, err := overBounds(t.HTTP); err != nil {
+		return fmt.Errorf("tape.json: its API answers are more than a run reads, and more than doctor run records: %v; analyze does not read them", err)
+	}
+	return nil
+}
+
+// overBounds cuts the answers, key by key in order, against one budget,
+// and returns the first key whose answers meet a bound, and the bound's
+// error; "" and nil when none does.
+func overBounds(http map[string][]*hostio.HTTPRecord) (string, error) {
+	run := &cut.Run{}
+	keys := make([]string, 0, len(http))
+	for k := range http {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		u := keyURL(key)
+		if u == nil || strings.Contains(u.RawQuery, "watch=") {
+			continue
+		}
+		req := cut.Request{URL: u.Redacted(), Run: run}
+		req.Limit, _ = strconv.ParseInt(u.Query().Get("limit"), 10, 64)
+		for _, r := range http[key] {
+			if r == nil || r.Body == "" || r.Status < 200 || r.Status > 206 {
+				continue
+			}
+			_, err := cut.JSON([]byte(r.Body), req)
+			var much *cut.ErrTooMuch
+			if errors.As(err, &much) {
+				return key, err
+			}
+		}
+	}
+	return "", nil
+}
+
+// keyURL is the URL of a recorded request's key (hostio's httpKey: who,
+// method, URL, body hash).
+func keyURL(key string) *url.URL {
+	for _, f := range strings.Fields(key) {
+		if u, err := url.Parse(f); err == nil && u.Host != "" {
+			return u
+		}
+	}
+	return nil
 }
 
 // dataLine is a kubeconfig's inline certificate or key.
@@ -381,6 +450,10 @@ func Read(p string) (*Manifest, []byte, *hostio.Tape, error) {
 	t := hostio.NewTape()
 	if err := json.Unmarshal(tj, t); err != nil {
 		return nil, nil, nil, fmt.Errorf("%s: tape.json: %v", p, err)
+	}
+	tj = nil
+	if err := withinBounds(t); err != nil {
+		return nil, nil, nil, fmt.Errorf("%s: %w", p, err)
 	}
 	for fp, r := range t.Files {
 		if r == nil {

@@ -83,7 +83,9 @@ func (f *fileCopy) redact(si *standIns) ([]byte, []string) {
 		case hostio.KindToken:
 			out, what = []byte(redact.StandIn(strings.TrimSpace(string(b)))), []string{"the whole file"}
 		case hostio.KindSystemdUnit, hostio.KindEnvironmentFile:
-			redactUnit := systemd.RedactUnit
+			redactUnit := func(file string, data []byte, keep func(string) bool, standIn func(string) string) ([]byte, error) {
+				return systemd.RedactUnit(file, data, keep, standIn, unitArgv)
+			}
 			if r.Kind == hostio.KindEnvironmentFile {
 				redactUnit = systemd.RedactEnvFile
 			}
@@ -106,6 +108,19 @@ func (f *fileCopy) redact(si *standIns) ([]byte, []string) {
 			[]string{"the whole file: doctor could not redact it by decoding"}
 	}
 	return out, what
+}
+
+// unitArgv is what a bundle keeps of an ExecStart= command line: what
+// redact.Argv keeps (facts reads the unit's ExecStart the same way), a word
+// that refers to a variable left for systemd to expand from the unit's
+// environment, whose values are redacted on their own.
+func unitArgv(words []string) []string {
+	return redact.Argv(words, func(v string) string {
+		if strings.Contains(strings.ReplaceAll(v, "$$", ""), "$") {
+			return v
+		}
+		return redact.StandIn(v)
+	})
 }
 
 // describeUndecodable is what a bundle keeps of a file that did not

@@ -13,7 +13,7 @@ import (
 
 // The bundle is redacted where it is written, file by file: a secret is
 // replaced by its stand-in (redact.StandIn: the token's kind prefix and a
-// short hash), a private key by a fresh key of the same type, a client
+// short hash keyed by the bundle's own key, never stored), a private key by a fresh key of the same type, a client
 // certificate by one re-issued for that key with the same subject, issuer
 // and validity. The checks never print those values, so analyze on the
 // redacted bundle finds what the live run found.
@@ -89,25 +89,33 @@ func redactFreeText(s string) string {
 }
 
 // redactNulList redacts /proc environ (NAME=value\0...) and cmdline (an
-// argv, where --token takes the next argument) without changing their
-// shape.
+// argv, kept by redact.Argv's allow-list: the values of the runner's own
+// process options and nothing of a setting) without changing their shape.
 func redactNulList(b []byte, argv bool) []byte {
 	parts := bytes.Split(b, []byte{0})
-	secretNext := false
+	if argv {
+		words := make([]string, len(parts))
+		for i, p := range parts {
+			words[i] = string(p)
+		}
+		// The kernel ends every argument with a NUL: the empty piece
+		// after the last one is no argument.
+		n := len(words)
+		if n > 0 && words[n-1] == "" {
+			n--
+		}
+		copy(words, redact.Argv(words[:n], redact.StandIn))
+		for i, w := range words {
+			parts[i] = []byte(redactFreeText(w))
+		}
+		return bytes.Join(parts, []byte{0})
+	}
 	for i, p := range parts {
 		s := string(p)
-		switch {
-		case secretNext:
-			s, secretNext = redact.StandIn(s), false
-		case argv && (s == "--token" || s == "-t" || s == "--registration-token" || s == "--password"):
-			secretNext = true
-		default:
-			if k, v, ok := strings.Cut(s, "="); ok && redact.SecretKey(strings.TrimLeft(k, "-")) && !strings.HasPrefix(v, "/") {
-				s = k + "=" + redact.StandIn(v)
-			}
-			s = redactFreeText(s)
+		if k, v, ok := strings.Cut(s, "="); ok && redact.SecretKey(strings.TrimLeft(k, "-")) && !strings.HasPrefix(v, "/") {
+			s = k + "=" + redact.StandIn(v)
 		}
-		parts[i] = []byte(s)
+		parts[i] = []byte(redactFreeText(s))
 	}
 	return bytes.Join(parts, []byte{0})
 }

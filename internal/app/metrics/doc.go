@@ -42,6 +42,31 @@
 //	    subject is "CN=<common name>". The earliest one when a runner has
 //	    two with one subject. Absent when no certificate was read (a token
 //	    credential, --offline, a kubeconfig that did not load).
+//	doctor_runner_config_reload_errors
+//	    config.toml reloads the running runner rejected since it started:
+//	    its own gitlab_runner_configuration_loading_error_total, as
+//	    runner-metrics read it from the runner's /metrics. Absent when the
+//	    runner serves no metrics (no listen_address) or doctor could not
+//	    read them.
+//	doctor_runner_request_job_refused{runner}
+//	    Job requests of the runner GitLab answered 401 or 403 since the
+//	    runner started (gitlab_runner_api_request_statuses_total with
+//	    endpoint="request_job"): a revoked token.
+//	doctor_runner_health_check_failures{runner}
+//	    Failed job requests of the runner since it started
+//	    (gitlab_runner_worker_health_check_failures_total).
+//	doctor_runner_system_failed_jobs{runner}
+//	    Jobs of the runner that failed with runner_system_failure or
+//	    runner_external_dependency_failure since it started
+//	    (gitlab_runner_failed_jobs_total).
+//	doctor_runner_slots_used_ratio
+//	    gitlab_runner_jobs over gitlab_runner_concurrent: 1 is every slot
+//	    taken.
+//
+// The runner's counters start again at 0 when it restarts: alert on their
+// delta over a window (deploy/prometheus-rules.yaml), not their value.
+// Each carries at most one series per runner; none carries a label of the
+// runner's own exposition.
 //
 // # The runner label
 //
@@ -53,6 +78,7 @@
 // with another runner's (two runners with one name). The fingerprints of doctor run -o json use the position;
 // the metrics use the name, which is what an alert should print.
 //
-// Observations other than cert_expiry_timestamp_seconds are not exported
-// (yet): a new one needs its metric here, with its help text and labels.
+// Observations other than cert_expiry_timestamp_seconds and runner-metrics'
+// are not exported (yet): a new one needs its metric here, with its help
+// text and labels.
 package metrics

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/runnermetrics"
 	"github.com/socialwebcomputer/doctor/internal/hostio/atomicfile"
 	"github.com/socialwebcomputer/doctor/report"
 )
@@ -20,7 +21,33 @@ const (
 	LastRunTimestamp  = "doctor_last_run_timestamp_seconds"
 	CertExpiry        = "doctor_cert_expiry_timestamp_seconds"
 	certExpiryObserve = "cert_expiry_timestamp_seconds" // the Observation's name
+
+	// What runner-metrics read of the runner's own /metrics (doc.go).
+	RunnerConfigReloadErrors  = "doctor_runner_config_reload_errors"
+	RunnerRequestJobRefused   = "doctor_runner_request_job_refused"
+	RunnerHealthCheckFailures = "doctor_runner_health_check_failures"
+	RunnerSystemFailedJobs    = "doctor_runner_system_failed_jobs"
+	RunnerSlotsUsed           = "doctor_runner_slots_used_ratio"
 )
+
+// runnerGauges are the few values of the runner's own metrics the textfile
+// carries (runner-metrics' observations): one series per runner at most,
+// so the file grows with the runners, never with the runner's labels.
+var runnerGauges = []struct {
+	name, observe, help string
+	perRunner           bool
+}{
+	{RunnerConfigReloadErrors, runnermetrics.ObserveReloadErrors,
+		"config.toml reloads the running runner rejected since it started (its gitlab_runner_configuration_loading_error_total).", false},
+	{RunnerRequestJobRefused, runnermetrics.ObserveRefused,
+		"Job requests of the runner GitLab answered 401 or 403 since the runner started (its gitlab_runner_api_request_statuses_total{endpoint=\"request_job\"}).", true},
+	{RunnerHealthCheckFailures, runnermetrics.ObserveHealthFailures,
+		"Failed job requests of the runner since it started (its gitlab_runner_worker_health_check_failures_total).", true},
+	{RunnerSystemFailedJobs, runnermetrics.ObserveSystemFailures,
+		"Jobs of the runner that failed for the runner's own reasons (runner_system_failure, runner_external_dependency_failure) since it started (its gitlab_runner_failed_jobs_total).", true},
+	{RunnerSlotsUsed, runnermetrics.ObserveSlotsUsed,
+		"The jobs the runner holds over its concurrent setting (its gitlab_runner_jobs over gitlab_runner_concurrent); 1 is every slot taken.", false},
+}
 
 // The values of doctor_check_status.
 const (
@@ -75,7 +102,7 @@ func Text(rep *report.Report, obs []checks.Observation) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// families builds the six gauges of one run, sorted by name.
+// families builds the gauges of one run, sorted by name.
 func families(rep *report.Report, obs []checks.Observation) ([]*gauge, error) {
 	if rep == nil {
 		return nil, fmt.Errorf("no report")
@@ -153,6 +180,25 @@ func families(rep *report.Report, obs []checks.Observation) ([]*gauge, error) {
 		certExpiry.set(v, k.runner, k.subject)
 	}
 	fams := []*gauge{status, findings, duration, runDuration, lastRun, certExpiry}
+	for _, rg := range runnerGauges {
+		var g *gauge
+		if rg.perRunner {
+			g = newGauge(rg.name, rg.help, "runner")
+		} else {
+			g = newGauge(rg.name, rg.help)
+		}
+		for _, o := range obs {
+			if o.Name != rg.observe {
+				continue
+			}
+			if rg.perRunner {
+				g.set(o.Value, label(o.Runner))
+			} else {
+				g.set(o.Value)
+			}
+		}
+		fams = append(fams, g)
+	}
 	sort.Slice(fams, func(i, j int) bool { return fams[i].name < fams[j].name })
 	return fams, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/checks/runnermetrics"
 	"github.com/socialwebcomputer/doctor/internal/text/safetext/safetexttest"
 	"github.com/socialwebcomputer/doctor/report"
 )
@@ -65,6 +66,13 @@ func fabricated() (*report.Report, []checks.Observation) {
 		{Name: "cert_expiry_timestamp_seconds", Labels: map[string]string{"subject": "CN=b"}, Value: 2_100_000_000, Runner: ref(4, "dup")},
 		// An observation with no metric of its own is not exported.
 		{Name: "something_else", Labels: map[string]string{"x": "y"}, Value: 7, Runner: ref(2, "")},
+		// What runner-metrics read of the runner's own /metrics.
+		{Name: runnermetrics.ObserveReloadErrors, Labels: map[string]string{}, Value: 2},
+		{Name: runnermetrics.ObserveRefused, Labels: map[string]string{}, Value: 12, Runner: ref(1, "kubernetes")},
+		{Name: runnermetrics.ObserveRefused, Labels: map[string]string{}, Value: 0, Runner: ref(2, "")},
+		{Name: runnermetrics.ObserveHealthFailures, Labels: map[string]string{}, Value: 12, Runner: ref(1, "kubernetes")},
+		{Name: runnermetrics.ObserveSystemFailures, Labels: map[string]string{}, Value: 3, Runner: ref(3, "dup")},
+		{Name: runnermetrics.ObserveSlotsUsed, Labels: map[string]string{}, Value: 0.5},
 	}
 	return rep, obs
 }
@@ -169,6 +177,11 @@ func TestTextfileParses(t *testing.T) {
 			`{runner="dup#4",subject="CN=b"} 2.1e+09`,
 			`{runner="kubernetes",subject="CN=did:plc:abc"} 1.8e+09`,
 		},
+		RunnerConfigReloadErrors:  {`{} 2`},
+		RunnerRequestJobRefused:   {`{runner="#2"} 0`, `{runner="kubernetes"} 12`},
+		RunnerHealthCheckFailures: {`{runner="kubernetes"} 12`},
+		RunnerSystemFailedJobs:    {`{runner="dup#3"} 3`},
+		RunnerSlotsUsed:           {`{} 0.5`},
 	}
 	if got := float64(rep.StartedAt.Unix()); got != 1_795_953_600 {
 		t.Fatalf("the fixture's clock is %v, the test assumes 1795953600", got)
@@ -476,6 +489,7 @@ func FuzzText(f *testing.F) {
 		{"r\x1b]0;pwned\x07", "CN=\x1b[2J"},
 		{"\u202eevil\u2066", "CN=\u009b31m\x7f"},
 		{"bad\xffname\n# HELP", "CN=\"quoted\"\\\n"},
+		{"kuber\u200bnetes\u00ad", "CN=zero\u200bwidth\ufeff\u2060"},
 	} {
 		f.Add(s[0], s[1])
 	}

@@ -20,7 +20,8 @@ import (
 // that carry no UID (as some components write them); while it runs, 2,400
 // events about other pods and more of the earlier pod's arrive, the last
 // after the followed pod's own warning, and the followed pod fails before
-// it ran. The verdict names the followed pod and its own events alone; with --next the trace
+// it ran. Each says who it is about in a hole of a documented message (an
+// image, a resource), which is what the cut keeps of a message. The verdict names the followed pod and its own events alone; with --next the trace
 // reads none of the namespace's past events (one list of limit 1, for the
 // resourceVersion).
 func TestTraceUnderAnEventFlood(t *testing.T) {
@@ -36,7 +37,7 @@ func TestTraceUnderAnEventFlood(t *testing.T) {
 				_, err := w.admin.CoreV1().Events(d.ns).Create(ctx, &corev1.Event{
 					ObjectMeta:     metav1.ObjectMeta{Namespace: d.ns, Name: fmt.Sprintf("%s.earlier%d", earlier.Name, i)},
 					InvolvedObject: corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: d.ns, Name: earlier.Name},
-					Type:           "Warning", Reason: "BackOff", Message: "EARLIER pod of the same name",
+					Type:           "Warning", Reason: "BackOff", Message: `Back-off pulling image "earlier.invalid/pod:1"`,
 					Source: corev1.EventSource{Component: "provider"}, FirstTimestamp: old, LastTimestamp: old, Count: 1,
 				}, metav1.CreateOptions{})
 				return err
@@ -76,27 +77,27 @@ func TestTraceUnderAnEventFlood(t *testing.T) {
 							ObjectMeta: metav1.ObjectMeta{Namespace: d.ns, Name: fmt.Sprintf("%s.%x", name, time.Now().UnixNano())},
 							InvolvedObject: corev1.ObjectReference{APIVersion: "v1", Kind: "Pod", Namespace: d.ns, Name: name,
 								UID: types.UID(fmt.Sprintf("uid-%d-%d", g, i))},
-							Type: "Warning", Reason: "FailedScheduling", Message: "OTHER pod " + name,
+							Type: "Warning", Reason: "FailedScheduling", Message: "0/9 nodes are available: 9 Insufficient other.example/" + name + ".",
 							Source: corev1.EventSource{Component: "default-scheduler"}, FirstTimestamp: now, LastTimestamp: now, Count: 1,
 						}, metav1.CreateOptions{})
 					}
 				})
 			}
-			d.event("Warning", "FailedScheduling", "ours: 0/0 nodes are available", "default-scheduler", "")
+			d.event("Warning", "FailedScheduling", "0/7 nodes are available: 7 Insufficient ours.example/cpu.", "default-scheduler", "")
 			wg.Wait()
 			d.check(earlierEvent(t.Context(), 99999))
 			p, err := pods.Get(t.Context(), d.pod.Name, metav1.GetOptions{})
 			d.check(err)
-			p.Status.Phase, p.Status.Reason, p.Status.Message = corev1.PodFailed, "Evicted", "ours was evicted"
+			p.Status.Phase, p.Status.Reason, p.Status.Message = corev1.PodFailed, "Evicted", "The node was low on resource: ours.example/evicted. "
 			_, err = pods.UpdateStatus(t.Context(), p, metav1.UpdateOptions{})
 			d.check(err)
 			r := d.wait(done)
-			if r.err != nil || r.v.Pod != d.pod.Name || r.v.Stuck != StageScaleDecision || !strings.Contains(r.v.Reason, "ours was evicted") ||
-				!strings.Contains(r.v.Detail, "last warning FailedScheduling: ours") {
+			if r.err != nil || r.v.Pod != d.pod.Name || r.v.Stuck != StageScaleDecision || !strings.Contains(r.v.Reason, "ours.example/evicted") ||
+				!strings.Contains(r.v.Detail, "last warning FailedScheduling: 0/7 nodes are available: 7 Insufficient ours.example/cpu") {
 				t.Fatalf("verdict %+v, %v; want %s stuck in scale-decision, evicted, its own last warning\n%s", r.v, r.err, d.pod.Name, d.out.dump())
 			}
 			for _, l := range d.out.drain() {
-				if l.event() == "verdict" && (strings.Contains(l.text, "OTHER") || strings.Contains(l.text, "EARLIER")) {
+				if l.event() == "verdict" && (strings.Contains(l.text, "other.example") || strings.Contains(l.text, "earlier.invalid")) {
 					t.Errorf("the verdict is about another pod: %s", l.text)
 				}
 			}

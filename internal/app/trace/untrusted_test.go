@@ -44,6 +44,7 @@ func FuzzOutput(f *testing.F) {
 		{"pod\x1b]0;pwned\x07", "msg\x1b[2J\x1b[H\rforged line\nnext"},
 		{"\u202eevil", "c1 \u009b31m del \x7f bad \xff"},
 		{"ns\n/close", "\n@all"},
+		{"runner\u200b-abc\u00ad", "zero\u200bwidth\u200d\u2060 bom\ufeff tag\U000e0041"},
 	} {
 		f.Add(s[0], s[1])
 	}

@@ -9,16 +9,14 @@ import (
 
 	"github.com/socialwebcomputer/doctor/internal/source/sshkey"
 	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
+	"github.com/socialwebcomputer/doctor/internal/testing/tools"
 )
 
 // Keys written by the real ssh-keygen, of every type and format the runner's
 // SSH library reads: the type, format, passphrase and fingerprint doctor
 // reports are the ones ssh-keygen itself prints for the same file.
 func TestSSHKeygenKeys(t *testing.T) {
-	keygen, err := exec.LookPath("ssh-keygen")
-	if err != nil {
-		t.Fatalf("ssh-keygen is needed for this test (scripts/test-all.sh installs openssh-client): %v", err)
-	}
+	keygen := tools.Need(t, "ssh-keygen", "Debian's openssh-client package")
 	dir := t.TempDir()
 	for _, tc := range []struct {
 		name, typ, format string
@@ -81,10 +79,7 @@ func TestSSHKeygenKeys(t *testing.T) {
 // The keys tests mint (testpki) read as ssh-keygen's do, and ssh-keygen
 // accepts them: the fixtures' keys are real keys.
 func TestMintedKeys(t *testing.T) {
-	keygen, err := exec.LookPath("ssh-keygen")
-	if err != nil {
-		t.Fatalf("ssh-keygen is needed for this test (scripts/test-all.sh installs openssh-client): %v", err)
-	}
+	keygen := tools.Need(t, "ssh-keygen", "Debian's openssh-client package")
 	for kind, typ := range map[string]string{"ed25519": "Ed25519", "ecdsa": "ECDSA P-256", "rsa": "RSA"} {
 		priv, authorized, err := testpki.SSHKey(kind, "minted")
 		if err != nil {

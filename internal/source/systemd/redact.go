@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -19,8 +20,20 @@ import (
 // same problems and assignments, the values replaced as intended; where it
 // would not, an error says so and the caller keeps no copy.
 
-// RedactUnit rewrites the unit file or drop-in file's data.
-func RedactUnit(file string, data []byte, keep func(name string) bool, standIn func(string) string) ([]byte, error) {
+// RedactUnit rewrites the unit file or drop-in file's data. argv, when
+// set, is what may be kept of a command line (the runner's allow-list,
+// redact.Argv): each ExecStart= whose words it changes is written again
+// from them (redactExecStart).
+func RedactUnit(file string, data []byte, keep func(name string) bool, standIn func(string) string, argv func([]string) []string) ([]byte, error) {
+	out, err := redactEnvironment(file, data, keep, standIn)
+	if err != nil || argv == nil {
+		return out, err
+	}
+	return redactExecStart(file, out, argv)
+}
+
+// redactEnvironment rewrites the Environment= assignments of a unit file.
+func redactEnvironment(file string, data []byte, keep func(name string) bool, standIn func(string) string) ([]byte, error) {
 	name := unitNameOf(file)
 	sections := []string{"Unit", "Install"}
 	if s := privateSection[unitType(name)]; s != "" {
@@ -74,6 +87,83 @@ func RedactUnit(file string, data []byte, keep func(name string) bool, standIn f
 	}
 	return out, nil
 }
+
+// redactExecStart writes each ExecStart= line again from its commands'
+// words as argv keeps them, where argv changes any: the prefix, the path
+// and each word quoted (quoteExecWord), a variable reference left for
+// systemd to expand from the (redacted) environment, every line the value
+// continued over left empty. The rewrite must parse to the same problems
+// and to the command line argv makes of the original's, expanded.
+func redactExecStart(file string, data []byte, argv func([]string) []string) ([]byte, error) {
+	name := unitNameOf(file)
+	sections := []string{"Unit", "Install"}
+	if s := privateSection[unitType(name)]; s != "" {
+		sections = append(sections, s)
+	}
+	lines := strings.Split(string(data), "\n")
+	type rewrite struct {
+		first, last int
+		value       string
+	}
+	var rewrites []rewrite
+	parseConfigLines(file, data, sections, func(section, key, value string, src Source, last int) bool {
+		if section == "Service" && key == "ExecStart" && value != "" {
+			rewrites = append(rewrites, rewrite{src.Line, last, value})
+		}
+		return true
+	}, func(Problem) {})
+	changed := false
+	for _, r := range rewrites {
+		if r.first < 1 || r.last > len(lines) || r.last < r.first {
+			return nil, errors.New("the unit's lines do not split as systemd reads them")
+		}
+		one := parseUnitBytes(name, file, []byte("[Service]\nExecStart="+r.value+"\n"))
+		var cmds []string
+		same := true
+		for _, c := range one.Commands {
+			words := c.Argv
+			if strings.Contains(c.Prefix, "@") {
+				words = append([]string{c.Path}, c.Argv...)
+			}
+			kept := argv(words)
+			if strings.Contains(c.Prefix, "@") {
+				kept = append([]string{words[0]}, argv(words[1:])...)
+			}
+			quoted := make([]string, len(kept))
+			for i, w := range kept {
+				same = same && w == words[i]
+				quoted[i] = quoteExecWord(w)
+			}
+			cmds = append(cmds, c.Prefix+strings.Join(quoted, " "))
+		}
+		if same || len(one.Commands) == 0 {
+			continue
+		}
+		changed = true
+		lines[r.first-1] = "ExecStart=" + strings.Join(cmds, " ; ")
+		for i := r.first; i < r.last; i++ {
+			lines[i] = ""
+		}
+	}
+	if !changed {
+		return data, nil
+	}
+	out := []byte(strings.Join(lines, "\n"))
+	before, after := parseUnitBytes(name, file, data), parseUnitBytes(name, file, out)
+	if err := sameProblems(before.Problems, after.Problems); err != nil {
+		return nil, err
+	}
+	if b, a := argv(before.ExecStart), after.ExecStart; !slices.Equal(b, a) && !slices.Equal(b, argv(a)) {
+		return nil, errors.New("redacted, its ExecStart= runs another command line")
+	}
+	return out, nil
+}
+
+// quoteExecWord quotes an ExecStart= word that unquoting and specifier
+// resolution made: quoteUnitWord's double quotes, escapes and doubled %,
+// with each $ left as it is (the word's own $$ is still two, a variable
+// reference still one), since systemd expands them after.
+func quoteExecWord(w string) string { return quoteUnitWord(w) }
 
 // RedactEnvFile rewrites an EnvironmentFile='s data: each assignment on
 // the line it started on, in double quotes; comments and what continued a

@@ -1,8 +1,11 @@
 package systemd
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/socialwebcomputer/doctor/internal/redact"
 )
 
 func keepKubeconfig(name string) bool { return name == "KUBECONFIG" }
@@ -17,7 +20,7 @@ func TestRedactUnit(t *testing.T) {
 		"Environment=\"KUBECONFIG=/etc/gitlab-runner/k.yaml\" SMTP_RELAY=UnitSmtp8Kq2Zm6Tx1Lp\n" +
 		"Environment=\"DEPLOY_KEY=Unit\\\\Key%%5Rz1\" \\\n  OTHER=UnitOther9Qm2Zp7Lx4\n" +
 		"ExecStart=/usr/bin/gitlab-runner run --config /etc/gitlab-runner/config.toml\n"
-	out, err := RedactUnit("/etc/systemd/system/gitlab-runner.service.d/env.conf", []byte(unit), keepKubeconfig, standIn)
+	out, err := RedactUnit("/etc/systemd/system/gitlab-runner.service.d/env.conf", []byte(unit), keepKubeconfig, standIn, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,11 +64,52 @@ func TestRedactEnvFile(t *testing.T) {
 	}
 }
 
+// runnerArgv is what the bundle keeps of a command line: redact.Argv,
+// a variable reference left to expand.
+func runnerArgv(words []string) []string {
+	return redact.Argv(words, func(v string) string {
+		if strings.Contains(strings.ReplaceAll(v, "$$", ""), "$") {
+			return v
+		}
+		return redact.StandIn(v)
+	})
+}
+
+// TestRedactUnitExecStart: a unit's ExecStart= keeps the runner's own
+// options and the flags' names, and nothing of a setting: a token, a
+// password in quotes, a bearer token after =, in any of the forms
+// systemd reads (prefixes, quotes, specifiers, continuation lines,
+// several commands); a variable stays a reference to the redacted
+// environment.
+func TestRedactUnitExecStart(t *testing.T) {
+	unit := "[Service]\nEnvironment=PW=UnitPw7Qw3Zp9Lx2Mc\n" +
+		"ExecStart=-/usr/bin/gitlab-runner run-single --url https://gitlab.example.invalid \\\n" +
+		"  --token glrt-UnitTok8Kq2Zm6Tx1 \"--kubernetes-bearer_token=Bearer Unit9Zm6Tx1Kq\" \\\n" +
+		"  --ssh-password $PW --cache-s3-secret-key '50%%Unit4Lx2Mc' --config /etc/gitlab-runner/%N.toml\n"
+	out, err := RedactUnit("/etc/systemd/system/gitlab-runner.service", []byte(unit), keepKubeconfig, standIn, runnerArgv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"UnitPw7Qw3Zp9Lx2Mc", "UnitTok8Kq2Zm6Tx1", "Unit9Zm6Tx1Kq", "Unit4Lx2Mc", "gitlab.example.invalid"} {
+		if strings.Contains(string(out), secret) {
+			t.Errorf("%s is kept:\n%s", secret, out)
+		}
+	}
+	for _, kept := range []string{"--token", "--ssh-password\" \"$PW\"", "--config\" \"/etc/gitlab-runner/gitlab-runner.toml\"", "run-single"} {
+		if !strings.Contains(string(out), kept) {
+			t.Errorf("%s is not kept:\n%s", kept, out)
+		}
+	}
+	if strings.Count(string(out), "\n") != strings.Count(unit, "\n") {
+		t.Errorf("lines moved:\n%s", out)
+	}
+}
+
 // What the rewrite cannot write back as systemd read it (an assignment
 // systemd ignores with a warning that quotes it) is refused, not copied.
 func TestRedactUnitRefusesWhatItCannotRewrite(t *testing.T) {
 	unit := "[Service]\nEnvironment=not-an-assignment-UnitBad7Qw3Zp9\n"
-	if out, err := RedactUnit("x.service", []byte(unit), keepKubeconfig, standIn); err == nil {
+	if out, err := RedactUnit("x.service", []byte(unit), keepKubeconfig, standIn, nil); err == nil {
 		t.Errorf("rewrote it: %q", out)
 	}
 }
@@ -77,21 +121,38 @@ func FuzzRedactUnit(f *testing.F) {
 	f.Add("[Service]\nEnvironment=\"KUBECONFIG=/k\" SMTP=UnitSmtp8Kq2Zm6Tx1Lp\n# c UnitCmt7Qw3Zp9Lx2\n", false)
 	f.Add("[Service]\nEnvironment=A=UnitA7Qw3Zp9Lx2Mc \\\n  B=\"x y\" C=%%n\n", false)
 	f.Add("KUBECONFIG=/k\nMULTI=\"EnvMl7Qw3\nZp9Lx2Mc5\"\n# c\nP='EnvPlain8Kq2Zm6Tx1'\n", true)
+	f.Add("[Service]\nExecStart=/usr/bin/gitlab-runner run-single --token ExecTok7Qw3Zp9Lx2 \"--ssh-password=Exec Pw8Kq2Zm6\" -c /etc/%n.toml\n", false)
+	f.Add("[Service]\nEnvironment=T=UnitT7Qw3Zp9Lx2Mc\nExecStart=-@/usr/bin/gitlab-runner runner --debug run-single -t $T --url=${U} ; /bin/true\n", false)
 	f.Fuzz(func(t *testing.T, data string, envFile bool) {
-		redact, parse := RedactUnit, func(b []byte) []Assignment { return parseUnitBytes("x.service", "x.service", b).Environment }
-		if envFile {
-			redact, parse = RedactEnvFile, func(b []byte) []Assignment { v, _, _ := ParseEnvFile("x", b); return v }
+		rewrite := func(file string, data []byte, keep func(string) bool, standIn func(string) string) ([]byte, error) {
+			return RedactUnit(file, data, keep, standIn, runnerArgv)
 		}
-		out, err := redact("x.service", []byte(data), keepKubeconfig, standIn)
+		parse := func(b []byte) []Assignment { return parseUnitBytes("x.service", "x.service", b).Environment }
+		if envFile {
+			rewrite, parse = RedactEnvFile, func(b []byte) []Assignment { v, _, _ := ParseEnvFile("x", b); return v }
+		}
+		// The bundle's stand-in, which is its own stand-in: a command line
+		// redacted again in analyze reads the same.
+		out, err := rewrite("x.service", []byte(data), keepKubeconfig, redact.StandIn)
 		if err != nil {
 			return // not copied
 		}
 		if strings.Count(string(out), "\n") != strings.Count(data, "\n") {
 			t.Fatalf("lines moved: %q", out)
 		}
+		if envFile {
+			return
+		}
+		// An ExecStart= command line keeps only what redact.Argv keeps:
+		// the rewrite runs what Argv makes of the original.
+		before, after := parseUnitBytes("x.service", "x.service", []byte(data)), parseUnitBytes("x.service", "x.service", out)
+		if want := runnerArgv(before.ExecStart); !slices.Equal(runnerArgv(after.ExecStart), want) {
+			t.Fatalf("ExecStart %q, want %q:\n%q", after.ExecStart, want, out)
+		}
 		for _, a := range parse([]byte(data)) {
 			// Written once in the file, it can be kept only where it was set.
-			if !keepKubeconfig(a.Name) && len(a.Value) >= 12 && strings.Count(data, a.Value) == 1 && strings.Contains(string(out), a.Value) {
+			if !keepKubeconfig(a.Name) && len(a.Value) >= 12 && strings.Count(data, a.Value) == 1 && strings.Contains(string(out), a.Value) &&
+				!strings.Contains(a.Value, "REDACTED-") {
 				t.Fatalf("%s's value kept: %q", a.Name, out)
 			}
 		}

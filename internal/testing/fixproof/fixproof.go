@@ -40,6 +40,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/internal/testing/shellshape"
+	"github.com/socialwebcomputer/doctor/internal/testing/tools"
 	"github.com/socialwebcomputer/doctor/report"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
@@ -164,7 +165,7 @@ func (c Checker) report(t testing.TB, what, text string, err error) {
 	switch {
 	case err == nil:
 	case errors.Is(err, errMissingTool):
-		if os.Getenv("DOCTOR_REQUIRE_TOOLS") == "1" {
+		if tools.Required() {
 			t.Errorf("%s not validated: %v", what, err)
 		} else {
 			t.Logf("%s not validated: %v", what, err)

@@ -62,8 +62,9 @@ type Env struct {
 }
 
 type config struct {
-	extraArgs []string
-	timeout   time.Duration
+	extraArgs      []string
+	timeout        time.Duration
+	serviceAccount bool
 }
 
 // Option changes how Start runs the apiserver.
@@ -73,6 +74,15 @@ type Option func(*config)
 // flag overrides an earlier one).
 func WithAPIServerArgs(args ...string) Option {
 	return func(c *config) { c.extraArgs = append(c.extraArgs, args...) }
+}
+
+// WithServiceAccountAdmission keeps the ServiceAccount admission plugin
+// on, as every real cluster has it: a pod naming a service account that
+// does not exist is refused ("error looking up service account"). No
+// controller-manager creates a namespace's "default" account here: a test
+// that sends pods without service_account creates it.
+func WithServiceAccountAdmission() Option {
+	return func(c *config) { c.serviceAccount = true }
 }
 
 // WithStartTimeout changes how long Start waits for /readyz (default 60s).
@@ -136,11 +146,13 @@ func (e *Env) start(cfg config, etcdBin, apiserverBin string, deadline time.Time
 		"--service-account-signing-key-file=" + e.path("sa.key"),
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-cluster-ip-range=10.0.0.0/24",
-		// No controller-manager creates default service accounts.
-		"--disable-admission-plugins=ServiceAccount",
 		"--audit-log-path=" + e.AuditLogPath,
 		"--audit-policy-file=" + e.path("audit-policy.yaml"),
 		"--profiling=false",
+	}
+	if !cfg.serviceAccount {
+		// No controller-manager creates default service accounts.
+		args = append(args, "--disable-admission-plugins=ServiceAccount")
 	}
 	e.apiserver = startProcess(t, "kube-apiserver", e.Dir, nil, apiserverBin, append(args, cfg.extraArgs...)...)
 	if err := e.waitReady(deadline); err != nil {

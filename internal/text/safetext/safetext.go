@@ -6,8 +6,9 @@
 // opens a sequence that retitles the window, moves the cursor, rewrites
 // what was printed or makes the terminal answer back; BEL, CR and BS
 // rewrite too), characters that reorder what is shown (Unicode's bidi
-// overrides and isolates, the trick of CVE-2021-42574), or bytes that are
-// not UTF-8. A renderer passes every such field through Line (or Lines,
+// overrides and isolates, the trick of CVE-2021-42574) or are not shown
+// at all (zero-width spaces and joiners, the soft hyphen, a byte order
+// mark: every format character), or bytes that are not UTF-8. A renderer passes every such field through Line (or Lines,
 // for text whose lines are its own, such as a fix) before its own layout
 // is added, so that only the renderer's own bytes are raw: each of those
 // characters is shown as its escape (\x1b, \u202e), never emitted.
@@ -20,33 +21,39 @@ package safetext
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
-// Unfit says whether r is one of the characters Line never emits: the C0
-// controls (newline and tab included), DEL, the C1 controls, the bidi
-// controls (the embeddings, overrides and isolates U+202A-U+202E and
-// U+2066-U+2069, and the marks U+200E, U+200F and U+061C) and the line and
-// paragraph separators U+2028 and U+2029, which some terminals and
-// editors take for line breaks.
+// Unfit says whether r is one of the characters Line never emits: every
+// character of Unicode's categories Cc (the C0 controls, newline and tab
+// included, DEL and the C1 controls) and Cf (the format characters: the
+// bidi controls U+202A-U+202E and U+2066-U+2069 and the marks U+200E,
+// U+200F and U+061C, the zero-width space, joiners and word joiner U+200B,
+// U+200C, U+200D and U+2060, the soft hyphen U+00AD, the byte order mark
+// U+FEFF, the tag characters, and the rest), and the line and paragraph
+// separators U+2028 and U+2029 (Zl, Zp), which some terminals and editors
+// take for line breaks. A format character is invisible or reorders what
+// is shown: text from outside that holds one can read as other text
+// ("gitlab\u200b-runner" is not gitlab-runner), so one rule shows them
+// all as escapes.
 func Unfit(r rune) bool {
 	switch {
 	case r < 0x20, r == 0x7f, 0x80 <= r && r <= 0x9f:
-		return true
-	case 0x202a <= r && r <= 0x202e, 0x2066 <= r && r <= 0x2069:
-		return true
-	}
-	switch r {
-	case 0x061c, 0x200e, 0x200f, 0x2028, 0x2029:
+		return true // Cc, the fast path
+	case r < 0xad:
+		return false
+	case r == 0x2028, r == 0x2029:
 		return true
 	}
-	return false
+	return unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Cc, r)
 }
 
 // Line is s fit for one line of output: every Unfit character is shown as
 // its escape (\n, \t and \r by those names, other C0 controls and DEL as
-// \xHH, the others as \uHHHH), every byte that is not UTF-8 as \xHH. Text
-// with none of them is returned as it is, without a copy.
+// \xHH, the others as \uHHHH, or \UHHHHHHHH past U+FFFF), every byte that
+// is not UTF-8 as \xHH. Text with none of them is returned as it is,
+// without a copy.
 func Line(s string) string { return escape(s, false) }
 
 // Lines is Line for text whose newlines and tabs are its own layout (a
@@ -90,8 +97,10 @@ func escape(s string, layout bool) string {
 			b.WriteString(`\r`)
 		case r < 0x80:
 			hex(&b, `\x`, r, 2)
-		default:
+		case r <= 0xffff:
 			hex(&b, `\u`, r, 4)
+		default:
+			hex(&b, `\U`, r, 8) // a tag character: \U000e0041
 		}
 		i += size
 	}

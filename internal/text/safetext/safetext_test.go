@@ -23,6 +23,14 @@ func TestLineEscapes(t *testing.T) {
 		{"bad\xff\xc3(", `bad\xff\xc3(`, `bad\xff\xc3(`},
 		{"surrogate\xed\xa0\x80", `surrogate\xed\xa0\x80`, `surrogate\xed\xa0\x80`},
 		{"replacement \uFFFD stays", "replacement \uFFFD stays", "replacement \uFFFD stays"},
+		// Every format character (Cf) is shown: the invisible ones a name
+		// could hide in, the soft hyphen, the byte order mark, a tag.
+		{"git\u200blab\u200c\u200d\u2060 soft\u00adhyphen \ufeffbom \U000e0041tag", `git\u200blab\u200c\u200d\u2060 soft\u00adhyphen \ufeffbom \U000e0041tag`, `git\u200blab\u200c\u200d\u2060 soft\u00adhyphen \ufeffbom \U000e0041tag`},
+		{"arabic\u0600sign mongolian\u180e interlinear\ufff9", `arabic\u0600sign mongolian\u180e interlinear\ufff9`, `arabic\u0600sign mongolian\u180e interlinear\ufff9`},
+		// Visible characters outside ASCII stay: a no-break space, an
+		// ideographic space, an emoji (its ZWJ sequence is shown joined by
+		// the escape).
+		{"nbsp\u00a0ideo\u3000 ok \U0001F600", "nbsp\u00a0ideo\u3000 ok \U0001F600", "nbsp\u00a0ideo\u3000 ok \U0001F600"},
 	} {
 		if got := Line(c.in); got != c.line {
 			t.Errorf("Line(%q) = %q, want %q", c.in, got, c.line)
@@ -127,11 +135,13 @@ func mustJSON(t *testing.T, v any) []byte {
 }
 
 // TestYAMLOfUnfitStrings: sigs.k8s.io/yaml fails on DEL and C1 and writes
-// bidi controls raw; YAML writes every string fit, and still parses back
-// to the same keys, with the values Lines made of them.
+// bidi and other format characters raw; YAML writes every string fit, and
+// it parses back to the same data, keys and values.
 func TestYAMLOfUnfitStrings(t *testing.T) {
 	in := map[string]any{"del": "a\x7f", "c1": "b\u009b[2J", "bidi": "c\u202ed", "nel": "e\u0085f", "esc": "g\x1b[31m",
-		"multi": "line one\nline two\tand a tab", "n": 3, "list": []string{"h\u2066i", "plain"}}
+		"zw": "gitlab\u200b-runner\u200d\u2060\ufeff", "shy": "soft\u00adhyphen", "tag": "t\U000e0041", "cr": "a\rb",
+		"multi": "line one\nline two\tand a tab", "n": 3, "list": []string{"h\u2066i", "plain"}, "key\u200b": "v",
+		"long": strings.Repeat("word ", 40) + "\u200b" + strings.Repeat(" word", 40)}
 	if _, err := yaml.Marshal(in); err == nil {
 		t.Log("sigs.k8s.io/yaml now marshals DEL and C1; YAML still must escape them")
 	}
@@ -146,10 +156,18 @@ func TestYAMLOfUnfitStrings(t *testing.T) {
 	if err := yaml.Unmarshal(out, &back); err != nil {
 		t.Fatal(err)
 	}
-	for k, v := range map[string]any{"del": `a\x7f`, "c1": `b\u009b[2J`, "bidi": `c\u202ed`, "nel": `e\u0085f`, "esc": `g\x1b[31m`,
-		"multi": "line one\nline two\tand a tab", "n": float64(3)} {
-		if back[k] != v {
-			t.Errorf("%s = %#v, want %#v", k, back[k], v)
+	want := map[string]any{}
+	for k, v := range in {
+		switch x := v.(type) {
+		case int:
+			want[k] = float64(x)
+		case []string:
+			want[k] = []any{x[0], x[1]}
+		default:
+			want[k] = v
 		}
+	}
+	if wj, bj := mustJSON(t, want), mustJSON(t, back); !bytes.Equal(wj, bj) {
+		t.Errorf("YAML changed the data:\n got %s\nwant %s\n%s", bj, wj, out)
 	}
 }

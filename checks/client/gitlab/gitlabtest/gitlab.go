@@ -38,6 +38,11 @@ type GitLab struct {
 
 	mu       sync.Mutex
 	verifies []Verify
+	// The Jobs API (jobs.go).
+	users     map[string]Access
+	runnerIDs map[string]int64
+	jobs      []Job
+	jobReqs   []JobRequest
 }
 
 // Options shape the server certificate and the version handler.
@@ -51,6 +56,11 @@ type Options struct {
 	// DateSkew sets every answer's Date header this far from the wall
 	// clock, as a GitLab whose clock is wrong sends it.
 	DateSkew time.Duration
+	// Users are the access tokens the Jobs API knows (jobs.go).
+	Users map[string]Access
+	// RunnerIDs are the ids a 200 of runners/verify gives, by runner
+	// token (1 for a token not listed).
+	RunnerIDs map[string]int64
 }
 
 // NewGitLab starts the server on 127.0.0.1.
@@ -74,7 +84,7 @@ func NewGitLab(t testing.TB, o Options) *GitLab {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := &GitLab{CA: ca, Tokens: o.Tokens}
+	g := &GitLab{CA: ca, Tokens: o.Tokens, users: o.Users, runnerIDs: o.RunnerIDs}
 	version := o.Version
 	if version == nil {
 		version = http.HandlerFunc(unauthorized)
@@ -86,6 +96,8 @@ func NewGitLab(t testing.TB, o Options) *GitLab {
 		verify = http.HandlerFunc(g.verify)
 	}
 	mux.Handle("POST /api/v4/runners/verify", verify)
+	mux.HandleFunc("GET /api/v4/projects/{id}/jobs/{job}", g.getJob)
+	mux.HandleFunc("GET /api/v4/projects/{id}/jobs/{job}/trace", g.getTrace)
 	var h http.Handler = mux
 	if o.DateSkew != 0 {
 		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -146,7 +158,13 @@ func (g *GitLab) verify(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(status)
 	if status == http.StatusOK {
 		// GitLab echoes the token: a client that printed the body would leak it.
-		fmt.Fprintf(w, `{"id":1,"token":%q,"token_expires_at":null}`, tok)
+		g.mu.Lock()
+		id, ok := g.runnerIDs[tok]
+		g.mu.Unlock()
+		if !ok {
+			id = 1
+		}
+		fmt.Fprintf(w, `{"id":%d,"token":%q,"token_expires_at":null}`, id, tok)
 		return
 	}
 	fmt.Fprintf(w, `{"message":"%d %s"}`, status, strings.ToLower(http.StatusText(status)))

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"go/ast"
+	"go/constant"
 	"go/importer"
 	"go/parser"
 	"go/token"
@@ -42,6 +43,9 @@ var builtOnly = map[string]string{
 	"k8s.io/api/core/v1.SecurityContext.ProcMount":         "jobpod",
 	"k8s.io/api/core/v1.SeccompProfile.LocalhostProfile":   "jobpod",
 	"k8s.io/api/core/v1.AppArmorProfile.LocalhostProfile":  "jobpod",
+	// job-admission's dry run names the pod it sent by its generateName
+	// (cluster.WithoutGeneratedSuffix): the pod jobpod.AsCreated built.
+	"k8s.io/apimachinery/pkg/apis/meta/v1.ObjectMeta.GenerateName": "jobpod.AsCreated's pod, sent as a dry run",
 	// runner-rbac's fix builds the Role it prints (internal/fixcode renders
 	// it), from the access reviews' answers; no PolicyRule of the cluster
 	// is read.
@@ -54,12 +58,23 @@ var builtOnly = map[string]string{
 // kind and path: a library reads them, or doctor through an interface or
 // a method. Schemaless kinds (read as unstructured) are not checked here.
 var readElsewhere = map[string]string{
-	"Pod metadata.resourceVersion":     "trace, through meta.Accessor",
-	"Node metadata.resourceVersion":    "trace, through meta.Accessor",
-	"Event metadata.resourceVersion":   "trace, through meta.Accessor",
-	"Node spec.taints[].key":           "node-local-dns, through Taint.ToString",
-	"Node spec.taints[].value":         "node-local-dns, through Taint.ToString",
-	"Node spec.taints[].effect":        "node-local-dns, through Taint.ToString",
+	"Pod metadata.resourceVersion":   "trace, through meta.Accessor",
+	"Node metadata.resourceVersion":  "trace, through meta.Accessor",
+	"Event metadata.resourceVersion": "trace, through meta.Accessor",
+	"Node spec.taints[].key":         "node-local-dns, through Taint.ToString",
+	"Node spec.taints[].effect":      "node-local-dns, through Taint.ToString",
+	"ValidatingWebhookConfiguration webhooks[].namespaceSelector.matchExpressions[].key":      "metav1.LabelSelectorAsSelector (cluster.Webhook.matches)",
+	"ValidatingWebhookConfiguration webhooks[].namespaceSelector.matchExpressions[].operator": "metav1.LabelSelectorAsSelector (cluster.Webhook.matches)",
+	"ValidatingWebhookConfiguration webhooks[].namespaceSelector.matchExpressions[].values[]": "metav1.LabelSelectorAsSelector (cluster.Webhook.matches)",
+	"ValidatingWebhookConfiguration webhooks[].objectSelector.matchExpressions[].key":         "metav1.LabelSelectorAsSelector (cluster.Webhook.matches)",
+	"ValidatingWebhookConfiguration webhooks[].objectSelector.matchExpressions[].operator":    "metav1.LabelSelectorAsSelector (cluster.Webhook.matches)",
+	"ValidatingWebhookConfiguration webhooks[].objectSelector.matchExpressions[].values[]":    "metav1.LabelSelectorAsSelector (cluster.Webhook.matches)",
+	"MutatingWebhookConfiguration webhooks[].namespaceSelector.matchExpressions[].key":        "metav1.LabelSelectorAsSelector (cluster.Webhook.matches)",
+	"MutatingWebhookConfiguration webhooks[].namespaceSelector.matchExpressions[].operator":   "metav1.LabelSelectorAsSelector (cluster.Webhook.matches)",
+	"MutatingWebhookConfiguration webhooks[].namespaceSelector.matchExpressions[].values[]":   "metav1.LabelSelectorAsSelector (cluster.Webhook.matches)",
+	"MutatingWebhookConfiguration webhooks[].objectSelector.matchExpressions[].key":           "metav1.LabelSelectorAsSelector (cluster.Webhook.matches)",
+	"MutatingWebhookConfiguration webhooks[].objectSelector.matchExpressions[].operator":      "metav1.LabelSelectorAsSelector (cluster.Webhook.matches)",
+	"MutatingWebhookConfiguration webhooks[].objectSelector.matchExpressions[].values[]":      "metav1.LabelSelectorAsSelector (cluster.Webhook.matches)",
 	"Status status":                    "client-go: a Status of Failure is an error",
 	"Status message":                   "apierrors.StatusError.Error",
 	"Status reason":                    "apierrors.IsNotFound, IsForbidden and the like",
@@ -80,6 +95,14 @@ type goPackage struct {
 // readFields type-checks the packages and returns each field of a k8s.io
 // API type they read, as "pkgpath.Type.Field", with where.
 func readFields(t *testing.T, patterns ...string) map[string][]string {
+	read, _ := readCode(t, patterns...)
+	return read
+}
+
+// readCode is readFields, and each label key whose value the code reads
+// by name: m[k] of a Labels or NodeSelector field of an API type, k a
+// constant; "" stands for a key that is no constant.
+func readCode(t *testing.T, patterns ...string) (map[string][]string, map[string][]string) {
 	t.Helper()
 	cmd := exec.Command("go", append([]string{"list", "-export", "-deps", "-json"}, patterns...)...)
 	cmd.Stderr = os.Stderr
@@ -105,6 +128,7 @@ func readFields(t *testing.T, patterns ...string) map[string][]string {
 	fset := token.NewFileSet()
 	imp := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) { return os.Open(exports[path]) })
 	read := map[string][]string{}
+	labelKeys := map[string][]string{}
 	for _, p := range targets {
 		if strings.HasSuffix(p.ImportPath, "/checks/client/kube/keep") || strings.Contains(p.ImportPath, "/internal/testing/testenv") {
 			continue // the allow-list itself; the test cluster's fixtures
@@ -117,7 +141,7 @@ func readFields(t *testing.T, patterns ...string) map[string][]string {
 			}
 			files = append(files, af)
 		}
-		info := &types.Info{Selections: map[*ast.SelectorExpr]*types.Selection{}}
+		info := &types.Info{Selections: map[*ast.SelectorExpr]*types.Selection{}, Types: map[ast.Expr]types.TypeAndValue{}}
 		if _, err := (&types.Config{Importer: imp}).Check(p.ImportPath, fset, files, info); err != nil {
 			t.Fatalf("type-checking %s: %v", p.ImportPath, err)
 		}
@@ -131,6 +155,44 @@ func readFields(t *testing.T, patterns ...string) map[string][]string {
 						}
 					}
 				}
+				return true
+			})
+		}
+		// _, ok := m[k] asks only whether the key is there: the key is
+		// kept whatever its value.
+		presence := map[*ast.IndexExpr]bool{}
+		for _, f := range files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				if as, ok := n.(*ast.AssignStmt); ok && len(as.Lhs) == 2 && len(as.Rhs) == 1 {
+					if id, ok := as.Lhs[0].(*ast.Ident); ok && id.Name == "_" {
+						if ix, ok := as.Rhs[0].(*ast.IndexExpr); ok {
+							presence[ix] = true
+						}
+					}
+				}
+				return true
+			})
+		}
+		for _, f := range files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				ix, ok := n.(*ast.IndexExpr)
+				if !ok || presence[ix] {
+					return true
+				}
+				se, ok := ix.X.(*ast.SelectorExpr)
+				if !ok || (se.Sel.Name != "Labels" && se.Sel.Name != "NodeSelector") {
+					return true
+				}
+				sel := info.Selections[se]
+				if sel == nil || sel.Kind() != types.FieldVal || sel.Obj().Pkg() == nil || !apiPackage(sel.Obj().Pkg().Path()) {
+					return true
+				}
+				key := ""
+				if tv, ok := info.Types[ix.Index]; ok && tv.Value != nil && tv.Value.Kind() == constant.String {
+					key = constant.StringVal(tv.Value)
+				}
+				pos := fset.Position(ix.Pos())
+				labelKeys[key] = append(labelKeys[key], fmt.Sprintf("%s:%d", filepath.Base(pos.Filename), pos.Line))
 				return true
 			})
 		}
@@ -162,7 +224,7 @@ func readFields(t *testing.T, patterns ...string) map[string][]string {
 			}
 		}
 	}
-	return read
+	return read, labelKeys
 }
 
 // apiPackage says a package holds API object types: the groups, and meta.
@@ -286,4 +348,33 @@ func uniq(s []string) []string {
 		}
 	}
 	return out
+}
+
+// TestLabelValuesReadAreKept: every label whose value the code reads by a
+// constant key (m[k] of a Labels or NodeSelector field) keeps its value in
+// the cut, and every key the allow-list names is read; a key that is no
+// constant is a runner's node_selector (ReadLabelKeys), read by node-arch
+// and helper-image alone.
+func TestLabelValuesReadAreKept(t *testing.T) {
+	if testing.Short() {
+		t.Skip("type-checks checks/ and internal/")
+	}
+	_, keys := readCode(t, "github.com/socialwebcomputer/doctor/checks/...", "github.com/socialwebcomputer/doctor/internal/...")
+	for k, where := range keys {
+		switch {
+		case k == "":
+			for _, w := range where {
+				if !strings.HasPrefix(w, "check.go:") {
+					t.Errorf("a label read by a key that is no constant at %s: only a runner's node_selector is (ReadLabelKeys)", w)
+				}
+			}
+		case labelValuesRead[k] == "":
+			t.Errorf("the value of label %q is read (%s) but not kept", k, strings.Join(uniq(where), ", "))
+		}
+	}
+	for k := range labelValuesRead {
+		if len(keys[k]) == 0 && !strings.HasPrefix(k, "pod-security.kubernetes.io/") {
+			t.Errorf("label %q keeps its value but nothing reads it", k)
+		}
+	}
 }

@@ -23,15 +23,48 @@ const (
 	// run's API memory. What a run lists of a cluster of 60,000 pods
 	// (6,000 of them in kube-system, 2,000 nodes) decodes to 22 MiB
 	// (TestDecodedBudgetHoldsALargeCluster). A trace's watch events count
-	// too: it ends at the bound, as at the byte bounds.
-	MaxRunDecoded = 64 << 20
+	// too: it ends at the bound, as at the byte bounds. It was 64 MiB until
+	// issue 29: analyze holds a bundle's tape beside what it decodes, and
+	// a crafted tape of empty objects decoded to that bound took analyze
+	// past 150 MiB.
+	MaxRunDecoded = 48 << 20
+	// MaxString bounds one kept string: a name, a message, a quantity, a
+	// certificate. An apiserver's are far shorter (an event's message is at
+	// most 1 KiB, a termination message 4 KiB, a certificate a few); a
+	// longer one is a hostile answer, or a bundle no doctor wrote.
+	MaxString = 64 << 10
+	// MaxEvents bounds the events of the run's lists: a namespace's Warning
+	// events are at most a few thousand on a busy cluster; each is decoded
+	// and sorted by checks, so this bounds their work as much as memory.
+	MaxEvents = 50_000
+	// MaxConditions bounds the conditions of every object the run reads
+	// (a pod's, a node's, a CSR's, a VM's: a few each), together: 2,000
+	// nodes and 10,000 pods hold about 70,000.
+	MaxConditions = 100_000
+)
+
+// budget names a count a run keeps of the elements of some fields.
+type budget int8
+
+const (
+	noBudget budget = iota
+	eventsBudget
+	conditionsBudget
+	numBudgets
+)
+
+// budgetLimits and budgetNames are each budget's bound and its words.
+var (
+	budgetLimits = [numBudgets]int64{0, MaxEvents, MaxConditions}
+	budgetNames  = [numBudgets]string{"", "events", "conditions"}
 )
 
 // Run is the budget of one run: every answer's decoded objects count
 // against it. The process has one (run); tests make their own.
 type Run struct {
 	decoded atomic.Int64
-	spent   atomic.Bool // the bound was met: what meets it again fails too
+	counts  [numBudgets]atomic.Int64 // events, conditions
+	spent   atomic.Bool              // the bound was met: what meets it again fails too
 }
 
 // Decoded is what the run's answers have decoded to so far.
@@ -54,6 +87,10 @@ type ErrTooMuch struct {
 
 func (e *ErrTooMuch) Error() string {
 	switch e.What {
+	case "events", "conditions":
+		return fmt.Sprintf("%s: the objects of this run's API answers hold more than %d %s; doctor stopped reading", e.URL, e.Limit, e.What)
+	case "string":
+		return fmt.Sprintf("%s: the answer holds a string of more than %d bytes; doctor stopped reading (a broken or hostile server)", e.URL, e.Limit)
 	case "items":
 		return fmt.Sprintf("%s: the answer lists more than the %d items asked for (limit=%d); doctor stopped reading (a broken or hostile server)", e.URL, e.Limit, e.Limit)
 	case "decoded":
@@ -104,6 +141,7 @@ type meter struct {
 	req     *Request
 	run     *Run
 	decoded int64 // this answer's, added to the run's as it grows
+	counted [numBudgets]int64
 }
 
 func newMeter(req *Request) *meter {
@@ -131,6 +169,18 @@ func (m *meter) add(n int64) error {
 func (m *meter) release() {
 	m.run.decoded.Add(-m.decoded)
 	m.decoded = 0
+	for b := range m.counted {
+		m.run.counts[b].Add(-m.counted[b])
+		m.counted[b] = 0
+	}
+}
+
+// str checks the length of one kept string.
+func (m *meter) str(n int) error {
+	if n > MaxString {
+		return &ErrTooMuch{URL: m.req.URL, What: "string", Limit: MaxString}
+	}
+	return nil
 }
 
 // elements checks the count of one repeated field's elements.
@@ -145,6 +195,15 @@ func (m *meter) elements(f *field, n int) error {
 	}
 	if int64(n) > limit {
 		return &ErrTooMuch{URL: m.req.URL, What: what, Limit: limit}
+	}
+	if b := f.budget; b != noBudget {
+		// One more element of a field the run counts (elements is called
+		// once per element).
+		m.counted[b]++
+		if m.run.counts[b].Add(1) > budgetLimits[b] {
+			m.run.spent.Store(true)
+			return &ErrTooMuch{URL: m.req.URL, What: budgetNames[b], Limit: budgetLimits[b]}
+		}
 	}
 	return nil
 }

@@ -17,6 +17,7 @@
 package keep
 
 import (
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	authnv1 "k8s.io/api/authentication/v1"
 	authzv1 "k8s.io/api/authorization/v1"
@@ -45,6 +46,9 @@ type Kind struct {
 	Fields []string
 	// Transforms replace a kept string by what a check reads of it.
 	Transforms map[string]func(string) string
+	// Values say, of a map of strings (labels), which keys' values are
+	// kept; the other keys are kept with an empty value.
+	Values map[string]func(key string) bool
 }
 
 // listMeta is what a list keeps of its own metadata: the continue token
@@ -122,7 +126,7 @@ var Kinds = []Kind{
 		"status.initContainerStatuses[].lastState.terminated.reason",     // job-terminations
 		"status.initContainerStatuses[].lastState.terminated.message",    // node-arch
 		"status.initContainerStatuses[].lastState.terminated.finishedAt", // job-terminations
-	}},
+	}, Values: map[string]func(string) bool{"metadata.labels": LabelValueRead}, Transforms: podSaid},
 	{APIVersion: "v1", Kind: "Node", Go: corev1.Node{}, List: corev1.NodeList{}, Fields: []string{
 		"metadata.name",                               // every node check; trace
 		"metadata.resourceVersion",                    // trace: the watch resumes from it
@@ -130,8 +134,7 @@ var Kinds = []Kind{
 		"metadata.labels",                             // node-arch, helper-image (node_selector, kubernetes.io/arch), node-local-dns
 		"metadata.annotations{keys}",                  // kubelet-serving (a k3s.io/ annotation names a k3s node); values never
 		"spec.providerID",                             // kubelet-serving (k3s://)
-		"spec.taints[].key",                           // node-local-dns evidence (Taint.ToString)
-		"spec.taints[].value",                         // same
+		"spec.taints[].key",                           // node-local-dns evidence (Taint.ToString); a taint's value is no check's
 		"spec.taints[].effect",                        // same
 		"status.conditions[].type",                    // cluster.NodeReady; trace
 		"status.conditions[].status",                  // same
@@ -144,6 +147,8 @@ var Kinds = []Kind{
 		"status.daemonEndpoints.kubeletEndpoint.Port", // kubelet-reach (KubeletAddr)
 		"status.nodeInfo.architecture",                // node-arch, helper-image
 		"status.nodeInfo.kubeletVersion",              // kubelet-serving (+k3s)
+	}, Values: map[string]func(string) bool{"metadata.labels": LabelValueRead}, Transforms: map[string]func(string) string{
+		"status.conditions[].reason": Reason, "status.conditions[].message": Message,
 	}},
 	{APIVersion: "v1", Kind: "Event", Go: corev1.Event{}, List: corev1.EventList{}, Fields: []string{
 		"metadata.name",              // job-terminations evidence
@@ -163,13 +168,13 @@ var Kinds = []Kind{
 		"firstTimestamp",             // trace
 		"reportingComponent",         // trace (who reported a scale-up)
 		"source.component",           // trace
-	}},
+	}, Transforms: map[string]func(string) string{"reason": Reason, "message": Message}},
 	{APIVersion: "v1", Kind: "Namespace", Go: corev1.Namespace{}, List: corev1.NamespaceList{}, Fields: []string{
 		"metadata.name",              // namespace, job-identity (cluster.NamespaceObject)
 		"metadata.labels",            // job-identity (Pod Security level)
 		"metadata.deletionTimestamp", // namespace (Terminating since)
 		"status.phase",               // namespace (Terminating)
-	}},
+	}, Values: map[string]func(string) bool{"metadata.labels": LabelValueRead}},
 	// job-identity reads only whether the service account exists: nothing
 	// of it is kept.
 	{APIVersion: "v1", Kind: "ServiceAccount", Go: corev1.ServiceAccount{}},
@@ -197,7 +202,7 @@ var Kinds = []Kind{
 		"spec.template.spec.nodeSelector", // node-local-dns evidence
 		"status.desiredNumberScheduled",   // node-local-dns evidence
 		"status.numberReady",              // node-local-dns evidence
-	}},
+	}, Values: map[string]func(string) bool{"spec.template.metadata.labels": LabelValueRead, "spec.template.spec.nodeSelector": LabelValueRead}},
 	{APIVersion: "scheduling.k8s.io/v1", Kind: "PriorityClass", Go: schedv1.PriorityClass{}, List: schedv1.PriorityClassList{}, Fields: []string{
 		"metadata.name", // scale-to-zero (the pause pods' class)
 		"value",         // scale-to-zero
@@ -213,7 +218,7 @@ var Kinds = []Kind{
 		"status.conditions[].status",  // kubelet-serving
 		"status.conditions[].message", // kubelet-serving
 		"status.certificate",          // kubelet-serving: whether it was issued (a public certificate)
-	}},
+	}, Transforms: map[string]func(string) string{"status.conditions[].message": Message}},
 	{APIVersion: "authentication.k8s.io/v1", Kind: "SelfSubjectReview", Go: authnv1.SelfSubjectReview{}, Fields: []string{
 		"status.userInfo.username", // facts.IdentityFact: api-auth, owner-rbac
 		"status.userInfo.groups[]", // facts.IdentityFact: owner-rbac
@@ -233,6 +238,12 @@ var Kinds = []Kind{
 		"metadata.ownerReferences[].kind", // namespace-quota (IsLeaked)
 		"metadata.ownerReferences[].uid",  // namespace-quota (IsLeaked)
 	}},
+	// job-admission names the webhooks a refused job pod met
+	// (cluster.ReadWebhooks): never a caBundle.
+	{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration", Go: admissionv1.ValidatingWebhookConfiguration{},
+		List: admissionv1.ValidatingWebhookConfigurationList{}, Fields: webhookFields},
+	{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration", Go: admissionv1.MutatingWebhookConfiguration{},
+		List: admissionv1.MutatingWebhookConfigurationList{}, Fields: webhookFields},
 	{APIVersion: "v1", Kind: "Status", Go: metav1.Status{}, Fields: []string{
 		"status",                    // client-go: a Failure Status is an error
 		"message",                   // every error's text (apierrors.StatusError)
@@ -277,12 +288,53 @@ var Kinds = []Kind{
 		"status.conditions[].status",                 // dvp-pool
 		"status.conditions[].reason",                 // dvp-pool
 		"status.conditions[].message",                // dvp-pool
-	}},
+	}, Transforms: map[string]func(string) string{"status.conditions[].reason": Reason, "status.conditions[].message": Message}},
 	// dvp-pool reads only whether the pool's images exist.
 	{APIVersion: dvpAPIVersion, Kind: "VirtualImage"},
 	{APIVersion: dvpAPIVersion, Kind: "ClusterVirtualImage"},
 }
 
+// podSaid are what a pod keeps of its free text (said.go): reasons as
+// words, messages as the documented spans of them, a terminated
+// container's message (its log tail, under FallbackToLogsOnError) as
+// whether it says exec format error.
+var podSaid = func() map[string]func(string) string {
+	m := map[string]func(string) string{
+		"status.reason": Reason, "status.message": Message,
+		"status.conditions[].reason": Reason, "status.conditions[].message": Message,
+	}
+	for _, cs := range []string{"status.containerStatuses[].", "status.initContainerStatuses[]."} {
+		m[cs+"state.waiting.reason"], m[cs+"state.waiting.message"] = Reason, Message
+		m[cs+"state.terminated.reason"], m[cs+"state.terminated.message"] = Reason, Terminated
+		m[cs+"lastState.terminated.reason"], m[cs+"lastState.terminated.message"] = Reason, Terminated
+	}
+	return m
+}()
+
 // dvpAPIVersion is the group and version of the Deckhouse virtualization
 // objects (facts.DVPGroup, facts.DVPVersion).
 const dvpAPIVersion = "virtualization.deckhouse.io/v1alpha2"
+
+// webhookFields are what job-admission reads of a webhook configuration,
+// validating or mutating alike (cluster.webhookOf, Webhook.matches).
+var webhookFields = []string{
+	"metadata.name",                             // evidence: the configuration
+	"webhooks[].name",                           // the refusal names it
+	"webhooks[].clientConfig.url",               // evidence: the endpoint
+	"webhooks[].clientConfig.service.namespace", // same
+	"webhooks[].clientConfig.service.name",      // same
+	"webhooks[].clientConfig.service.path",      // same
+	"webhooks[].clientConfig.service.port",      // same
+	"webhooks[].failurePolicy",                  // evidence
+	"webhooks[].sideEffects",                    // evidence: why a dry run is refused
+	"webhooks[].timeoutSeconds",                 // evidence
+	"webhooks[].matchConditions[].name",         // counted: conditions doctor does not evaluate
+	"webhooks[].namespaceSelector.matchLabels",  // whether the runner's namespace is selected
+	"webhooks[].namespaceSelector.matchExpressions[].key",
+	"webhooks[].namespaceSelector.matchExpressions[].operator",
+	"webhooks[].namespaceSelector.matchExpressions[].values[]",
+	"webhooks[].objectSelector.matchLabels", // whether the job pod is selected
+	"webhooks[].objectSelector.matchExpressions[].key",
+	"webhooks[].objectSelector.matchExpressions[].operator",
+	"webhooks[].objectSelector.matchExpressions[].values[]",
+}

@@ -2,6 +2,7 @@ package keep
 
 import (
 	"bytes"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	"math/rand"
 	"reflect"
 	"testing"
@@ -26,7 +27,7 @@ var scheme = func() *runtime.Scheme {
 	s := runtime.NewScheme()
 	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
 	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, authnv1.AddToScheme,
-		authzv1.AddToScheme, certsv1.AddToScheme, schedv1.AddToScheme, metav1.AddMetaToScheme} {
+		authzv1.AddToScheme, certsv1.AddToScheme, schedv1.AddToScheme, admissionv1.AddToScheme, metav1.AddMetaToScheme} {
 		if err := add(s); err != nil {
 			panic(err)
 		}

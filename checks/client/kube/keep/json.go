@@ -257,6 +257,9 @@ func (c *jsonCut) one(f *field, schemaless bool, depth int) error {
 	case mapping:
 		return c.mapping(f)
 	case anyJSON:
+		if f.transform != nil && c.peek() == '"' {
+			return c.scalar(f) // a message of a schemaless kind
+		}
 		return c.any(depth)
 	}
 	return c.scalar(f)
@@ -274,25 +277,38 @@ func (c *jsonCut) mapping(f *field) error {
 			return err
 		}
 		kstart := c.pos
-		if err := c.str(nil); err != nil {
+		n, err := c.str(nil)
+		if err != nil {
 			return err
 		}
-		if err := c.m.add(f.elemSize + int64(c.pos-kstart)); err != nil {
+		// As the protobuf cut counts an entry: its slot, its key's bytes and
+		// its value's (scalar counts a string's).
+		if err := c.m.add(f.elemSize + int64(n)); err != nil {
 			return err
 		}
+		key := c.in[kstart:c.pos]
 		if err := c.colon(); err != nil {
 			return err
 		}
-		if f.keysOnly {
+		if f.keysOnly || f.keepValue != nil && !f.keepValue(jsonText(key)) {
 			c.out = append(c.out, `""`...)
 			return c.skip()
 		}
-		vstart := c.pos
-		if err := c.scalar(nil); err != nil {
-			return err
-		}
-		return c.m.add(int64(c.pos - vstart))
+		return c.scalar(nil)
 	})
+}
+
+// jsonText is the text of a JSON string as it was written (quotes
+// included), unescaped.
+func jsonText(raw []byte) string {
+	if len(raw) >= 2 && bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1])
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
 }
 
 // colon reads and writes the colon after a member's name.
@@ -313,11 +329,11 @@ func (c *jsonCut) scalar(f *field) error {
 	c.ws()
 	switch b := c.peek(); {
 	case b == '"':
-		start := c.pos
-		if err := c.str(f); err != nil {
+		n, err := c.str(f)
+		if err != nil {
 			return err
 		}
-		return c.m.add(int64(c.pos - start))
+		return c.m.add(int64(n)) // the kept string's bytes, as the protobuf cut counts them
 	case b == 't':
 		if !c.literal("true") {
 			return c.bad("not a value")
@@ -362,7 +378,7 @@ func (c *jsonCut) any(depth int) error {
 			if err := c.m.add(16 + mapEntryOverhead); err != nil {
 				return err
 			}
-			if err := c.str(nil); err != nil {
+			if _, err := c.str(nil); err != nil {
 				return err
 			}
 			if err := c.colon(); err != nil {
@@ -433,31 +449,43 @@ func (c *jsonCut) scalarString() (s string, isStr bool, err error) {
 }
 
 // str copies one string: its escapes made canonical, the request's
-// credential replaced, f's transform applied.
-func (c *jsonCut) str(f *field) error {
+// credential replaced, f's transform applied. n is the length of the kept
+// string, unescaped.
+func (c *jsonCut) str(f *field) (n int, err error) {
 	start := c.pos
 	escaped, err := c.scanString()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	raw := c.in[start:c.pos]
 	content := raw[1 : len(raw)-1]
+	least := len(content)
+	if escaped {
+		least = (least + 5) / 6 // no escape is longer than six bytes: at least this long
+	}
+	if err := c.m.str(least); err != nil {
+		return 0, err
+	}
 	if !escaped && (f == nil || f.transform == nil) && !c.sec.In(content) {
 		c.out = append(c.out, raw...)
-		return nil
+		return len(content), nil
 	}
 	if escaped {
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return c.bad("a string does not decode")
+			return 0, c.bad("a string does not decode")
+		}
+		if err := c.m.str(len(s)); err != nil {
+			return 0, err
 		}
 		content = []byte(s)
 	}
 	if f != nil && f.transform != nil {
 		content = []byte(f.transform(string(content)))
 	}
-	c.out = appendJSONString(c.out, c.sec.Replace(content))
-	return nil
+	content = c.sec.Replace(content)
+	c.out = appendJSONString(c.out, content)
+	return len(content), nil
 }
 
 // scanString moves past the string at c.pos, checking its escapes; escaped

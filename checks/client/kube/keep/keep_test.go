@@ -81,6 +81,14 @@ func project(v reflect.Value, n *node) {
 			for _, k := range fv.MapKeys() {
 				fv.SetMapIndex(k, reflect.Zero(fv.Type().Elem()))
 			}
+		case f.keepValue != nil:
+			for _, k := range fv.MapKeys() {
+				if !f.keepValue(k.String()) {
+					fv.SetMapIndex(k, reflect.Zero(fv.Type().Elem()))
+				}
+			}
+		case f.transform != nil && fv.Kind() == reflect.String:
+			fv.SetString(f.transform(fv.String()))
 		}
 	}
 }

@@ -59,6 +59,34 @@ func compileKind(out map[kindKey]*node, k Kind) error {
 			out[list].byJSON["items"].items = true
 		}
 	}
+	if k.Kind == "Event" && out[list] != nil {
+		out[list].byJSON["items"].budget = eventsBudget
+	}
+	for _, key := range []kindKey{one, list} {
+		if n := out[key]; n != nil {
+			countConditions(n, 0)
+		}
+	}
+	for path, fn := range k.Values {
+		for _, key := range []kindKey{one, list} {
+			n := out[key]
+			if n == nil {
+				continue
+			}
+			p := path
+			if key == list {
+				p = "items[]." + path
+			}
+			f, err := n.find(p)
+			if err != nil {
+				return err
+			}
+			if f.shape != mapping {
+				return fmt.Errorf("%s: Values applies to a map", path)
+			}
+			f.keepValue = fn
+		}
+	}
 	for path, fn := range k.Transforms {
 		for _, key := range []kindKey{one, list} {
 			n := out[key]
@@ -77,6 +105,20 @@ func compileKind(out map[kindKey]*node, k Kind) error {
 		}
 	}
 	return nil
+}
+
+// countConditions sets the conditions budget on every conditions field
+// below n.
+func countConditions(n *node, depth int) {
+	if n == nil || depth > 20 {
+		return
+	}
+	for name, f := range n.byJSON {
+		if name == "conditions" && f.repeated {
+			f.budget = conditionsBudget
+		}
+		countConditions(f.child, depth+1)
+	}
 }
 
 func compileSchemaless(name string, paths []string) (*node, error) {

@@ -183,6 +183,9 @@ func (c *protoCut) message(n *node, msg, out []byte, depth int) ([]byte, error) 
 			out = append(out, whole...)
 		case f.shape == scalar && typ == bytesType:
 			b := consumeBytes(val)
+			if err := c.m.str(len(b)); err != nil {
+				return nil, err
+			}
 			if f.transform != nil {
 				b = []byte(f.transform(string(b)))
 			}
@@ -234,12 +237,15 @@ func (c *protoCut) entry(f *field, num fieldNum, e, out []byte) ([]byte, error) 
 	if err != nil {
 		return nil, err
 	}
+	if err := c.m.str(max(len(key), len(val))); err != nil {
+		return nil, err
+	}
 	key = c.sec.Replace(key)
 	var ent []byte
 	ent = appendTag(ent, 1, bytesType)
 	ent = appendBytes(ent, key)
 	size := int64(len(key))
-	if hasVal && !f.keysOnly && !(f.valOpaque && c.sec.In(val)) {
+	if hasVal && !f.keysOnly && !(f.valOpaque && c.sec.In(val)) && (f.keepValue == nil || f.keepValue(string(key))) {
 		if !f.valOpaque {
 			val = c.sec.Replace(val)
 		}

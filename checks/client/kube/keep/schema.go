@@ -49,6 +49,12 @@ type field struct {
 	// transform, when set, replaces a kept string (cloud-init userData
 	// becomes the users a check reads of it).
 	transform func(string) string
+	// keepValue, when set, says of a map's key whether its value is kept:
+	// the others keep their key and an empty value (labels).
+	keepValue func(key string) bool
+	// budget, when set, is the run's count its elements go to (an event
+	// list's items, any conditions).
+	budget budget
 }
 
 // mapEntryOverhead is what a Go map spends on one entry beyond its key

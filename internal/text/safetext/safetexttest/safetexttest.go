@@ -32,9 +32,12 @@ func Terminal(out, keep string) string {
 	return fmt.Sprintf("unfit byte %#x at %d: …%q…", out[i], i, out[lo:hi])
 }
 
-// Parser is CommonMark with GitLab's tables and strikethrough, and raw
-// HTML passed through as GitLab's sanitiser would then see it.
-var Parser = goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough),
+// Parser is CommonMark with GitLab's tables, strikethrough and autolinks
+// (goldmark's Linkify: a bare URL, a www. address or an e-mail address
+// becomes a link, as GitLab's comrak with its autolink extension makes
+// one), and raw HTML passed through as GitLab's sanitiser would then see
+// it.
+var Parser = goldmark.New(goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.Linkify),
 	goldmark.WithRendererOptions(html.WithUnsafe()))
 
 // Markdown parses md as GitLab's markdown would and returns the document
@@ -48,10 +51,13 @@ var Parser = goldmark.New(goldmark.WithExtensions(extension.Table, extension.Str
 //     cmark-gfm and comrak count them (a backslash escapes the character
 //     after it, so \\| ends a cell), which GitLab renders with;
 //   - raw HTML, but the blocks html allows (the report's own <details>);
-//   - a link, an image or an autolink;
-//   - a mention: in the rendered HTML's text outside code, pre and links
-//     (what GitLab's reference filters read), an @ followed by a name
-//     character with no word character before it (User.reference_pattern).
+//   - a link, an image or an autolink (a bare URL, www. or an e-mail
+//     address included: Linkify);
+//   - in the rendered HTML's text outside code, pre and links (what
+//     GitLab's reference, emoji and table-of-contents filters read), a
+//     mention (an @ followed by a name character with no word character
+//     before it, User.reference_pattern) or anything else GitLab forms
+//     there (References).
 func Markdown(md []byte, html func(block string) bool) (ast.Node, []string) {
 	var problems []string
 	add := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
@@ -64,6 +70,7 @@ func Markdown(md []byte, html func(block string) bool) (ast.Node, []string) {
 		if strings.HasPrefix(l, "/") || strings.HasPrefix(l, "@") {
 			add("line %d starts with %q: %q", n+1, l[:1], l)
 		}
+
 		if !strings.HasPrefix(l, "|") {
 			cells = -1
 			continue
@@ -91,8 +98,19 @@ func Markdown(md []byte, html func(block string) bool) (ast.Node, []string) {
 			if html == nil || !html(raw) {
 				add("raw HTML block: %q", raw)
 			}
-		case ast.KindLink, ast.KindImage, ast.KindAutoLink:
+		case ast.KindLink, ast.KindImage:
 			add("a %s: %q", n.Kind(), inner(n, md))
+		case ast.KindAutoLink:
+			add("an autolink: %q", n.(*ast.AutoLink).URL(md))
+		case ast.KindParagraph, ast.KindTextBlock, ast.KindHeading:
+			// GitLab's table of contents is a paragraph's source, emphasis
+			// and all ([[<em>TOC</em>]] once rendered).
+			for i := 0; i < n.Lines().Len(); i++ {
+				seg := n.Lines().At(i)
+				if m := tocTag.FindString(withoutCode(string(seg.Value(md)))); m != "" {
+					add("GitLab forms a table of contents: %q", m)
+				}
+			}
 		}
 		return ast.WalkContinue, nil
 	})
@@ -103,7 +121,111 @@ func Markdown(md []byte, html func(block string) bool) (ast.Node, []string) {
 	for _, m := range Mentions(out.Bytes()) {
 		add("a mention in the rendered text: %q", m)
 	}
+	for _, m := range References(out.Bytes()) {
+		add("GitLab forms %s in the rendered text: %q", m[0], m[1])
+	}
 	return doc, problems
+}
+
+// gitlabForms are what GitLab's filters form of a text node outside code,
+// pre and links, by the patterns of its models and filters (app/models:
+// Issue, MergeRequest, Snippet, Epic, Milestone, Label, Commit,
+// Vulnerability, Iteration, AlertManagement::Alert .reference_pattern,
+// each behind an optional Project.reference_pattern, group/project; the
+// Jira integration's issue key; Banzai's EmojiFilter and
+// TableOfContentsTagFilter; comrak's autolinks): a pattern a little wider
+// than each, so that what passes forms nothing.
+var gitlabForms = []struct {
+	what string
+	re   *regexp.Regexp
+}{
+	{"an issue, merge request, snippet, epic or milestone reference", regexp.MustCompile(`[#!$&%]\d`)},
+	{"a label reference", regexp.MustCompile(`~[A-Za-z0-9_\-?.&"]`)},
+	{"a milestone reference by name", regexp.MustCompile(`%[A-Za-z0-9_"]`)},
+	{"an iteration, vulnerability, feature flag, work item, wiki page or alert reference",
+		regexp.MustCompile(`\*iteration:|\[(?:vulnerability|feature_flag|work_item|wiki_page|issue|merge_request):|\^alert#`)},
+	{"a table of contents", regexp.MustCompile(`\[\[_TOC_\]\]|\[TOC\]`)},
+	{"an emoji", regexp.MustCompile(`:[a-z0-9_+\-]+:`)},
+	{"a commit reference", regexp.MustCompile(`(?:^|[^0-9A-Za-z_])[0-9a-fA-F]{6,40}(?:$|[^0-9A-Za-z_])`)},
+	{"an external tracker's issue reference", regexp.MustCompile(`\b[A-Z][A-Z_0-9]+-[0-9]+`)},
+	{"an autolink", regexp.MustCompile(`(?i)\bwww\.|[a-z][a-z0-9+.\-]*://|[A-Za-z0-9._%+\-]+@[A-Za-z0-9.\-]+\.[A-Za-z]`)},
+}
+
+// tocTag is GitLab's table-of-contents tag in markdown source.
+var tocTag = regexp.MustCompile(`\[\[_TOC_\]\]|\[TOC\]`)
+
+// withoutCode is a line with its code spans (as CommonMark reads
+// backticks) left out.
+func withoutCode(l string) string {
+	var b strings.Builder
+	for i := 0; i < len(l); {
+		if l[i] != '`' {
+			b.WriteByte(l[i])
+			i++
+			continue
+		}
+		n := run(l[i:])
+		end := -1
+		for j := i + n; j < len(l); {
+			if l[j] != '`' {
+				j++
+				continue
+			}
+			if m := run(l[j:]); m == n {
+				end = j
+				break
+			} else {
+				j += m
+			}
+		}
+		if end < 0 {
+			b.WriteString(l[i : i+n])
+			i += n
+			continue
+		}
+		i = end + n
+	}
+	return b.String()
+}
+
+func run(s string) int {
+	n := 0
+	for n < len(s) && s[n] == '`' {
+		n++
+	}
+	return n
+}
+
+// References are what GitLab would form in rendered HTML's text nodes
+// outside code, pre, kbd, links, scripts and styles, each text node whole
+// (as Nokogiri merges it): what each is, and the text matched.
+func References(page []byte) [][2]string {
+	root, err := xhtml.Parse(bytes.NewReader(page))
+	if err != nil {
+		return [][2]string{{"nothing", "unparseable HTML: " + err.Error()}}
+	}
+	var out [][2]string
+	var walk func(n *xhtml.Node)
+	walk = func(n *xhtml.Node) {
+		if n.Type == xhtml.ElementNode {
+			switch n.Data {
+			case "code", "pre", "kbd", "a", "script", "style":
+				return
+			}
+		}
+		if n.Type == xhtml.TextNode {
+			for _, f := range gitlabForms {
+				for _, m := range f.re.FindAllString(n.Data, -1) {
+					out = append(out, [2]string{f.what, m})
+				}
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(root)
+	return out
 }
 
 // pipes counts the cell separators of a table row as cmark-gfm's scanner
