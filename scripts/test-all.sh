@@ -24,6 +24,11 @@ command -v tmux >/dev/null 2>&1 || need+=(tmux)
 # deploy/ verifies its units with systemd-analyze and its alert rules with
 # promtool (Debian's prometheus package); without them those tests fail.
 command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
+# The systemd model's differential tests run the systemd package's own
+# /lib/systemd/systemd as PID 1 of private namespaces (util-linux's unshare
+# and nsenter) and ask it with systemctl (internal/testing/realsystemd).
+[ -x /lib/systemd/systemd ] || need+=(systemd)
+command -v unshare >/dev/null 2>&1 || need+=(util-linux)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 # The Docker executor's checks run against a real Docker Engine (Debian's
 # docker.io), started by the tests on a socket of their own.

@@ -41,7 +41,7 @@ sudo chmod go-w "$(dirname "$RUNNER_CONFIG")"`)),
 			"Service run failed*stat *: permission denied",
 		},
 	},
-	Requires: []checks.Node{facts.ConfigFact, facts.RunAsFact, facts.FixScopeFact},
+	Requires: []checks.Node{facts.ConfigFact, facts.RunAsFact, facts.FixScopeFact, facts.AudienceFact},
 	// A runner that cannot read config.toml is what config-decode sees as a
 	// FATAL at start-up; this check names the path component in the way.
 	Explains: []string{"config-decode"},
@@ -73,8 +73,9 @@ func run(p *checks.Pass) error {
 			return nil
 		}
 	}
-	exposed(p, c, st, ra, scope)
-	replaceable(p, c, scope)
+	aud := facts.AudienceFact.Get(p)
+	exposed(p, c, st, ra, scope, aud)
+	replaceable(p, c, ra, scope, aud)
 	if ra != nil && !ra.UIDKnown {
 		return fmt.Errorf("cannot tell whether %s can read %s: %s", ra.Label(), c.Path, ra.UIDProblem())
 	}
@@ -106,8 +107,13 @@ func unreadable(p *checks.Pass, c *facts.ConfigFile, blocked []facts.Blocker, ra
 }
 
 // exposed reports a file whose tokens others can read, or which others
-// can write.
-func exposed(p *checks.Pass, c *facts.ConfigFile, st fs.FileInfo, ra *facts.RunAs, scope *facts.FixScope) {
+// can write. Who "others" are is the Audience's answer: any local user for
+// the other class on a host, the group's members besides the runner's
+// user for the group class, and in a container the container's other
+// processes; a mode that lets nobody else in is no finding (the runner as
+// its document deploys it in a pod, config.toml copied 0644 and owned by
+// its uid, is one process in its own container).
+func exposed(p *checks.Pass, c *facts.ConfigFile, st fs.FileInfo, ra *facts.RunAs, scope *facts.FixScope, aud *facts.Audience) {
 	mode := st.Mode().Perm()
 	uid, gid := facts.Ownership(st)
 	modeEv := checks.Evidence{Source: c.Path, Detail: fmt.Sprintf("mode %04o owner %d:%d", mode, uid, gid)}
@@ -122,76 +128,80 @@ func exposed(p *checks.Pass, c *facts.ConfigFile, st fs.FileInfo, ra *facts.RunA
 	// --config names may be a copy given to its reader through its group
 	// (doctor's CronJob mounts the runner's config.toml 0440 for its
 	// fsGroup), and whose group that is, is not known.
-	judgeGroup := ra != nil
-	switch {
-	case mode&0o002 != 0:
+	let := func(want fs.FileMode) *facts.Exposure {
+		x := aud.Let(st, ra, want)
+		if x != nil && x.Class == "group" && ra == nil {
+			return nil
+		}
+		return x
+	}
+	if x := let(facts.Write); x != nil {
+		sev := checks.Default
+		if x.Class == "group" {
+			sev = checks.Warning
+		}
 		p.Report(checks.Finding{
-			Cause: fmt.Sprintf("%s has mode %04o: any local user can write it, and so give the runner their own "+
-				"[[runners]], tokens and commands.", c.Path, mode),
-			Evidence: []checks.Evidence{modeEv},
-			Fix:      fix,
-		})
-	case judgeGroup && mode&0o020 != 0:
-		p.Report(checks.Finding{
-			Severity: checks.Warning,
-			Cause: fmt.Sprintf("%s has mode %04o: the members of group %d can write it, and so give the runner "+
-				"their own [[runners]], tokens and commands.", c.Path, mode, gid),
-			Evidence: []checks.Evidence{modeEv},
+			Severity: sev,
+			Cause: fmt.Sprintf("%s has mode %04o: %s can write it, and so give the runner their own "+
+				"[[runners]], tokens and commands.", c.Path, mode, x.Who),
+			Evidence: append([]checks.Evidence{modeEv}, containerEvidence(aud)...),
 			Fix:      fix,
 		})
 	}
 	if len(holders) == 0 {
 		return
 	}
-	ev := append([]checks.Evidence{modeEv}, holders...)
-	switch {
-	case mode&0o004 != 0:
+	if x := let(facts.Read); x != nil {
+		sev := checks.Default
+		if x.Class == "group" {
+			sev = checks.Warning
+		}
 		p.Report(checks.Finding{
-			Cause: fmt.Sprintf("%s has mode %04o and holds %s: any local user can read the token and take "+
-				"the runner's jobs, with their CI/CD variables.", c.Path, mode, tokensText(len(holders))),
-			Evidence: ev,
-			Fix:      fix,
-		})
-	case judgeGroup && mode&0o040 != 0:
-		p.Report(checks.Finding{
-			Severity: checks.Warning,
-			Cause: fmt.Sprintf("%s has mode %04o and holds %s: the members of group %d can read the token and "+
-				"take the runner's jobs, with their CI/CD variables.", c.Path, mode, tokensText(len(holders)), gid),
-			Evidence: ev,
+			Severity: sev,
+			Cause: fmt.Sprintf("%s has mode %04o and holds %s: %s can read the token and take "+
+				"the runner's jobs, with their CI/CD variables.", c.Path, mode, tokensText(len(holders)), x.Who),
+			Evidence: append(append([]checks.Evidence{modeEv}, holders...), containerEvidence(aud)...),
 			Fix:      fix,
 		})
 	}
 }
 
+// containerEvidence is what shows the runner runs in a container, when it
+// does: a finding about who else is in it rests on it.
+func containerEvidence(aud *facts.Audience) []checks.Evidence {
+	if aud.Container == nil {
+		return nil
+	}
+	return aud.Container.Evidence
+}
+
 // replaceable reports a directory of config.toml that others can write
 // without the sticky bit: they can rename another file over it.
-func replaceable(p *checks.Pass, c *facts.ConfigFile, scope *facts.FixScope) {
+func replaceable(p *checks.Pass, c *facts.ConfigFile, ra *facts.RunAs, scope *facts.FixScope, aud *facts.Audience) {
 	dir := path.Dir(c.ReadPath())
 	st, err := p.Env.Stat(dir)
 	if err != nil || st.Mode()&fs.ModeSticky != 0 {
 		return
 	}
+	x := aud.Let(st, ra, facts.Write)
+	if x == nil {
+		return
+	}
 	mode := st.Mode().Perm()
 	uid, gid := facts.Ownership(st)
-	ev := []checks.Evidence{{Source: path.Dir(c.Path), Detail: fmt.Sprintf("mode %04o owner %d:%d", mode, uid, gid)}}
+	ev := append([]checks.Evidence{{Source: path.Dir(c.Path), Detail: fmt.Sprintf("mode %04o owner %d:%d", mode, uid, gid)}}, containerEvidence(aud)...)
 	fix := facts.ChangeSteps(scope, "", facts.Change{Path: path.Dir(c.Path), Mode: "go-w"})
-	switch {
-	case mode&0o002 != 0:
-		p.Report(checks.Finding{
-			Cause: fmt.Sprintf("%s, config.toml's directory, has mode %04o: any local user can replace config.toml "+
-				"with their own, and the runner loads it on its next reload.", path.Dir(c.Path), mode),
-			Evidence: ev,
-			Fix:      fix,
-		})
-	case mode&0o020 != 0:
-		p.Report(checks.Finding{
-			Severity: checks.Warning,
-			Cause: fmt.Sprintf("%s, config.toml's directory, has mode %04o: the members of group %d can replace "+
-				"config.toml with their own, and the runner loads it on its next reload.", path.Dir(c.Path), mode, gid),
-			Evidence: ev,
-			Fix:      fix,
-		})
+	sev := checks.Default
+	if x.Class == "group" {
+		sev = checks.Warning
 	}
+	p.Report(checks.Finding{
+		Severity: sev,
+		Cause: fmt.Sprintf("%s, config.toml's directory, has mode %04o: %s can replace config.toml "+
+			"with their own, and the runner loads it on its next reload.", path.Dir(c.Path), mode, x.Who),
+		Evidence: ev,
+		Fix:      fix,
+	})
 }
 
 // tokenHolders are the runners whose token config.toml holds, as evidence

@@ -285,7 +285,7 @@ func tlsFindings(p *checks.Pass, e *facts.RunnerEntry, d *docker.Daemon, ev []ch
 				"creating docker client: %s\", and the runner logs \"Error configuring Docker client transport\".", e.Label(), a.Host, d.TLSErr),
 			Evidence: append(ev, checks.Evidence{Source: d.TLSErr.File, Detail: hostio.FileCause(d.TLSErr.Err).Error()}),
 			Fix: checks.Text(fmt.Sprintf("Put ca.pem, cert.pem and key.pem (the daemon's CA and a client certificate it trusts, with its key) into %s, "+
-				"readable by the runner's user (owned by it, or mode 0640 with its group), then restart the runner.", a.CertPath)),
+				"readable by the runner's user (owned by it, or mode 0640 with its group), then restart the runner.", path.Dir(d.TLSErr.File))),
 		})
 	}
 }

@@ -55,7 +55,17 @@ func GitLabTarget(env *hostio.Env, cfg *ConfigFile, label string, r *runnerconfi
 	if err != nil {
 		return nil, err
 	}
-	t.TLS = gitlab.TLSFiles{CA: r.TLSCAFile, Cert: r.TLSCertFile, Key: r.TLSKeyFile}
+	// The runner opens tls-ca-file and its pair with os.ReadFile and
+	// tls.LoadX509KeyPair (network/client.go, v19.3.0) after changing to
+	// its --working-directory (commands/multi.go): a relative one is a
+	// file of that directory.
+	abs := func(p string) string {
+		if p != "" && !path.IsAbs(p) && cfg.Files.RA != nil && cfg.Files.RA.Cwd != "" {
+			return path.Join(cfg.Files.RA.Cwd, p)
+		}
+		return p
+	}
+	t.TLS = gitlab.TLSFiles{CA: abs(r.TLSCAFile), Cert: abs(r.TLSCertFile), Key: abs(r.TLSKeyFile)}
 	if cfg.Files.Env != nil {
 		t.TLS.Reader = cfg.Files
 	}

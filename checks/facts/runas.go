@@ -103,8 +103,10 @@ var RunAsFact = &checks.Fact[*RunAs]{
 			}
 			ra.User = passwd[ra.UID].Name
 			ra.Cwd = u.ResolvedWorkingDirectory(ra.Home)
-			if wd, ok := u.Flag("working-directory", "d"); ok && path.IsAbs(wd) {
-				ra.Cwd = wd
+			if wd, ok := u.Flag("working-directory", "d"); ok && wd != "" {
+				// os.Chdir(wd) from where systemd started it: a relative
+				// --working-directory is under WorkingDirectory= (or /).
+				ra.Cwd = absIn(ra.Cwd, wd)
 			}
 			ra.Binary = u.ExecStartPath
 		}
@@ -120,6 +122,11 @@ func processRunAs(env *hostio.Env, proc *Process, e *Environ) *RunAs {
 	}
 	if cwd, err := env.Readlink("/proc/" + strconv.Itoa(proc.PID) + "/cwd"); err == nil && path.IsAbs(cwd) {
 		ra.Cwd = cwd
+	} else if wd, ok := FlagValue(proc.Cmdline, "--working-directory", "-d"); ok && path.IsAbs(wd) {
+		// The link is the kernel's answer, readable only by the process's
+		// uid and root; without it, the directory the runner changed to
+		// at start (commands/multi.go, v19.3.0).
+		ra.Cwd = wd
 	}
 	ra.Binary = "/proc/" + strconv.Itoa(proc.PID) + "/exe"
 	if len(proc.Cmdline) > 0 && path.IsAbs(proc.Cmdline[0]) {

@@ -57,7 +57,7 @@ sudo stat -c '%a %U' "$RUNNER_KUBECONFIG"`)),
 			{Endpoints: []string{checks.EndpointAPIServer, checks.EndpointNone}, Causes: []string{checks.CauseTLSMaterial}},
 		},
 	},
-	Requires:  []checks.Node{facts.KubeconfigFact, facts.EffectiveClustersFact, facts.RunAsFact, facts.ConfigFact, facts.FixScopeFact},
+	Requires:  []checks.Node{facts.KubeconfigFact, facts.EffectiveClustersFact, facts.RunAsFact, facts.ConfigFact, facts.FixScopeFact, facts.AudienceFact},
 	Executors: []string{checks.Kubernetes},
 	Run:       run,
 }
@@ -234,11 +234,14 @@ func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.RunAs, scope *fa
 			})
 		}
 	}
-	if mode&0o077 != 0 {
+	// Who else may read it (facts.Audience): any local user, the group's
+	// other members, the other processes of the runner's container; a
+	// group nobody else is in lets nobody else in.
+	if x := facts.AudienceFact.Get(p).Let(f.Stat, proc, facts.Read); x != nil {
 		p.Report(checks.Finding{
 			Severity: checks.Warning,
-			Cause: fmt.Sprintf("%s has mode %04o: users other than the runner's can read it, and its key is cluster-admin "+
-				"in the tenant cluster.", f.Path, mode),
+			Cause: fmt.Sprintf("%s has mode %04o: %s can read it, and its key is cluster-admin "+
+				"in the tenant cluster.", f.Path, mode, x.Who),
 			Evidence: []checks.Evidence{src, {Source: f.Path, Detail: fmt.Sprintf("mode %04o owner %d:%d", mode, f.Owner, f.Group)}},
 			Fix:      checks.Steps{facts.ChangeFix(scope, "", facts.Change{Path: f.Path, Mode: "0600"})},
 		})

@@ -10,6 +10,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
+	"github.com/socialwebcomputer/doctor/internal/source/systemd"
 )
 
 var Check = &checks.Check{
@@ -26,12 +27,15 @@ var Check = &checks.Check{
 		// "prepare environment:" (executors/kubernetes/kubernetes.go, v19.3.0).
 		Symptom: "ERROR: Job failed: getting Kubernetes config: invalid configuration: no configuration has been provided, try setting KUBERNETES_MASTER environment variable",
 		Fix: append(checks.Text("For the unit gitlab-runner.service and the kubeconfig /etc/gitlab-runner/kubeconfig.yaml "+
-			"(doctor run names this host's):"), dropIn("gitlab-runner.service", "/etc/gitlab-runner/kubeconfig.yaml")...),
+			"(doctor run names this host's, and names the drop-in so that it applies after any of the unit's drop-ins that "+
+			"resets Environment= or sets KUBECONFIG):"), dropIn("gitlab-runner.service", "/etc/gitlab-runner/kubeconfig.yaml", plan{name: defaultDropIn})...),
 		Verify: checks.Steps{checks.TargetSay, checks.TargetVars,
 			checks.Say("The KUBECONFIG of the unit's running process:"),
 			// As root, by sudo cat: a redirection would be opened by the
 			// operator's shell.
-			checks.Sh(`sudo cat "/proc/$(systemctl show -p MainPID --value "$RUNNER_UNIT")/environ" | tr '\0' '\n' | grep ^KUBECONFIG=`)},
+			checks.Sh(`sudo cat "/proc/$(systemctl show -p MainPID --value "$RUNNER_UNIT")/environ" | tr '\0' '\n' | grep ^KUBECONFIG=`),
+			checks.Say("What systemd gives the unit's process when it starts it:"),
+			checks.Sh(`systemctl show -p Environment "$RUNNER_UNIT"`)},
 		Patterns: []string{
 			// executors/kubernetes/kubernetes.go, v19.3.0: fmt.Errorf("getting Kubernetes config: %w", err);
 			// client-go tools/clientcmd/validation.go, v0.36.3: ErrEmptyConfig = "no configuration has
@@ -79,6 +83,18 @@ func run(p *checks.Pass) error {
 	cause := fmt.Sprintf("%s uses the Kubernetes executor with no host, but the runner's environment has no KUBECONFIG and "+
 		"no %s: every job fails with `getting Kubernetes config: invalid configuration: no "+
 		"configuration has been provided, try setting KUBERNETES_MASTER environment variable`.", e.Label(), home)
+	if vars, _ := svc.Unit.Environ(); svc.Found() && vars["KUBECONFIG"] == "" {
+		// The unit's own files set it, and another of its lines undoes it.
+		w, srcs := why(svc.Unit)
+		cause += w
+		for i, s := range srcs {
+			detail := "sets KUBECONFIG"
+			if i > 0 {
+				detail = "undoes it"
+			}
+			ev = append(ev, checks.Evidence{Source: s.String(), Detail: detail})
+		}
+	}
 	if len(candidates) == 0 {
 		fix = checks.Text("No kubeconfig was found on this host: install the one for this cluster as " + want +
 			" (kubeconfig-file says how), then give the runner's service its path.")
@@ -122,14 +138,38 @@ func run(p *checks.Pass) error {
 // dropIn is the systemd fix: the service's own environment, not the job's.
 // The value is data of the Environment= line: systemd's encoder quotes and
 // C-escapes it (a newline in it is \n inside one quoted word, never a
-// second directive), and refuses what systemd would not take.
-func dropIn(unit, kubeconfig string) checks.Steps {
-	return append(checks.Text("Give the runner's service its KUBECONFIG with a systemd drop-in."),
-		checks.DropIn(unit, "kubeconfig.conf", kubeconfigSection(kubeconfig))...)
+// second directive), and refuses what systemd would not take. The drop-in
+// is named and filled so that it wins (plan); the last step reads back
+// what systemd now gives the runner.
+func dropIn(unit, kubeconfig string, pl plan) checks.Steps {
+	steps := checks.Text("Give the runner's service its KUBECONFIG with a systemd drop-in.")
+	if pl.name != defaultDropIn && pl.stuck == nil {
+		steps = checks.Text(fmt.Sprintf("Give the runner's service its KUBECONFIG with a systemd drop-in named %s: drop-ins apply in file-name "+
+			"order, whatever their directory, and it must come after %s.", pl.name, sourcesText(pl.after)))
+	}
+	steps = append(steps, checks.DropIn(unit, pl.name, kubeconfigSection(kubeconfig, pl))...)
+	if len(steps) > 0 && steps[len(steps)-1].Kind == checks.KindShell {
+		steps = append(steps, checks.Say("Then read what systemd gives the runner now (KUBECONFIG must be among it):"),
+			checks.Commands(fixcode.Command("systemctl", "show", "-p", "Environment", unit)))
+	}
+	return steps
 }
 
-func kubeconfigSection(kubeconfig string) fixcode.Doc {
-	return fixcode.UnitSection("Service", fixcode.Environment("KUBECONFIG", kubeconfig))
+func kubeconfigSection(kubeconfig string, pl plan) fixcode.Doc {
+	return fixcode.UnitSection("Service", pl.entries(kubeconfig)...)
+}
+
+// sourcesText names the lines a drop-in must come after: "override.conf:2".
+func sourcesText(srcs []systemd.Source) string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range srcs {
+		if n := s.String(); !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // hostDropIn is dropIn for this host's unit and a kubeconfig it names
@@ -160,15 +200,21 @@ func hostDropIn(scope *facts.FixScope, ra *facts.RunAs, svc *facts.Service, kube
 	if err := fixcode.UnitName(unit); err != nil {
 		return append(checks.Text("Give the runner's service its KUBECONFIG with a systemd drop-in."), checks.Withheld(err))
 	}
-	file := "/etc/systemd/system/" + unit + ".d/kubeconfig.conf"
-	if err := scope.Path(file); err != nil {
-		return checks.Steps{
-			checks.Say("Give the runner's service its KUBECONFIG with a systemd drop-in, " + file + ":"),
-			checks.Document(kubeconfigSection(kubeconfig)),
-			checks.Withheld(err),
-		}
+	pl := planDropIn(svc.Unit, kubeconfig)
+	file := "/etc/systemd/system/" + unit + ".d/" + pl.name
+	var first checks.Steps
+	if pl.stuck != nil {
+		first = checks.Text(fmt.Sprintf("%s resets Environment= or removes KUBECONFIG, and its name sorts after any drop-in name doctor "+
+			"writes: remove that line (or the file) first, or no drop-in gives the runner its KUBECONFIG.", pl.stuck))
 	}
-	return dropIn(unit, kubeconfig)
+	if err := scope.Path(file); err != nil {
+		return append(first,
+			checks.Say("Give the runner's service its KUBECONFIG with a systemd drop-in, "+file+":"),
+			checks.Document(kubeconfigSection(kubeconfig, pl)),
+			checks.Withheld(err),
+		)
+	}
+	return append(first, dropIn(unit, kubeconfig, pl)...)
 }
 
 // relativeList says whether a KUBECONFIG names no file or a file by a

@@ -47,7 +47,7 @@ func TestDropInCarriesAHostileKubeconfigAsData(t *testing.T) {
 		return hostDropIn(scope, ra, svc, "/etc/gitlab-runner/"+v+"/kubeconfig.yaml", "environment = [...]")
 	}
 	benign := build("plain")
-	if blocks := benign.Blocks(); len(blocks) != 2 || blocks[0].Kind != checks.KindDropIn || blocks[1].Kind != checks.KindShell {
+	if blocks := benign.Blocks(); len(blocks) != 3 || blocks[0].Kind != checks.KindDropIn || blocks[1].Kind != checks.KindShell || blocks[2].Text != "systemctl show -p Environment gitlab-runner.service" {
 		t.Fatalf("benign: %q", benign)
 	}
 	for _, v := range hostile.Values {
@@ -66,7 +66,7 @@ func TestDropInCarriesAHostileKubeconfigAsData(t *testing.T) {
 			t.Logf("%q: refused: %s", v, got[len(got)-1].Text)
 			continue
 		}
-		if len(blocks) != 2 {
+		if len(blocks) != 3 {
 			t.Errorf("%q: %d blocks: %q", v, len(blocks), got)
 			continue
 		}
@@ -94,7 +94,7 @@ func TestRelativeKubeconfigGetsNoDropIn(t *testing.T) {
 			t.Errorf("%q: %q", v, got)
 		}
 	}
-	if got := hostDropIn(scope, ra, svc, "/etc/a.yaml::/etc/b.yaml", ""); len(got.Blocks()) != 2 {
+	if got := hostDropIn(scope, ra, svc, "/etc/a.yaml::/etc/b.yaml", ""); len(got.Blocks()) != 3 {
 		t.Errorf("a list of absolute paths: %q", got)
 	}
 }
@@ -144,8 +144,8 @@ func TestHostileEnvironmentValueThroughTheCheck(t *testing.T) {
 	r := checktest.ForRunner(t, checktest.Check(t, Check, checktest.Root(root.Dir), checktest.Offline()), 1)
 	f := checktest.WantFinding(t, r, checks.Critical, "KUBECONFIG appears only in [[runners]] environment")
 	blocks := f.Fix.Blocks()
-	if len(blocks) != 2 || blocks[0].Kind != checks.KindDropIn {
-		t.Fatalf("want the drop-in and its commands: %q", f.Fix)
+	if len(blocks) != 3 || blocks[0].Kind != checks.KindDropIn {
+		t.Fatalf("want the drop-in, its commands and the read-back: %q", f.Fix)
 	}
 	lines := strings.Split(blocks[0].Text, "\n")
 	if len(lines) != 2 {
@@ -153,5 +153,26 @@ func TestHostileEnvironmentValueThroughTheCheck(t *testing.T) {
 	}
 	if back := environment(t, lines[1]); back != "KUBECONFIG="+v {
 		t.Errorf("systemd reads %q", back)
+	}
+}
+
+// A vendor drop-in that unsets KUBECONFIG: UnsetEnvironment= is applied
+// last, so no Environment= line brings it back. doctor says which line
+// removes it, and its drop-in empties that list and gives back its other
+// entries, after the line that removes it.
+func TestUnsetEnvironmentRemovesKubeconfig(t *testing.T) {
+	root := testroot.New(t)
+	root.Write("/etc/systemd/system/gitlab-runner.service", "[Service]\nExecStart=/usr/bin/gitlab-runner run --config /etc/gitlab-runner/config.toml\n"+
+		"Environment=KUBECONFIG=/etc/gitlab-runner/kubeconfig.yaml\nUnsetEnvironment=NO_PROXY\n", 0o644)
+	root.Write("/usr/lib/systemd/system/service.d/zz-hardening.conf", "[Service]\nUnsetEnvironment=KUBECONFIG HTTP_PROXY\n", 0o644)
+	root.Write("/usr/bin/gitlab-runner", "#!/bin/sh\n", 0o755)
+	root.Write("/etc/gitlab-runner/kubeconfig.yaml", "apiVersion: v1\nkind: Config\n", 0o600)
+	root.Write("/etc/gitlab-runner/config.toml", "concurrent = 1\n[[runners]]\n  name = \"k\"\n  url = \"https://gitlab.example.invalid/\"\n  executor = \"kubernetes\"\n  [runners.kubernetes]\n    namespace = \"gitlab-runner\"\n", 0o600)
+	r := checktest.ForRunner(t, checktest.Check(t, Check, checktest.Root(root.Dir), checktest.Offline()), 1)
+	f := checktest.WantFinding(t, r, checks.Critical,
+		"gitlab-runner.service sets KUBECONFIG (/etc/systemd/system/gitlab-runner.service:3), but UnsetEnvironment=KUBECONFIG (/usr/lib/systemd/system/service.d/zz-hardening.conf:2) removes it",
+		"a systemd drop-in named zz-kubeconfig.conf", "it must come after /usr/lib/systemd/system/service.d/zz-hardening.conf:2")
+	if blocks := f.Fix.Blocks(); len(blocks) != 3 || blocks[0].Text != "[Service]\nEnvironment=KUBECONFIG=/etc/gitlab-runner/kubeconfig.yaml\nUnsetEnvironment=\nUnsetEnvironment=NO_PROXY\nUnsetEnvironment=HTTP_PROXY" {
+		t.Errorf("the drop-in: %q", f.Fix)
 	}
 }

@@ -62,8 +62,12 @@ func run(p *checks.Pass) error {
 	if svc.Err != nil {
 		return fmt.Errorf("reading %s: %w", svc.Name, svc.Err)
 	}
+	if svc.NotLoaded() {
+		notLoaded(p, svc)
+		return nil
+	}
 	if !svc.Found() {
-		return checks.Skip("no %s on systemd's unit path (%s): the runner is not run by systemd here", svc.Name, strings.Join(systemd.SearchPath, ", "))
+		return checks.Skip("no %s on systemd's unit path (%s): the runner is not run by systemd here", svc.Name, strings.Join(systemd.MainSearchPath, ", "))
 	}
 	u := svc.Unit
 	restart := checks.Commands(reload(svc.Name)...)
@@ -77,6 +81,7 @@ func run(p *checks.Pass) error {
 		return nil
 	}
 	proc := r.Selected
+	systemdView(p, svc, proc == nil && len(r.All) == 0, restart)
 	var reported map[systemd.Source]bool
 	var unknown error
 	if proc == nil && len(r.All) == 0 {
@@ -129,6 +134,62 @@ func run(p *checks.Pass) error {
 		}
 	}
 	return nil
+}
+
+// notLoaded reports a unit whose file exists while the running manager
+// does not know the unit (`systemctl show` says LoadState=not-found): it
+// was written after the last daemon-reload, and systemctl start answers
+// "Unit gitlab-runner.service not found." until systemd reads its unit
+// directories again (the manager's unit path cache, src/core/manager.c,
+// systemd 252).
+func notLoaded(p *checks.Pass, svc *facts.Service) {
+	p.Report(checks.Finding{
+		Severity: checks.Error,
+		Cause: fmt.Sprintf("%s exists (%s), but the running systemd has not loaded it: it was written after the last "+
+			"`systemctl daemon-reload`, so `systemctl start %s` says the unit is not found and nothing starts the runner.", svc.Name, svc.Unit.Path, svc.Name),
+		Evidence: []checks.Evidence{
+			{Source: svc.Unit.Path, Detail: "exists"},
+			{Source: "systemctl show " + svc.Name, Detail: "LoadState=not-found"},
+		},
+		Fix: checks.Steps{checks.Commands(systemctl("daemon-reload"), systemctl("enable", "--now", svc.Name))},
+	})
+}
+
+// systemdView reports what the running manager says and the files do not:
+// unit files changed since it loaded them (NeedDaemonReload=yes), so a
+// restart runs what it loaded, not what the files say; and, for a runner
+// that is down, the last start's failure as systemd recorded it.
+func systemdView(p *checks.Pass, svc *facts.Service, down bool, restart checks.Step) {
+	sd := svc.Systemd()
+	if sd == nil {
+		return
+	}
+	src := "systemctl show " + svc.Name
+	if sd.NeedDaemonReload {
+		differs := ""
+		if len(svc.Unit.Overridden) > 0 {
+			differs = fmt.Sprintf(" What it loaded differs from the files in %s; doctor diagnoses what systemd would run.", strings.Join(svc.Unit.Overridden, ", "))
+		}
+		p.Report(checks.Finding{
+			Cause: fmt.Sprintf("%s's files changed after systemd loaded them (NeedDaemonReload=yes): until `systemctl daemon-reload`, "+
+				"starting or restarting the runner runs the unit as systemd loaded it, not as its files say now.%s", svc.Name, differs),
+			Evidence: []checks.Evidence{{Source: src, Detail: "NeedDaemonReload=yes"}},
+			Fix:      checks.Steps{restart},
+		})
+	}
+	if down && sd.ActiveState == "failed" {
+		// systemd.service(5), Result=: "exit-code", "signal", "core-dump",
+		// "timeout", "resources", "start-limit-hit" ...; ExecMainStatus= is
+		// the main process's exit status.
+		p.Report(checks.Finding{
+			Severity: checks.Error,
+			Cause: fmt.Sprintf("systemd says %s failed (Result=%s, ExecMainStatus=%d): the runner's last start ended, and nothing "+
+				"restarted it. Its own last words are in the journal.", svc.Name, sd.Result, sd.ExecMainStatus),
+			Evidence: []checks.Evidence{{Source: src, Detail: fmt.Sprintf("ActiveState=%s SubState=%s Result=%s ExecMainStatus=%d", sd.ActiveState, sd.SubState, sd.Result, sd.ExecMainStatus)}},
+			Fix: checks.Steps{checks.Say("Read why it stopped, correct it, then start it again:"),
+				checks.Commands(fixcode.Command("journalctl", "--unit", svc.Name, "--lines", "50", "--no-pager").Sudo(), systemctl("restart", svc.Name))},
+		})
+	}
 }
 
 // staleEnvironment compares what the unit sets with what the running

@@ -18,7 +18,7 @@ func TestNoRunnerSaysWhereItLooked(t *testing.T) {
 	for _, want := range []string{
 		"none in /proc whose comm or argv[0] is gitlab-runner",
 		"No runner was found here; where doctor looked:",
-		"no gitlab-runner.service on systemd's unit path (/etc/systemd/system, /run/systemd/system, /usr/lib/systemd/system, /lib/systemd/system)",
+		"no gitlab-runner.service on systemd's unit path (/etc/systemd/system, /run/systemd/system, /lib/systemd/system, /usr/lib/systemd/system)",
 		"/etc/gitlab-runner/config.toml does not exist; give --config",
 	} {
 		if !strings.Contains(flat(out), want) {

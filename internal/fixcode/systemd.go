@@ -12,6 +12,22 @@ type Entry struct {
 	key   string
 	name  string // Environment=: the variable's name
 	value string
+	// bare is an UnsetEnvironment= entry without a value (the name alone);
+	// reset is an empty assignment, which empties the key's list.
+	bare, reset bool
+}
+
+// UnsetEnvironmentReset is "UnsetEnvironment=": it empties the list of
+// variables the unit removes from the process's environment, as far as
+// files applied before it built it (systemd.exec(5), UnsetEnvironment=:
+// "the list of variables is reset if the empty string is assigned").
+func UnsetEnvironmentReset() Entry { return Entry{key: "UnsetEnvironment", reset: true} }
+
+// UnsetEnvironmentOf is an UnsetEnvironment= entry the unit already has,
+// given back after a reset: the variable name alone, or NAME=VALUE when
+// hasValue. The name is checked as systemd's env_name_is_valid does.
+func UnsetEnvironmentOf(name, value string, hasValue bool) Entry {
+	return Entry{key: "UnsetEnvironment", name: name, value: value, bare: !hasValue}
 }
 
 // Environment is an Environment= line setting name to value.
@@ -42,8 +58,14 @@ func UnitSection(name constText, entries ...Entry) Doc {
 }
 
 func (e Entry) render() (string, error) {
+	if e.reset {
+		return e.key + "=", nil
+	}
 	if !identifier.MatchString(e.name) {
 		return "", &Refusal{Why: fmt.Sprintf("%q is not an environment variable name systemd accepts", e.name)}
+	}
+	if e.bare {
+		return e.key + "=" + e.name, nil
 	}
 	v, err := value(e.value)
 	if err != nil {

@@ -168,24 +168,33 @@ func tlsConfig(r facts.RunnerReader, a *Address) (*tls.Config, *TLSError) {
 	if a.CertPath == "" {
 		return c, nil // system roots and no client certificate, as tlsconfig.Client gives
 	}
-	caFile := path.Join(a.CertPath, "ca.pem")
+	// A relative tls_cert_path (or DOCKER_CERT_PATH) names files the
+	// runner opens from its working directory (it changes to
+	// --working-directory at start, commands/multi.go, v19.3.0); its
+	// errors name them as it was given.
+	dir := a.CertPath
+	if !path.IsAbs(dir) && r.RA != nil && r.RA.Cwd != "" {
+		dir = path.Join(r.RA.Cwd, dir)
+	}
+	caName := path.Join(a.CertPath, "ca.pem")
+	caFile := path.Join(dir, "ca.pem")
 	ca, err := r.Read(caFile, hostio.KindPEM)
 	if err != nil {
-		return nil, &TLSError{caFile, fmt.Errorf("could not read CA certificate %q: %w", caFile, asOpened(caFile, err))}
+		return nil, &TLSError{caFile, fmt.Errorf("could not read CA certificate %q: %w", caName, asOpened(caName, err))}
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(ca) {
-		return nil, &TLSError{caFile, fmt.Errorf("failed to append certificates from PEM file: %q", caFile)}
+		return nil, &TLSError{caFile, fmt.Errorf("failed to append certificates from PEM file: %q", caName)}
 	}
 	c.RootCAs = pool
-	certFile, keyFile := path.Join(a.CertPath, "cert.pem"), path.Join(a.CertPath, "key.pem")
+	certFile, keyFile := path.Join(dir, "cert.pem"), path.Join(dir, "key.pem")
 	cert, err := r.Read(certFile, hostio.KindPEM)
 	if err != nil {
-		return nil, &TLSError{certFile, fmt.Errorf("could not load X509 key pair: %w", asOpened(certFile, err))}
+		return nil, &TLSError{certFile, fmt.Errorf("could not load X509 key pair: %w", asOpened(path.Join(a.CertPath, "cert.pem"), err))}
 	}
 	key, err := r.Read(keyFile, hostio.KindPEM)
 	if err != nil {
-		return nil, &TLSError{keyFile, fmt.Errorf("could not load X509 key pair: %w", asOpened(keyFile, err))}
+		return nil, &TLSError{keyFile, fmt.Errorf("could not load X509 key pair: %w", asOpened(path.Join(a.CertPath, "key.pem"), err))}
 	}
 	pair, err := tls.X509KeyPair(cert, key)
 	if err != nil {

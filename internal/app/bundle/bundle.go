@@ -28,9 +28,11 @@ import (
 	"time"
 
 	cut "github.com/socialwebcomputer/doctor/checks/client/kube/keep"
+	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/hostio/atomicfile"
 	"github.com/socialwebcomputer/doctor/internal/redact"
+	"github.com/socialwebcomputer/doctor/internal/source/systemd"
 	"github.com/socialwebcomputer/doctor/internal/text/lazyre"
 	"github.com/socialwebcomputer/doctor/report"
 )
@@ -178,7 +180,9 @@ func redactTape(t *hostio.Tape) (map[string]*hostio.FileRecord, map[string]*host
 	probes := map[string]*hostio.ProbeRecord{}
 	for k, r := range t.Probes {
 		c := *r
-		if len(c.Value) > 0 {
+		if len(c.Value) > 0 && strings.HasPrefix(k, systemd.ProbeKind+" ") {
+			c.Value = redactSystemdShow(c.Value)
+		} else if len(c.Value) > 0 {
 			c.Value = redactJSON(c.Value)
 			if strings.HasPrefix(k, "gitlab-http ") {
 				c.Value = redactResponseBody(c.Value)
@@ -267,6 +271,22 @@ func keyURL(key string) *url.URL {
 		}
 	}
 	return nil
+}
+
+// redactSystemdShow keeps of the running manager's answer for the unit what
+// a unit file's copy keeps: the values of the variables a check reads,
+// stand-ins for the others, ExecStart='s words through the pattern net. An
+// answer that does not decode is described by redactJSON's net alone.
+func redactSystemdShow(b []byte) []byte {
+	var s *systemd.Show
+	if err := json.Unmarshal(b, &s); err != nil || s == nil {
+		return redactJSON(b)
+	}
+	out, err := json.Marshal(s.Redacted(facts.ProcessVariableRead, redact.StandIn, redactFreeText))
+	if err != nil {
+		return redactJSON(b)
+	}
+	return out
 }
 
 // dataLine is a kubeconfig's inline certificate or key.

@@ -2,10 +2,13 @@ package bundle
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/redact"
+	"github.com/socialwebcomputer/doctor/internal/source/systemd"
 )
 
 // Every planted secret is gone from what the bundle keeps, and what the
@@ -117,5 +120,33 @@ func TestRedactTextShapesOfSecrets(t *testing.T) {
 		if strings.Count(string(out), "\n") != strings.Count(tc.in, "\n") {
 			t.Errorf("lines moved:\n%s", out)
 		}
+	}
+}
+
+// The running manager's answer for the unit (systemctl show, recorded by
+// systemd.Ask) keeps the values of the variables a check reads and stand-ins
+// for every other: a token in an Environment= of the unit never reaches
+// the bundle, in the answer or in its ExecStart= words.
+func TestRedactSystemdShow(t *testing.T) {
+	const token = "glrt-Zx8sEcretTokenValue123"
+	show := &systemd.Show{LoadState: "loaded",
+		Environment:      []string{"KUBECONFIG=/etc/gitlab-runner/kubeconfig.yaml", "RUNNER_TOKEN=" + token},
+		UnsetEnvironment: []string{"HTTPS_PROXY", "RUNNER_TOKEN=" + token},
+		ExecStart:        []systemd.ShowExec{{Path: "/usr/bin/gitlab-runner", Argv: "/usr/bin/gitlab-runner run --token " + token}}}
+	tape := hostio.NewTape()
+	if _, err := hostio.Probe(&hostio.Env{Tape: tape}, systemd.ProbeKind, "gitlab-runner.service", func() (*systemd.Show, error) { return show, nil }); err != nil {
+		t.Fatal(err)
+	}
+	_, probes, _, _ := redactTape(tape)
+	rec := probes[systemd.ProbeKind+" gitlab-runner.service"]
+	if rec == nil || strings.Contains(string(rec.Value), token) {
+		t.Fatalf("the bundle keeps: %s", rec.Value)
+	}
+	var back systemd.Show
+	if err := json.Unmarshal(rec.Value, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Environment[0] != "KUBECONFIG=/etc/gitlab-runner/kubeconfig.yaml" || !strings.HasPrefix(back.Environment[1], "RUNNER_TOKEN=") || back.UnsetEnvironment[0] != "HTTPS_PROXY" {
+		t.Errorf("redacted: %+v", back)
 	}
 }

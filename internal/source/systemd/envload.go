@@ -35,7 +35,7 @@ func (u *Unit) loadEnvironmentFiles(env *hostio.Env) {
 			} else {
 				msg += "; the service fails to start"
 			}
-			u.Problems = append(u.Problems, Problem{Source: f.Source, Message: msg, Fatal: !f.Optional})
+			u.Problems = append(u.Problems, Problem{Source: f.Source, Message: msg, Fatal: !f.Optional, AtStart: true})
 		}
 		matches, err := globUnderRoot(env, f.Path)
 		if err != nil {

@@ -54,3 +54,61 @@ func FuzzEnvFile(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseShow reads arbitrary text as systemctl show's answer: it never
+// panics, and a list it splits, written back as shell_maybe_quote writes
+// it, splits to the same words.
+func FuzzParseShow(f *testing.F) {
+	f.Add(showOutput)
+	f.Add("LoadState=loaded\nEnvironment=\"a\\\"b\" c\nExecStart={ path=/x ; argv[]=/x ; ignore_errors=no ; start_time=[n/a] }\n")
+	f.Fuzz(func(t *testing.T, out string) {
+		s, err := ParseShow(out)
+		if err != nil {
+			return
+		}
+		for _, kv := range s.Environment {
+			if strings.ContainsRune(kv, 0) && !strings.ContainsRune(out, 0) {
+				t.Fatalf("a NUL out of nowhere: %q", kv)
+			}
+		}
+		back, err := SplitShowList(showQuoteList(s.UnsetEnvironment))
+		if err != nil || strings.Join(back, "\x00") != strings.Join(s.UnsetEnvironment, "\x00") {
+			t.Fatalf("%q written back reads %q (%v)", s.UnsetEnvironment, back, err)
+		}
+	})
+}
+
+// showQuoteList writes words as systemctl does (shell_maybe_quote, flags 0).
+func showQuoteList(words []string) string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		bare := w != ""
+		for _, c := range []byte(w) {
+			if c <= ' ' || c >= 127 || strings.IndexByte("\"\\`$*?['()<>|&;!", c) >= 0 {
+				bare = false
+			}
+		}
+		if bare {
+			out[i] = w
+			continue
+		}
+		var b strings.Builder
+		b.WriteByte('"')
+		for _, c := range []byte(w) {
+			switch {
+			case c == '\n':
+				b.WriteString(`\n`)
+			case c == '\t':
+				b.WriteString(`\t`)
+			case strings.IndexByte("\"\\`$", c) >= 0:
+				b.WriteByte('\\')
+				b.WriteByte(c)
+			default:
+				b.WriteByte(c)
+			}
+		}
+		b.WriteByte('"')
+		out[i] = b.String()
+	}
+	return strings.Join(out, " ")
+}

@@ -469,6 +469,71 @@ func (lp *lookup) nullOrEmpty(p string) bool {
 	return st.Mode()&fs.ModeCharDevice != 0 || (st.Mode().IsRegular() && st.Size() == 0)
 }
 
+// EnabledInstances are the instances of template ("gitlab-runner@.service")
+// that some target's .wants/, .requires/ or .upholds/ directory links, as
+// Enabled finds them: `systemctl enable gitlab-runner@main` links
+// gitlab-runner@main.service to the template. Sorted, each once.
+func EnabledInstances(env *hostio.Env, template string) []string {
+	if !isTemplate(template) {
+		return nil
+	}
+	prefix := strings.TrimSuffix(template, "."+unitType(template))
+	seen := map[string]bool{}
+	var out []string
+	for _, d := range SearchPath {
+		rd, err := resolve(env, d, true)
+		if err != nil {
+			continue
+		}
+		ents, err := env.ReadDir(rd)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			n := e.Name()
+			if !strings.HasSuffix(n, ".wants") && !strings.HasSuffix(n, ".requires") && !strings.HasSuffix(n, ".upholds") {
+				continue
+			}
+			sub, err := resolve(env, rd+"/"+n, true)
+			if err != nil {
+				continue
+			}
+			links, err := env.ReadDir(sub)
+			if err != nil {
+				continue
+			}
+			for _, l := range links {
+				name := l.Name()
+				if seen[name] || !strings.HasPrefix(name, prefix) || !isInstance(name) || unitTemplate(name) != template || !unitNameValid(name) {
+					continue
+				}
+				if ok, _ := Enabled(env, name); ok {
+					seen[name] = true
+					out = append(out, name)
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// linkMasked is null_or_empty_path() of a .wants/ link: its target, followed
+// under the root, is /dev/null, a character device or an empty regular file.
+// A link that leads nowhere is no mask: the manager then looks the unit up
+// by name.
+func linkMasked(env *hostio.Env, p string) bool {
+	res, err := resolve(env, p, true)
+	if res == "/dev/null" {
+		return true
+	}
+	if err != nil {
+		return false
+	}
+	st, err := env.Stat(res)
+	return err == nil && (st.Mode()&fs.ModeCharDevice != 0 || (st.Mode().IsRegular() && st.Size() == 0))
+}
+
 func appendUniq(list []string, s string) []string {
 	if contains(list, s) {
 		return list
@@ -583,6 +648,13 @@ func Enabled(env *hostio.Env, name string) (bool, []string) {
 			}
 			st, err := env.Lstat(sub + "/" + name)
 			if err != nil || st.Mode()&fs.ModeSymlink == 0 {
+				continue
+			}
+			if linkMasked(env, sub+"/"+name) {
+				// process_deps() (src/core/load-dropin.c, systemd 252): a
+				// dependency whose link leads to /dev/null or an empty file
+				// is masked and ignored ("%s dependency on %s is masked by
+				// %s, ignoring.").
 				continue
 			}
 			links = append(links, d+"/"+n+"/"+name)

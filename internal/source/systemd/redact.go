@@ -55,15 +55,7 @@ func redactEnvironment(file string, data []byte, keep func(name string) bool, st
 		if r.first < 1 || r.last > len(lines) || r.last < r.first {
 			return nil, errors.New("the unit's lines do not split as systemd reads them")
 		}
-		one := parseUnitBytes(name, file, []byte("[Service]\nEnvironment="+r.value+"\n"))
-		var words []string
-		for _, a := range one.Environment {
-			v := a.Value
-			if !keep(a.Name) {
-				v = standIn(v)
-			}
-			words = append(words, quoteUnitWord(a.Name+"="+v))
-		}
+		words := redactEnvironmentWords(name, r.value, keep, standIn)
 		if len(words) == 0 {
 			return nil, errors.New("an Environment= line holds no assignment systemd takes")
 		}
@@ -163,7 +155,38 @@ func redactExecStart(file string, data []byte, argv func([]string) []string) ([]
 // resolution made: quoteUnitWord's double quotes, escapes and doubled %,
 // with each $ left as it is (the word's own $$ is still two, a variable
 // reference still one), since systemd expands them after.
-func quoteExecWord(w string) string { return quoteUnitWord(w) }
+func quoteExecWord(w string) string { return quoteUnitWord(w, true) }
+
+// redactEnvironmentWords rewrites one Environment= value word by word as
+// setEnvironment reads it: a word that is no valid assignment once its
+// specifiers are resolved goes (systemd ignores it); a kept variable keeps
+// its word as written, specifiers unresolved (a template's %i stays %i, for
+// the instance doctor analyze loads it as); any other value becomes the
+// stand-in of its resolved value.
+func redactEnvironmentWords(unit, value string, keep func(string) bool, standIn func(string) string) []string {
+	u := &Unit{Name: unit}
+	var words []string
+	for p := value; ; {
+		w, rest, ok, err := extractWord(p, exCUnescape|exUnquote)
+		if err != nil || !ok {
+			return words
+		}
+		p = rest
+		resolved, _, err := u.specifiers(w)
+		if err != nil {
+			continue
+		}
+		name, val, hasEq := strings.Cut(resolved, "=")
+		if !hasEq || !envNameValid(name) || !utf8Valid(val) {
+			continue
+		}
+		if rawName, _, _ := strings.Cut(w, "="); keep(name) && rawName == name {
+			words = append(words, quoteUnitWord(w, false))
+			continue
+		}
+		words = append(words, quoteUnitWord(name+"="+standIn(val), true))
+	}
+}
 
 // RedactEnvFile rewrites an EnvironmentFile='s data: each assignment on
 // the line it started on, in double quotes; comments and what continued a
@@ -229,9 +252,10 @@ func unitNameOf(file string) string {
 
 // quoteUnitWord quotes w for Environment= (extract_first_word with
 // EXTRACT_UNQUOTE|EXTRACT_CUNESCAPE, then specifier expansion): in double
-// quotes, backslash and quote escaped, % doubled, control characters as
-// \xNN.
-func quoteUnitWord(w string) string {
+// quotes, backslash and quote escaped, control characters as \xNN, and %
+// doubled when literal (w is a value; otherwise w is a word as written,
+// whose specifiers stay specifiers).
+func quoteUnitWord(w string, literal bool) string {
 	var b strings.Builder
 	b.WriteByte('"')
 	for _, r := range w {
@@ -239,7 +263,7 @@ func quoteUnitWord(w string) string {
 		case r == '\\' || r == '"':
 			b.WriteByte('\\')
 			b.WriteRune(r)
-		case r == '%':
+		case r == '%' && literal:
 			b.WriteString("%%")
 		case r < 0x20 || r == 0x7f:
 			fmt.Fprintf(&b, `\x%02x`, r)

@@ -158,3 +158,22 @@ func FuzzRedactUnit(f *testing.F) {
 		}
 	})
 }
+
+// A template's drop-in keeps its specifiers: the bundle's copy of
+// gitlab-runner@.service.d/kubeconfig.conf still says %i, so doctor analyze
+// resolves it for the instance it loads, as the live run did.
+func TestRedactUnitKeepsSpecifiers(t *testing.T) {
+	in := "[Service]\nEnvironment=KUBECONFIG=/etc/gitlab-runner/%i/kubeconfig.yaml \"TOKEN=s3cret%%x\" P=100%%\n"
+	out, err := RedactUnit("/etc/systemd/system/gitlab-runner@.service.d/kubeconfig.conf", []byte(in),
+		func(n string) bool { return n == "KUBECONFIG" || n == "P" }, func(v string) string { return "stand-in" }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "[Service]\nEnvironment=\"KUBECONFIG=/etc/gitlab-runner/%i/kubeconfig.yaml\" \"TOKEN=stand-in\" \"P=100%%\"\n"; string(out) != want {
+		t.Errorf("redacted:\n%s\nwant\n%s", out, want)
+	}
+	u := parseUnitBytes("gitlab-runner@tenant.service", "x", out)
+	if vars, _ := u.Environ(); vars["KUBECONFIG"] != "/etc/gitlab-runner/tenant/kubeconfig.yaml" || vars["P"] != "100%" {
+		t.Errorf("read back for an instance: %v", vars)
+	}
+}

@@ -48,6 +48,8 @@ func (u *Unit) setting(section, key, value string, src Source, fatal bool) bool 
 		u.setEnvironment(d, value)
 	case "Service.EnvironmentFile":
 		u.setEnvironmentFile(d, value)
+	case "Service.UnsetEnvironment":
+		u.setUnsetEnvironment(d, value)
 	case "Install.WantedBy":
 		if value == "" {
 			u.WantedBy = nil
@@ -331,6 +333,7 @@ func (u *Unit) setWorkingDirectory(d *diag, value string) bool {
 func (u *Unit) setEnvironment(d *diag, value string) {
 	if value == "" {
 		u.Environment = nil
+		u.EnvironmentResets = append(u.EnvironmentResets, d.src)
 		return
 	}
 	for p := value; ; {
@@ -355,6 +358,56 @@ func (u *Unit) setEnvironment(d *diag, value string) {
 			continue
 		}
 		u.Environment = append(u.Environment, Assignment{Name: name, Value: val, Source: d.src})
+		u.everSet = append(u.everSet, Assignment{Name: name, Value: val, Source: d.src})
+	}
+}
+
+// setUnsetEnvironment is config_parse_unset_environ() (src/core/load-fragment.c,
+// systemd 252): an empty assignment resets the list; otherwise each word
+// (quotes and C escapes as in Environment=), its specifiers resolved, is a
+// variable name or a NAME=VALUE assignment, anything else ignored with a
+// warning; a word already in the list is not added again
+// (strv_extend_strv(..., filter_duplicates=true)). systemd.exec(5):
+// "Explicit list of environment variable names or assignments to remove
+// from the environment passed to executed processes ... This option is
+// applied last, i.e. after the environment for the unit has been put
+// together ... the list of variables is reset if the empty string is
+// assigned."
+func (u *Unit) setUnsetEnvironment(d *diag, value string) {
+	if value == "" {
+		u.UnsetEnvironment = nil
+		u.UnsetResets = append(u.UnsetResets, d.src)
+		return
+	}
+	for p := value; ; {
+		w, rest, ok, err := extractWord(p, exCUnescape|exUnquote)
+		if err != nil {
+			d.warn("invalid syntax (%v), UnsetEnvironment= ignored: %s", err, quoteForMessage(value))
+			return
+		}
+		if !ok {
+			return
+		}
+		p = rest
+		resolved, err := d.specifiers(w)
+		if err != nil {
+			d.warn("failed to resolve specifiers in %s, ignored", quoteForMessage(w))
+			continue
+		}
+		name, val, hasEq := strings.Cut(resolved, "=")
+		if !envNameValid(name) || (hasEq && !utf8Valid(val)) {
+			d.warn("invalid environment name or assignment, ignored: %s", quoteForMessage(resolved))
+			continue
+		}
+		x := Unset{Name: name, Value: val, HasValue: hasEq, Source: d.src}
+		u.everUnset = append(u.everUnset, x)
+		dup := false
+		for _, y := range u.UnsetEnvironment {
+			dup = dup || y.Entry() == resolved
+		}
+		if !dup {
+			u.UnsetEnvironment = append(u.UnsetEnvironment, x)
+		}
 	}
 }
 

@@ -21,12 +21,33 @@ import (
 )
 
 // SearchPath is systemd's unit search path for system units, in precedence
-// order. systemd's full list (src/basic/path-lookup.c, lookup_paths_init(),
-// RUNTIME_SCOPE_SYSTEM) also has the control, transient, generator and
-// attached directories and /usr/local/lib/systemd/system; those rarely hold
-// a gitlab-runner unit and are left out. /lib/systemd/system is systemd's
-// split-usr entry and, on merged-usr hosts, resolves to /usr/lib.
-var SearchPath = []string{"/etc/systemd/system", "/run/systemd/system", "/usr/lib/systemd/system", "/lib/systemd/system"}
+// order, as Debian 12's systemd 252 has it (`systemd-analyze unit-paths`;
+// lookup_paths_init() in src/basic/path-lookup.c, RUNTIME_SCOPE_SYSTEM,
+// built split-usr, so SYSTEM_DATA_UNIT_DIR is /lib/systemd/system and comes
+// before /usr/lib/systemd/system). The generator directories are filled by
+// the generators when the manager starts, so under a root they hold what
+// the host's generators last wrote. On a merged-/usr host /lib is a link to
+// usr/lib and the two directories are one: a unit there is found, and
+// named, as /lib/systemd/system/NAME (systemctl show's FragmentPath=).
+var SearchPath = []string{
+	"/etc/systemd/system.control",
+	"/run/systemd/system.control",
+	"/run/systemd/transient",
+	"/run/systemd/generator.early",
+	"/etc/systemd/system",
+	"/etc/systemd/system.attached",
+	"/run/systemd/system",
+	"/run/systemd/system.attached",
+	"/run/systemd/generator",
+	"/usr/local/lib/systemd/system",
+	"/lib/systemd/system",
+	"/usr/lib/systemd/system",
+	"/run/systemd/generator.late",
+}
+
+// MainSearchPath is the part of SearchPath an administrator writes units
+// and drop-ins to, for messages.
+var MainSearchPath = []string{"/etc/systemd/system", "/run/systemd/system", "/lib/systemd/system", "/usr/lib/systemd/system"}
 
 // Source is where a setting came from: a host path and a 1-based line. For
 // a setting continued over several lines with a trailing backslash, Line
@@ -54,6 +75,10 @@ type Problem struct {
 	// "-"). Errors in drop-ins are never fatal: systemd ignores them, but
 	// stops reading that drop-in where they occur.
 	Fatal bool
+	// AtStart says the problem shows when the service starts, not when
+	// the unit loads (an EnvironmentFile= is read at start): systemd
+	// loads the unit (LoadState=loaded) and fails its start.
+	AtStart bool
 }
 
 func (p Problem) String() string { return p.Source.String() + ": " + p.Message }
@@ -78,6 +103,28 @@ type EnvFile struct {
 	// file is not an error; any other failure of an optional file is
 	// reported here although systemd silently skips that file too.
 	Err error
+}
+
+// Unset is one UnsetEnvironment= entry: a name, which removes the variable
+// whatever its value, or NAME=VALUE, which removes it only with that value
+// (strv_env_delete() and env_match() in src/basic/env-util.c, systemd 252).
+type Unset struct {
+	Name, Value string
+	HasValue    bool
+	Source      Source
+}
+
+// Entry is the entry as written: NAME or NAME=VALUE.
+func (x Unset) Entry() string {
+	if x.HasValue {
+		return x.Name + "=" + x.Value
+	}
+	return x.Name
+}
+
+// Removes says whether the entry removes the variable name=value.
+func (x Unset) Removes(name, value string) bool {
+	return x.Name == name && (!x.HasValue || x.Value == value)
 }
 
 // File is a file the unit's configuration came from.
@@ -142,6 +189,13 @@ type Unit struct {
 
 	Environment      []Assignment // Environment= assignments in order, after resets
 	EnvironmentFiles []EnvFile    // after resets, in order
+	// UnsetEnvironment are the UnsetEnvironment= entries after resets, each
+	// once: applied last, to everything else the process would get.
+	UnsetEnvironment []Unset
+	// EnvironmentResets and UnsetResets are the empty Environment= and
+	// UnsetEnvironment= assignments read, in order: each emptied its list
+	// as the files applied before it had built it.
+	EnvironmentResets, UnsetResets []Source
 
 	WantedBy []string // [Install] WantedBy=, for messages about enabling
 
@@ -153,6 +207,20 @@ type Unit struct {
 	Conditions []Condition
 
 	Problems []Problem
+
+	// Systemd is the running manager's answer for the unit (Ask), nil where
+	// none was asked; UseSystemd made it the unit's, and Overridden names
+	// the properties in which it differed from the files.
+	Systemd    *Show
+	Overridden []string
+
+	// everSet is every Environment= assignment read, resets or not: where
+	// systemd's answer has a variable the files reset since, the line
+	// that set it.
+	everSet []Assignment
+	// everUnset is every UnsetEnvironment= entry read, repeated or reset
+	// since or not.
+	everUnset []Unset
 
 	typeSet         string // Type= as set
 	busName         string // BusName=
@@ -167,11 +235,14 @@ func (u *Unit) Found() bool { return u.Path != "" }
 // Environ is the environment systemd gives the main process from the unit:
 // Environment= in order (later wins), then the EnvironmentFile= files in
 // order, which override Environment= (systemd.exec(5): "Settings from
-// these files override settings made with Environment="; exec-invoke.c
-// merges context->environment before the files' variables). origin says
-// where each variable came from. Variables systemd adds itself (PATH,
-// INVOCATION_ID, HOME and USER when User= is set, ...) and
-// PassEnvironment= are not included.
+// these files override settings made with Environment="; exec_child() in
+// src/core/execute.c, systemd 252, merges context->environment before the
+// files' variables), then UnsetEnvironment= removes what it names
+// ("applied last", systemd.exec(5); strv_env_delete(accum_env, 1,
+// context->unset_environment) in exec_child()). origin says where each
+// variable came from. Variables systemd adds itself (PATH, INVOCATION_ID,
+// HOME and USER when User= is set, ...) and PassEnvironment= are not
+// included: Unset says whether UnsetEnvironment= removes one of those.
 func (u *Unit) Environ() (vars map[string]string, origin map[string]Source) {
 	vars, origin = map[string]string{}, map[string]Source{}
 	for _, a := range u.Environment {
@@ -182,7 +253,60 @@ func (u *Unit) Environ() (vars map[string]string, origin map[string]Source) {
 			vars[a.Name], origin[a.Name] = a.Value, a.Source
 		}
 	}
+	for k, v := range vars {
+		if _, ok := u.Unset(k, v); ok {
+			delete(vars, k)
+			delete(origin, k)
+		}
+	}
 	return vars, origin
+}
+
+// Assignments are every Environment= assignment of name the files make,
+// in the order systemd applies them, whether a later reset undid it or not.
+func (u *Unit) Assignments(name string) []Assignment {
+	var out []Assignment
+	for _, a := range u.everSet {
+		if a.Name == name {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Unsets are every UnsetEnvironment= entry the files make, in the order
+// systemd applies them, repeated or reset since or not: a repeat is not
+// added to the list again, but it is still a line that, after a reset,
+// would.
+func (u *Unit) Unsets() []Unset { return u.everUnset }
+
+// Unset says whether UnsetEnvironment= removes the variable name=value
+// from the process's environment, and the entry that does.
+func (u *Unit) Unset(name, value string) (Source, bool) {
+	for _, x := range u.UnsetEnvironment {
+		if x.Removes(name, value) {
+			return x.Source, true
+		}
+	}
+	return Source{}, false
+}
+
+// EnvironmentList is the Environment= list as the manager keeps it (its
+// Environment property): one entry a name, a later assignment replacing
+// an earlier one where it stands (strv_env_replace_consume() in
+// src/basic/env-util.c, systemd 252).
+func (u *Unit) EnvironmentList() []string {
+	var out []string
+	at := map[string]int{}
+	for _, a := range u.Environment {
+		if i, ok := at[a.Name]; ok {
+			out[i] = a.Name + "=" + a.Value
+			continue
+		}
+		at[a.Name] = len(out)
+		out = append(out, a.Name+"="+a.Value)
+	}
+	return out
 }
 
 // Flag reads a flag of ExecStart in the forms urfave/cli (through Go's
