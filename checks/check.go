@@ -25,6 +25,10 @@ type Doc struct {
 	// apart, never this check alone (unless a Patterns entry of one of the
 	// alternatives, more specific, matches the line too and decides).
 	Ambiguous []Ambiguous
+	// Signs match a line by its parts (Sign): its core and reason word,
+	// the endpoint it names and its innermost cause, whatever tool printed
+	// it and in whichever wording.
+	Signs []Sign
 }
 
 // Ambiguous is a symptom line with several possible causes: this check's

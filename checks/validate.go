@@ -44,7 +44,7 @@ func validateChecks(catalog []*Check, complete bool) error {
 		}
 		// doctor why finds a check only through its patterns. A test's
 		// partial catalog may go without; the registry's may not.
-		if len(c.Doc.Patterns) == 0 && len(c.Doc.Ambiguous) == 0 && complete {
+		if len(c.Doc.Patterns) == 0 && len(c.Doc.Ambiguous) == 0 && len(c.Doc.Signs) == 0 && complete {
 			errs = append(errs, fmt.Errorf("check %q: doc has no patterns: quote the symptom lines it explains", c.ID))
 		}
 		for _, pat := range c.Doc.Patterns {
@@ -56,6 +56,9 @@ func validateChecks(catalog []*Check, complete bool) error {
 	for _, c := range catalog {
 		for _, a := range c.Doc.Ambiguous {
 			errs = append(errs, validateAmbiguous(c, a, checks, complete)...)
+		}
+		for _, s := range c.Doc.Signs {
+			errs = append(errs, validateSign(c, s, checks, complete)...)
 		}
 	}
 	return errors.Join(errs...)

@@ -27,21 +27,33 @@ var Check = &checks.Check{
 			checks.Say("For a connection failure, fix what the finding names.")),
 		Verify: checks.Target(checks.Say("Who the cluster says the runner's credential is:"), checks.Sh(checks.CatalogKubectl+" auth whoami")),
 		Patterns: []string{
-			// common/build.go ("prepare environment: %w. Check https://docs.gitlab.com/runner/shells/…")
-			// around executors/kubernetes/kubernetes.go ("setting up credentials: %w", "setting up
-			// build pod: %w", …), v19.3.0: the executor's first API call got no answer, as
-			// docs/executors/kubernetes/troubleshooting.md quotes it ("setting up credentials: Post
-			// https://…/secrets: net/http: TLS handshake timeout"). A 401 (Unauthorized) is
-			// cert-expiry's Doc.Ambiguous, with this check among its causes.
-			"prepare environment: setting up credentials: Post ",
-			"prepare environment: setting up build pod: Post ",
 			// k8s.io/apiserver pkg/endpoints/handlers/responsewriters/errors.go, v0.37.2
 			// (ErrorNegotiated of apierrors.NewTimeoutError): the apiserver did not answer in time.
 			"Timeout: request did not complete within requested timeout",
-			// docs/executors/kubernetes/troubleshooting.md, v19.3.0: "prepare environment: waiting for pod
-			// running: Get \"https://xx.xx.xx.x:443/api/v1/namespaces/…\": dial tcp xx.xx.xx.x:443 connect:
-			// connection refused".
-			"waiting for pod running: Get \"*\": dial tcp ",
+		},
+		Signs: []checks.Sign{
+			// The executor's calls to the API fail before any answer, or at TLS, whichever step
+			// wraps them (executors/kubernetes/kubernetes.go, v19.3.0: "setting up credentials: %w",
+			// "setting up build pod: %w", "waiting for pod running: %w", "Error cleaning up pod: %v",
+			// inside common/build.go's "prepare environment: %w"), whichever Go quotes the URL
+			// (`Post https://…` before go1.14, `Post "https://…"` after) and whichever way the
+			// network says it (docs/executors/kubernetes/troubleshooting.md, v19.3.0: "dial tcp
+			// xx.xx.xx.x:443 connect: connection refused"; docs/configuring_runner_operator.md:
+			// "net/http: TLS handshake timeout"). An expired certificate is clock-skew's sign, with
+			// this check among its causes; a 401 is cert-expiry's; the client's own TLS material is
+			// kubeconfig-file's.
+			{Endpoints: []string{checks.EndpointAPIServer}, Causes: apiConnection},
+			// kubectl's words for the same (k8s.io/kubectl pkg/cmd/util/helpers.go, v0.37.2:
+			// "Unable to connect to the server: %v", "The connection to the server %s was refused -
+			// did you specify the right host or port?"): kubectl's own kubeconfig, doctor why says.
+			{Kubectl: true, Endpoints: []string{checks.EndpointAPIServer}, Causes: apiConnection},
+			// A timeout with no endpoint behind the prepare stage (docs/executors/kubernetes.md,
+			// v14.10.0: "Job failed (system failure): prepare environment: context deadline
+			// exceeded", the API client's timeout): the Kubernetes executor's prepare stage is API
+			// calls; another executor's is its own backend.
+			{Core: "prepare environment: ", Endpoints: []string{checks.EndpointNone}, Causes: []string{checks.CauseTimeout},
+				Or:   []string{checks.NotACheck + "another executor's backend (a Docker daemon, an instance) that did not answer in time"},
+				Tell: "the runner's executor: the Kubernetes executor's prepare stage is calls to the API, which api-auth makes and times"},
 		},
 	},
 	// kubeconfig-file is optional: a runner in a pod authenticates with its
@@ -51,6 +63,11 @@ var Check = &checks.Check{
 	Network:   true,
 	Run:       run,
 }
+
+// apiConnection are the failures of a call to the API before any answer:
+// the network's, or TLS's verification of the apiserver.
+var apiConnection = []string{checks.CauseTimeout, checks.CauseRefused, checks.CauseReset, checks.CauseUnreachable,
+	checks.CauseNoSuchHost, checks.CauseX509Authority, checks.CauseX509Hostname, checks.CauseTLSRemote}
 
 func run(p *checks.Pass) error {
 	id := facts.IdentityFact.Get(p)

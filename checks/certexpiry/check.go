@@ -11,6 +11,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // Thresholds from the guide: getKubeconfig issues at most 24 hours, or no
@@ -48,6 +49,12 @@ var Check = &checks.Check{
 			{Pattern: "prepare environment: *: Unauthorized. Check https://docs.gitlab.com/runner/shells/", Or: []string{"api-auth"}, Tell: unauthorizedTell},
 			{Pattern: "Error cleaning up pod: Unauthorized", Or: []string{"api-auth"}, Tell: unauthorizedTell},
 		},
+		Signs: []checks.Sign{
+			// A 401 from the API, whichever step and wording: a Status message alone ("ERROR: Job
+			// failed (system failure): Unauthorized", "ERROR: Error cleaning up secrets: Unauthorized",
+			// docs/faq/README.md, v13.12.0), or "401 Unauthorized" behind an API URL.
+			{Endpoints: []string{checks.EndpointAPIServer}, Causes: []string{checks.CauseUnauthorized}, Or: []string{"api-auth"}, Tell: unauthorizedTell},
+		},
 	},
 	Requires:  []checks.Node{checks.Ref("kubeconfig-file"), checks.Ref("cluster-override"), facts.ClientCertFact, facts.KubeContextFact, facts.RunAsFact, facts.FixScopeFact},
 	Executors: []string{checks.Kubernetes},
@@ -77,7 +84,7 @@ func run(p *checks.Pass) error {
 	// The health cron graphs the expiry whatever the verdict.
 	p.Observe(checks.Observation{Name: "cert_expiry_timestamp_seconds", Value: float64(c.NotAfter.Unix()),
 		Labels: map[string]string{"subject": "CN=" + c.Subject.CommonName}})
-	renew := renewFix(facts.FixScopeFact.Get(p), facts.KubeContextFact.Get(p), facts.RunAsFact.Get(p))
+	renew := renewFix(p.Env, facts.FixScopeFact.Get(p), facts.KubeContextFact.Get(p), facts.RunAsFact.Get(p))
 	ev := []checks.Evidence{{Source: cc.Source, Detail: facts.Describe(c)}}
 	switch left := c.NotAfter.Sub(now); {
 	case now.After(c.NotAfter):
@@ -128,11 +135,17 @@ func run(p *checks.Pass) error {
 // renewFix installs a new kubeconfig over the file the runner loads, for
 // its user: the guide's rotation, with this host's path, when the file is
 // the runner's own (facts.FixScope); else the steps say why no command.
-func renewFix(scope *facts.FixScope, k *facts.KubeContext, ra *facts.RunAs) checks.Steps {
+func renewFix(env *hostio.Env, scope *facts.FixScope, k *facts.KubeContext, ra *facts.RunAs) checks.Steps {
 	if k == nil || k.Kubeconfig == nil || len(k.Kubeconfig.Files) == 0 {
 		return checks.Text(facts.GetKubeconfig + " Install it over the kubeconfig the runner loads; nothing else in the runner changes.")
 	}
-	file := k.Kubeconfig.Files[0].Path
+	// The file client-go took the user from (LocationOfOrigin): not the
+	// list's first file, which client-go skips when it is missing, nor
+	// another file of the list that holds only the cluster.
+	file := k.Origins(env).User
+	if file == "" {
+		return checks.Text(facts.GetKubeconfig + " Install it over the kubeconfig the runner loads; nothing else in the runner changes.")
+	}
 	if path.IsAbs(file) {
 		file = path.Clean(file) // the path scope.Path judges is the one installed over
 	}

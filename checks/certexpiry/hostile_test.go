@@ -6,7 +6,9 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/testing/hostilefix"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
 // The kubeconfig's path comes from the runner's KUBECONFIG, its user from
@@ -15,11 +17,13 @@ import (
 func TestRenewFixHoldsHostileValues(t *testing.T) {
 	scope := &facts.FixScope{Roots: []string{"/etc/gitlab-runner"}}
 	kube := func(file string) *facts.KubeContext {
-		return &facts.KubeContext{Kubeconfig: &facts.Kubeconfig{Files: []*facts.KubeFile{{Path: file}}}}
+		return &facts.KubeContext{Kubeconfig: &facts.Kubeconfig{Files: []*facts.KubeFile{{Path: file}}},
+			AuthInfo: &clientcmdapi.AuthInfo{LocationOfOrigin: file}}
 	}
+	env := &hostio.Env{}
 	build := func(v string) checks.Steps {
 		ra := &facts.RunAs{UIDKnown: true, UID: 999, User: v}
-		return renewFix(scope, kube("/etc/gitlab-runner/"+v+"/kubeconfig.yaml"), ra)
+		return renewFix(env, scope, kube("/etc/gitlab-runner/"+v+"/kubeconfig.yaml"), ra)
 	}
 	values := hostilefix.PathValues(func(v string) string { return "/etc/gitlab-runner/" + v + "/kubeconfig.yaml" })
 	if n := hostilefix.HoldsValues(t, values, build); n != len(values) {
@@ -28,17 +32,17 @@ func TestRenewFixHoldsHostileValues(t *testing.T) {
 	ra := &facts.RunAs{UIDKnown: true, UID: 999, User: "gitlab-runner"}
 	refused := &facts.FixScope{Refused: "pid 7 (uid 1000 mallory) runs gitlab-runner as neither root nor a systemd unit's user", Roots: scope.Roots}
 	for name, got := range map[string]checks.Steps{
-		"/etc/shadow":       renewFix(scope, kube("/etc/shadow"), ra),
-		"past ..":           renewFix(scope, kube("/etc/gitlab-runner/../shadow"), ra),
-		"relative":          renewFix(scope, kube("kubeconfig.yaml"), ra),
-		"a runner, refused": renewFix(refused, kube("/etc/gitlab-runner/kubeconfig.yaml"), ra),
-		"no scope":          renewFix(nil, kube("/etc/gitlab-runner/kubeconfig.yaml"), ra),
+		"/etc/shadow":       renewFix(env, scope, kube("/etc/shadow"), ra),
+		"past ..":           renewFix(env, scope, kube("/etc/gitlab-runner/../shadow"), ra),
+		"relative":          renewFix(env, scope, kube("kubeconfig.yaml"), ra),
+		"a runner, refused": renewFix(env, refused, kube("/etc/gitlab-runner/kubeconfig.yaml"), ra),
+		"no scope":          renewFix(env, nil, kube("/etc/gitlab-runner/kubeconfig.yaml"), ra),
 	} {
 		if !hostilefix.Withheld(got) {
 			t.Errorf("%s: %s", name, got)
 		}
 	}
-	if got := renewFix(scope, kube("/etc/gitlab-runner/kubeconfig.yaml"), ra).String(); !strings.Contains(got, "sudo install -m 0600 -o gitlab-runner ./new.kubeconfig.yaml /etc/gitlab-runner/kubeconfig.yaml") {
+	if got := renewFix(env, scope, kube("/etc/gitlab-runner/kubeconfig.yaml"), ra).String(); !strings.Contains(got, "sudo install -m 0600 -o gitlab-runner ./new.kubeconfig.yaml /etc/gitlab-runner/kubeconfig.yaml") {
 		t.Errorf("the renewal reads %s", got)
 	}
 }

@@ -26,6 +26,12 @@ const (
 	ErrorAt = 30 * time.Second
 )
 
+// expiredCore is crypto/x509's CertificateInvalidError.Error for Expired
+// past the end (verify.go, go1.26).
+const expiredCore = "x509: certificate has expired or is not yet valid: current time * is after "
+
+const expiredTell = "clock-skew compares this host's clock with the servers' Date; the server's certificate's NotAfter (openssl s_client -connect HOST:PORT | openssl x509 -noout -enddate) says whether it really expired"
+
 var Check = &checks.Check{
 	ID:       ID,
 	Title:    "This host's clock agrees with the apiserver's and GitLab's",
@@ -56,7 +62,25 @@ date -u`)),
 		Patterns: []string{
 			// crypto/x509/verify.go (go1.26), CertificateInvalidError.Error for Expired.
 			"x509: certificate has expired or is not yet valid: current time * is before *",
-			"x509: certificate has expired or is not yet valid: current time * is after *",
+		},
+		// "current time … is after" the certificate's end is a clock ahead, or a certificate
+		// that really expired: clock-skew alone only with clock evidence on the line (another
+		// clock's time there, five minutes or more away from it, or a current time before 2020).
+		Signs: []checks.Sign{
+			{Core: expiredCore, Clock: true},
+			{Core: expiredCore, Endpoints: []string{checks.EndpointAPIServer}, Or: []string{"api-auth"}, Tell: expiredTell},
+			{Core: expiredCore, Endpoints: []string{checks.EndpointGitLab}, Or: []string{"gitlab-reachability"}, Tell: expiredTell},
+			{Core: expiredCore, Endpoints: []string{checks.EndpointKubelet}, Or: []string{"kubelet-serving"}, Tell: expiredTell},
+			{Core: expiredCore, Endpoints: []string{checks.EndpointOther, checks.EndpointNone, checks.EndpointDocker, checks.EndpointDockerTLS, checks.EndpointDNS},
+				Or: []string{checks.NotACheck + "the server's certificate really expired"}, Tell: expiredTell},
+			// Go before 1.15 said neither time: crypto/x509 "x509: certificate has expired or is
+			// not yet valid"; curl (git) "SSL certificate problem: certificate has expired".
+			{Causes: []string{checks.CauseX509Validity}, Or: []string{checks.NotACheck + "the server's certificate really expired, or is not valid yet"}, Tell: expiredTell},
+			// docs/faq/index.md, v16.11.0: "Job fails with `remote error: tls: bad certificate
+			// (exec.go:71:0s)`": the system time changed during a job, and the certificates were
+			// judged expired.
+			{Core: "remote error: tls: bad certificate", Endpoints: []string{checks.EndpointNone, checks.EndpointGitLab},
+				Or: []string{checks.NotACheck + "a client certificate the server does not accept"}, Tell: "clock-skew compares this host's clock with GitLab's and the apiserver's Date"},
 		},
 	},
 	// The apiserver's Date arrives with api-auth's request, GitLab's with

@@ -4,6 +4,7 @@ package clusteroverride
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
@@ -88,6 +89,9 @@ func run(p *checks.Pass) error {
 			Fix:      checks.Text("Remove cert_file (the kubeconfig carries the certificate), or set all three of cert_file, key_file and ca_file."),
 		})
 	}
+	if k.Host != "" && p.Env.KubeconfigPath == "" {
+		hostCredentials(p, e, label)
+	}
 	if err := wrongCluster(p, e); err != nil {
 		return err
 	}
@@ -138,4 +142,37 @@ func run(p *checks.Pass) error {
 		p.Report(f)
 	}
 	return nil
+}
+
+// hostCredentials asks client-go what it makes of ca_file, cert_file and
+// key_file when host is set (facts.HostTransport): a file the runner cannot
+// read, or client-go's refusal of what they hold, in its words. cert_file
+// without the other two is the finding above.
+func hostCredentials(p *checks.Pass, e *facts.RunnerEntry, label string) {
+	k := e.Kube()
+	t := facts.HostTransport(e.File.Files, k)
+	key := "ca_file"
+	if k.CertFile != "" && !strings.Contains(fmt.Sprint(t.Err), "root certificates") && !strings.Contains(fmt.Sprint(t.ReadErr), "ca_file") {
+		key = "cert_file"
+	}
+	src, line := e.At("kubernetes", key)
+	switch {
+	case t.ReadErr != nil:
+		p.Report(checks.Finding{
+			Cause:    fmt.Sprintf("%s sets host, and a file of its credentials cannot be read as the runner reads it: %v. client-go fails when the runner builds its client, and every job fails.", label, t.ReadErr),
+			Evidence: []checks.Evidence{{Source: src, Detail: line}},
+			Fix:      checks.Text("Point ca_file, cert_file and key_file at regular files the runner's user can read, or remove host and the three keys and let the kubeconfig carry them."),
+		})
+	case t.Err != nil && t.Stage != facts.StageClientConfig:
+		how := fmt.Sprintf("client-go refuses to build the runner's client from them: %v. Every job fails with `%s`.", t.Err, t.JobLogWords())
+		if t.Stage == facts.StageHandshake {
+			how = fmt.Sprintf("client-go builds the runner's client, and then every TLS handshake with the apiserver fails: %v. Every job fails at its first call to the API.", t.Err)
+		}
+		p.Report(checks.Finding{
+			Cause:    fmt.Sprintf("%s sets host with ca_file, cert_file and key_file, and %s", label, how),
+			Evidence: []checks.Evidence{{Source: src, Detail: line}},
+			Fix: checks.Text("cert_file and key_file must be one certificate and its key, each a PEM block of its type (CERTIFICATE; a PRIVATE KEY), " +
+				"and ca_file the CA of the apiserver's certificate; or remove host and the three keys and let the kubeconfig carry them."),
+		})
+	}
 }

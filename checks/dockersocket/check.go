@@ -70,8 +70,6 @@ sudo -u "$RUNNER_USER" docker -H unix:///var/run/docker.sock version`)),
 			// github.com/moby/moby/client v0.5.1, errors.go connectionFailed, and every docker client
 			// since v20.10.12 (errors.go ErrorConnectionFailed): refused or timed out.
 			"Preparation failed: *Cannot connect to the Docker daemon at *. Is the docker daemon running?",
-			"Cannot connect to the Docker daemon at *. Is the docker daemon running? (docker.go:",
-			"Cannot connect to the Docker daemon at *. Is the docker daemon running? (executor_docker.go:",
 			// request.go, a TLS alert from a daemon that wants a client certificate: v23.0.1 and later
 			// "the server probably has client authentication (--tlsverify) enabled; check your TLS
 			// client certification settings"; v20.10.12 "The server probably has client
@@ -79,6 +77,19 @@ sudo -u "$RUNNER_USER" docker -H unix:///var/run/docker.sock version`)),
 			"Preparation failed: *he server probably has client authentication (--tlsverify) enabled",
 			// executors/docker/docker.go connectDocker, gitlab-runner v19.3.0.
 			"getting docker info: *",
+		},
+		Signs: []checks.Sign{
+			// helpers/docker's wrapError suffix " (docker.go:NNN:0s)" (" (executor_docker.go:NNN:0s)"
+			// before v13) marks the runner's own client; on a socket or tcp:// 2375 it is this host's
+			// daemon. On tcp:// 2376, Docker over TLS, it is as often a docker+machine or
+			// docker-autoscaler instance that went away (docs/executors/docker_machine.md, v17.11.0:
+			// "Cannot connect to the Docker daemon at tcp://10.200.142.223:2376. Is the docker daemon
+			// running? (docker.go:650:120s)").
+			{Core: "Cannot connect to the Docker daemon at *. Is the docker daemon running? (docker.go:", Endpoints: []string{checks.EndpointDocker}},
+			{Core: "Cannot connect to the Docker daemon at *. Is the docker daemon running? (executor_docker.go:", Endpoints: []string{checks.EndpointDocker}},
+			{Core: "Cannot connect to the Docker daemon at *. Is the docker daemon running? (", Endpoints: []string{checks.EndpointDockerTLS},
+				Or:   []string{checks.NotACheck + "a docker+machine or docker-autoscaler instance that went away"},
+				Tell: "the runner's executor: docker-socket dials the daemon a docker runner's host names; a docker+machine or autoscaler instance is gone with the job"},
 		},
 	},
 	Requires:  []checks.Node{docker.DaemonFact, facts.RunnerEntryFact, facts.RunAsFact, facts.RunnerFact, facts.FixScopeFact},

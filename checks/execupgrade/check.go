@@ -42,10 +42,16 @@ var Check = &checks.Check{
 			checks.Say("Exec over SPDY, as the runner does, into a running pod of the runner's namespace:"),
 			checks.Sh(`POD=$(`+checks.CatalogKubectl+` get pods -n "$RUNNER_NAMESPACE" --field-selector=status.phase=Running -o jsonpath='{.items[0].metadata.name}')
 KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false `+checks.CatalogKubectl+` exec -n "$RUNNER_NAMESPACE" "$POD" -- true`)),
-		Patterns: []string{
+		Signs: []checks.Sign{
 			// k8s.io/streaming pkg/httpstream/spdy/roundtripper.go, v0.37.2 (the SPDY round tripper
-			// client-go's remotecommand uses): fmt.Errorf("unable to upgrade connection: %s", …).
-			"unable to upgrade connection: ",
+			// client-go's remotecommand uses): fmt.Errorf("unable to upgrade connection: %s",
+			// upgradeErrorMessage(body)): the reason is the answer's Status message, its body, or
+			// "empty server response". A reason another check explains is that check's: the
+			// kubelet's `container not found ("helper")` (node-arch), an RBAC refusal (runner-rbac),
+			// Unauthorized (cert-expiry, api-auth), error dialing backend (the kubelet checks); an
+			// upgrade that reached the kubelet passed every proxy. What is left (an empty answer, a
+			// proxy's 502 page, one that cannot be read) is a front that broke the upgrade.
+			{Core: "unable to upgrade connection: ", Fallback: true},
 		},
 	},
 	Requires:  []checks.Node{facts.AfterAPIAuth, facts.APIClientFact, facts.RunnerEntryFact},

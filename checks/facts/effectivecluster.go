@@ -1,15 +1,19 @@
 package facts
 
 import (
+	"errors"
 	"fmt"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
+	"io/fs"
 	"net"
 	"net/url"
 	"regexp"
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
+	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/redact"
+	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
 // ClusterRule is the branch of the executor's getKubeClientConfig
@@ -149,7 +153,66 @@ var EffectiveClusterFact = &checks.Fact[*EffectiveCluster]{
 }
 
 func effectiveCluster(p *checks.Pass) *EffectiveCluster {
-	e, env, ic, k := RunnerEntryFact.Get(p), EnvironFact.Get(p), InClusterFact.Get(p), KubeContextFact.Get(p)
+	return decideCluster(p.Env, RunnerEntryFact.Get(p), EnvironFact.Get(p), InClusterFact.Get(p), KubeContextFact.Get(p))
+}
+
+// EffectiveClustersFact is EffectiveClusterFact's decision for every
+// Kubernetes runner of a decoded config.toml (the implied runner of
+// --kubeconfig without one), made by the same function from the same facts,
+// for a host-wide check that judges what the runners share: kubeconfig-file
+// judges the kubeconfig for the runners whose cluster it chose, and for no
+// runner that never reads it (host set, in-cluster config). Empty when
+// config.toml does not decode.
+var EffectiveClustersFact = &checks.Fact[[]*RunnerCluster]{
+	ID:       "effective-clusters",
+	Doc:      "the effective cluster of every Kubernetes runner, as effective-cluster decides it for each",
+	Requires: []checks.Node{ConfigFact, KubeconfigFact, EnvironFact, InClusterFact},
+	Compute: func(p *checks.Pass) ([]*RunnerCluster, error) {
+		c, k := ConfigFact.Get(p), KubeconfigFact.Get(p)
+		env, ic := EnvironFact.Get(p), InClusterFact.Get(p)
+		var out []*RunnerCluster
+		if p.Env.KubeconfigPath != "" && (c.Path == "" || errors.Is(c.ReadErr, fs.ErrNotExist)) {
+			// RunnersFact's implied runner: the executor's defaults.
+			e := &RunnerEntry{Subject: checks.Subject{Ref: ImpliedRunner, Executor: checks.Kubernetes}, Pos: -1,
+				Runner: &runnerconfig.Runner{Executor: checks.Kubernetes}, File: c, namespace: p.Env.NamespaceOverride}
+			kc := ResolveContext(k, p.Env.ContextOverride)
+			return append(out, &RunnerCluster{Ref: nil, Cluster: decideCluster(p.Env, e, env, ic, kc)}), nil
+		}
+		if !c.Decoded() {
+			return nil, nil
+		}
+		for i, r := range c.Config.Runners {
+			if checks.NormalizeExecutor(r.Executor) != checks.Kubernetes {
+				continue
+			}
+			e := &RunnerEntry{Subject: checks.Subject{Ref: *RefOf(i, r), Executor: checks.Kubernetes}, Pos: i, Runner: r, File: c,
+				namespace: p.Env.NamespaceOverride}
+			kc := ResolveContext(k, ContextFor(p.Env, r))
+			out = append(out, &RunnerCluster{Ref: RefOf(i, r), Cluster: decideCluster(p.Env, e, env, ic, kc)})
+		}
+		return out, nil
+	},
+}
+
+// RunnerCluster is one runner's effective cluster (Ref nil: the implied
+// runner of --kubeconfig).
+type RunnerCluster struct {
+	Ref     *checks.RunnerRef
+	Cluster *EffectiveCluster
+}
+
+// Kube is the kubeconfig context the decision read: nil when no kubeconfig
+// chose the cluster (host set, in-cluster config).
+func (c *EffectiveCluster) Kube() *KubeContext {
+	if c == nil || (c.Rule != RuleKubeconfig && c.Rule != RuleDoctorKubeconfig) {
+		return nil
+	}
+	return c.kube
+}
+
+// decideCluster is getKubeClientConfig's choice for one runner, from the
+// facts it reads.
+func decideCluster(henv *hostio.Env, e *RunnerEntry, env *Environ, ic *InCluster, k *KubeContext) *EffectiveCluster {
 	c := &EffectiveCluster{kube: k, inCluster: ic}
 	kubeconfig := ""
 	if env.Err == nil {
@@ -157,7 +220,7 @@ func effectiveCluster(p *checks.Pass) *EffectiveCluster {
 			kubeconfig = fmt.Sprintf("KUBECONFIG=%s in %s is never read", v, env.Where("KUBECONFIG"))
 		}
 	}
-	if p.Env.KubeconfigPath == "" {
+	if henv.KubeconfigPath == "" {
 		if host := e.Kube().Host; host != "" {
 			src, _ := e.At("kubernetes", "host")
 			c.Rule, c.Server, c.At = RuleHost, redact.StripUserinfo(host), src
@@ -181,7 +244,7 @@ func effectiveCluster(p *checks.Pass) *EffectiveCluster {
 	}
 	c.Rule = RuleKubeconfig
 	switch {
-	case p.Env.KubeconfigPath != "":
+	case henv.KubeconfigPath != "":
 		c.Rule, c.Why = RuleDoctorKubeconfig, "--kubeconfig given to doctor, which replaces the runner's own choice (host, in-cluster config, its kubeconfig)"
 	case ic.Vars():
 		c.Why = fmt.Sprintf("kubeconfig: host is empty and in-cluster config fails although KUBERNETES_SERVICE_HOST and _PORT (%s) are set, because the service-account token cannot be read (%v)", ic.HostPort, ic.TokenErr)
@@ -204,7 +267,7 @@ func effectiveCluster(p *checks.Pass) *EffectiveCluster {
 	if k.ContextName != "" {
 		c.Context = k.ContextName
 		switch {
-		case p.Env.ContextOverride != "":
+		case henv.ContextOverride != "":
 			c.ContextBy = "--context given to doctor"
 		case k.Overridden:
 			src, _ := e.At("kubernetes", "context")
@@ -216,7 +279,7 @@ func effectiveCluster(p *checks.Pass) *EffectiveCluster {
 	if k.Cluster != nil {
 		c.Server = redact.StripUserinfo(k.Cluster.Server)
 		if k.Cluster.LocationOfOrigin != "" {
-			c.Origin = hostPath(p.Env, k.Cluster.LocationOfOrigin)
+			c.Origin = hostPath(henv, k.Cluster.LocationOfOrigin)
 		}
 		if c.Origin != "" {
 			c.At = c.Origin

@@ -7,12 +7,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
@@ -33,6 +35,10 @@ type choice struct {
 	Cert   string
 	Key    string
 	Token  string
+	// The files the merge took the context, its cluster and its user
+	// from (LocationOfOrigin), as the host names them: what a finding
+	// names as "the kubeconfig".
+	ContextFrom, ClusterFrom, UserFrom string
 }
 
 // TestKubeClientOracle is the child's body, not a test: the runner's
@@ -45,6 +51,7 @@ func TestKubeClientOracle(t *testing.T) {
 		return
 	}
 	ctxName := os.Getenv(oracleEnv + "_CONTEXT")
+	var origins choice
 	cfg, err := rest.InClusterConfig() // "Try in cluster config first"
 	if err != nil {
 		cmdConfig, lerr := clientcmd.NewDefaultClientConfigLoadingRules().Load()
@@ -54,6 +61,9 @@ func TestKubeClientOracle(t *testing.T) {
 			cfg, err = clientcmd.NewNonInteractiveClientConfig(*cmdConfig, ctxName, &clientcmd.ConfigOverrides{}, clientcmd.NewDefaultClientConfigLoadingRules()).ClientConfig()
 		} else {
 			cfg, err = clientcmd.NewDefaultClientConfig(*cmdConfig, &clientcmd.ConfigOverrides{}).ClientConfig()
+		}
+		if lerr == nil {
+			origins = originsOf(cmdConfig, ctxName, os.Getenv(oracleEnv+"_ROOT"))
 		}
 	}
 	out := choice{Failed: err != nil}
@@ -66,8 +76,39 @@ func TestKubeClientOracle(t *testing.T) {
 			return b
 		})
 	}
+	out.ContextFrom, out.ClusterFrom, out.UserFrom = origins.ContextFrom, origins.ClusterFrom, origins.UserFrom
 	json.NewEncoder(os.Stdout).Encode(out)
 	os.Exit(0)
+}
+
+// originsOf is the files client-go's merge took the context's parts from,
+// with root (the oracle's tree) removed: client-go's own LocationOfOrigin,
+// a relative one (~/.kube/config of a runner without HOME is .kube/config)
+// joined to the working directory it is relative to.
+func originsOf(cfg *clientcmdapi.Config, ctxName, root string) choice {
+	var c choice
+	cwd, _ := os.Getwd()
+	from := func(loc string) string {
+		if !filepath.IsAbs(loc) {
+			loc = filepath.Join(cwd, loc)
+		}
+		return strings.TrimPrefix(loc, root)
+	}
+	if ctxName == "" {
+		ctxName = cfg.CurrentContext
+	}
+	ctx := cfg.Contexts[ctxName]
+	if ctx == nil {
+		return c
+	}
+	c.ContextFrom = from(ctx.LocationOfOrigin)
+	if cl := cfg.Clusters[ctx.Cluster]; cl != nil {
+		c.ClusterFrom = from(cl.LocationOfOrigin)
+	}
+	if u := cfg.AuthInfos[ctx.AuthInfo]; u != nil {
+		c.UserFrom = from(u.LocationOfOrigin)
+	}
+	return c
 }
 
 func configChoice(t testing.TB, cfg *rest.Config, read func(string) []byte) choice {
@@ -131,6 +172,24 @@ contexts:
   context: {cluster: b, user: b}
 current-context: b
 `
+	// kcC holds parts only: a cluster a of its own, a user a with a token,
+	// and a context c; merged after kcA, none of them wins.
+	kcC = `apiVersion: v1
+kind: Config
+clusters:
+- name: a
+  cluster: {server: "https://127.0.0.7:6443", insecure-skip-tls-verify: true}
+- name: c
+  cluster: {server: "https://127.0.0.8:6443", insecure-skip-tls-verify: true}
+users:
+- name: a
+  user: {token: C-TOKEN}
+contexts:
+- name: c
+  context: {cluster: c, user: a}
+- name: b
+  context: {cluster: a, user: a}
+`
 	kcKind = `apiVersion: v1
 kind: Config
 clusters:
@@ -153,13 +212,15 @@ func kubeAgreementLayouts(t *testing.T) []kubeLayout {
 	}
 	saCA := string(ca.CertPEM)
 	pki := map[string]string{
-		"/etc/pki/ca.crt":                  "CA",
-		"/etc/gitlab-runner/kube/a.crt":    "CERT-A",
-		"/etc/gitlab-runner/kube/a.key":    "KEY-A",
-		"/etc/gitlab-runner/kube/tok":      "TOKEN-B\n",
-		"/etc/gitlab-runner/kube/a.yaml":   kcA,
-		"/etc/gitlab-runner/kube/b.yaml":   kcB,
-		"/home/gitlab-runner/.kube/config": kcKind,
+		"/etc/pki/ca.crt":                    "CA",
+		"/etc/gitlab-runner/kube/a.crt":      "CERT-A",
+		"/etc/gitlab-runner/kube/a.key":      "KEY-A",
+		"/etc/gitlab-runner/kube/tok":        "TOKEN-B\n",
+		"/etc/gitlab-runner/kube/a.yaml":     kcA,
+		"/etc/gitlab-runner/kube/b.yaml":     kcB,
+		"/etc/gitlab-runner/kube/c.yaml":     kcC,
+		"/etc/gitlab-runner/kube/empty.yaml": "",
+		"/home/gitlab-runner/.kube/config":   kcKind,
 	}
 	with := func(extra map[string]string, drop ...string) map[string]string {
 		m := map[string]string{}
@@ -181,7 +242,7 @@ func kubeAgreementLayouts(t *testing.T) []kubeLayout {
 	inPod := map[string]string{"KUBERNETES_SERVICE_HOST": "127.0.0.3", "KUBERNETES_SERVICE_PORT": "443"}
 	home := "@ROOT@/home/gitlab-runner"
 	kube := "@ROOT@/etc/gitlab-runner/kube/"
-	return []kubeLayout{
+	return append([]kubeLayout{
 		{name: "home file", files: pki, env: map[string]string{"HOME": home}},
 		{name: "no kubeconfig at all", files: with(nil, "/home/gitlab-runner/.kube/config"), env: map[string]string{"HOME": home}},
 		{name: "list, first file missing", files: pki, env: map[string]string{"HOME": home, "KUBECONFIG": kube + "gone.yaml:" + kube + "a.yaml"}},
@@ -206,7 +267,47 @@ func kubeAgreementLayouts(t *testing.T) []kubeLayout {
 		{name: "in-cluster without token: the kubeconfig", files: with(map[string]string{"/var/run/secrets/kubernetes.io/serviceaccount/ca.crt": "SA-CA"}), env: merge(inPod, map[string]string{"KUBECONFIG": kube + "a.yaml"})},
 		{name: "in-cluster without token, no kubeconfig", files: with(map[string]string{"/var/run/secrets/kubernetes.io/serviceaccount/ca.crt": "SA-CA"}, "/home/gitlab-runner/.kube/config"), env: merge(inPod, map[string]string{"HOME": home})},
 		{name: "only the host variable: the kubeconfig", files: with(sa), env: map[string]string{"KUBERNETES_SERVICE_HOST": "127.0.0.3", "KUBECONFIG": kube + "b.yaml"}},
+	}, generatedLists(pki, home, kube)...)
+}
+
+// generatedLists are the KUBECONFIG lists of one to three files drawn,
+// in every order and without repeats, from a missing file, three
+// kubeconfigs that share names (a.yaml: contexts a and b, cluster a, user
+// a; b.yaml: cluster b and another cluster a, user b, context b; c.yaml:
+// another cluster a and user a, contexts c and b) and an empty file; each
+// with the current-context, and the two-file lists with context b, whose
+// cluster and user come from different files in different orders.
+func generatedLists(pki map[string]string, home, kube string) []kubeLayout {
+	names := []string{"gone.yaml", "a.yaml", "b.yaml", "c.yaml", "empty.yaml"}
+	var lists [][]string
+	var grow func(prefix []string)
+	grow = func(prefix []string) {
+		if len(prefix) > 0 {
+			lists = append(lists, slices.Clone(prefix))
+		}
+		if len(prefix) == 3 {
+			return
+		}
+		for _, n := range names {
+			if !slices.Contains(prefix, n) {
+				grow(append(prefix, n))
+			}
+		}
 	}
+	grow(nil)
+	var out []kubeLayout
+	for _, l := range lists {
+		paths := make([]string, len(l))
+		for i, n := range l {
+			paths[i] = kube + n
+		}
+		env := map[string]string{"HOME": home, "KUBECONFIG": strings.Join(paths, ":")}
+		out = append(out, kubeLayout{name: "list " + strings.Join(l, ":"), files: pki, env: env})
+		if len(l) == 2 {
+			out = append(out, kubeLayout{name: "list " + strings.Join(l, ":") + ", context b", files: pki, env: env, context: "b"})
+		}
+	}
+	return out
 }
 
 func merge(a, b map[string]string) map[string]string {
@@ -285,7 +386,7 @@ func runOracle(t *testing.T, self, root string, l kubeLayout) choice {
 		cwd = root
 	}
 	cmd := exec.Command("unshare", "-rm", "sh", "-c", script, "sh", secrets, cwd, self, "-test.run=^TestKubeClientOracle$")
-	cmd.Env = []string{oracleEnv + "=1", oracleEnv + "_CONTEXT=" + l.context, "PATH=" + os.Getenv("PATH")}
+	cmd.Env = []string{oracleEnv + "=1", oracleEnv + "_CONTEXT=" + l.context, oracleEnv + "_ROOT=" + root, "PATH=" + os.Getenv("PATH")}
 	for k, v := range l.env {
 		cmd.Env = append(cmd.Env, k+"="+strings.ReplaceAll(v, "@ROOT@", root))
 	}
@@ -332,9 +433,13 @@ func doctorChoice(t *testing.T, root string, l kubeLayout) choice {
 			k := KubeconfigFact.Get(p)
 			cfg := inCluster(k.Reader, nil, EnvironFact.Get(p)).Config
 			var err error
+			var o Origins
 			if cfg == nil {
-				cfg, _, err = contextConfig(p.Env, ResolveContext(k, l.context))
+				kc := ResolveContext(k, l.context)
+				o = kc.Origins(p.Env)
+				cfg, _, err = contextConfig(p.Env, kc)
 			}
+			defer func() { got.ContextFrom, got.ClusterFrom, got.UserFrom = o.Context, o.Cluster, o.User }()
 			if err != nil {
 				got = choice{Failed: true}
 				return nil

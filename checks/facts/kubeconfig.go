@@ -356,3 +356,30 @@ func runsPlugin(ai *clientcmdapi.AuthInfo) bool {
 	}
 	return !reflect.ValueOf(ai).Elem().FieldByName("Exec").IsNil() || ai.AuthProvider != nil
 }
+
+// Origins are the files client-go took a context's parts from: its merge
+// keeps, of each context, cluster and user, the first file of the list that
+// defines it (LocationOfOrigin, tools/clientcmd/loader.go, v0.37.2), which
+// need not be the list's first file nor the same file for each part. Each
+// is a host path, "" for a part the kubeconfig does not define.
+type Origins struct {
+	Context, Cluster, User string
+}
+
+// Origins names the files of k's context, cluster and user.
+func (k *KubeContext) Origins(env *hostio.Env) Origins {
+	var o Origins
+	if k.Context != nil && k.Context.LocationOfOrigin != "" {
+		o.Context = hostPath(env, k.Context.LocationOfOrigin)
+	}
+	if k.Cluster != nil && k.Cluster.LocationOfOrigin != "" {
+		o.Cluster = hostPath(env, k.Cluster.LocationOfOrigin)
+	}
+	if k.AuthInfo != nil && k.AuthInfo.LocationOfOrigin != "" {
+		o.User = hostPath(env, k.AuthInfo.LocationOfOrigin)
+	}
+	return o
+}
+
+// HostPath is a path client-go resolved under --root, as the host names it.
+func HostPath(env *hostio.Env, p string) string { return hostPath(env, p) }

@@ -42,13 +42,24 @@ var Check = &checks.Check{
 			// golang.org/x/crypto v0.54.0 (gitlab-runner v19.3.0's go.mod),
 			// ssh/client.go "ssh: handshake failed: %w" around
 			// ssh/client_auth.go's refusal.
-			"ssh: handshake failed: ssh: unable to authenticate, attempted methods *, no supported methods remain",
 			// common/build.go, v19.3.0: executePrepareScripts ("prepare environment: %w. Check …");
 			// the status is x/crypto's ssh/session.go Waitmsg.String ("Process exited with status %v"),
 			// which only an SSH-connected executor returns: without it the pattern would name this
 			// check for every prepare failure of every executor (a namespace not found, a quota).
 			// The URL is shells/index.html#shell-profile-loading up to v17.10.
 			"prepare environment: Process exited with status *. Check https://docs.gitlab.com/runner/shells/",
+			// docs/executors/instance.md, v16.11.0: "sh: 1: eval: Running on ip-x.x.x.x via
+			// runner-host...n: not found": the preparation's eval under a shell that is not bash.
+			"eval: Running on * via ",
+		},
+		Ambiguous: []checks.Ambiguous{
+			// golang.org/x/crypto v0.54.0 (gitlab-runner v19.3.0's go.mod), ssh/client.go
+			// "ssh: handshake failed: %w" around ssh/client_auth.go's refusal: the instance
+			// executor's connector, or another executor's own SSH (the AWS Fargate custom
+			// executor's, docs/configuration/runner_autoscale_aws_fargate, v17.11.0).
+			{Pattern: "ssh: handshake failed: ssh: unable to authenticate, attempted methods *, no supported methods remain",
+				Or:   []string{checks.NotACheck + "another executor's own SSH (a custom executor's driver)"},
+				Tell: "the runner's executor: fleeting-connector checks an instance or docker-autoscaler runner's connector key and username"},
 		},
 	},
 	Requires: []checks.Node{facts.RunnerEntryFact, facts.RunAsFact, facts.EnvironFact, facts.FixScopeFact},

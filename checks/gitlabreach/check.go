@@ -66,9 +66,6 @@ dig +short "$GITLAB_HOST" @1.1.1.1`)},
 			// no answer: "Registering runner... failed … status=couldn't execute POST against …"
 			// (Tobewont/kubernetes#1; the transport text is network's "couldn't execute %s against %s: %w").
 			"Registering runner... failed*couldn't execute ",
-			// docs/configuration/tls-self-signed.md, v19.3.0: "Post https://hostname.tld/api/v4/jobs/request:
-			// x509: certificate signed by unknown authority".
-			"x509: certificate signed by unknown authority",
 			// docs/configuration/tls-self-signed.md, v19.3.0: "fatal: unable to access
 			// 'https://gitlab.example.com/group/project.git/': SSL certificate problem: ..." (git, in the job log).
 			"fatal: unable to access '*': SSL certificate problem: ",
@@ -78,6 +75,29 @@ dig +short "$GITLAB_HOST" @1.1.1.1`)},
 			// git built with GnuTLS (Debian's and Ubuntu's) says the same as OpenSSL's "SSL certificate
 			// problem" in its words (sameersbn/docker-gitlab-ci-multi-runner#40).
 			"fatal: unable to access '*': server certificate verification failed. CAfile: ",
+		},
+		Signs: []checks.Sign{
+			// The runner's requests to GitLab (network/gitlab.go, v19.3.0: Checking for jobs,
+			// Verifying runner, Registering runner; their URLs under /api/v4/) and git's, whichever
+			// wording: docs/configuration/tls-self-signed.md, v13.12.0: "Post
+			// https://hostname.tld/api/v4/jobs/request: x509: certificate signed by unknown
+			// authority"; configuring_runner_operator.md, v14.10.0: "x509: cannot validate
+			// certificate for ###.##.##.## because it doesn't contain any IP SANs". A name that
+			// does not resolve in a job is node-local-dns's sign, with this check among its causes.
+			{Endpoints: []string{checks.EndpointGitLab}, Causes: []string{checks.CauseTimeout, checks.CauseRefused, checks.CauseReset,
+				checks.CauseUnreachable, checks.CauseX509Authority, checks.CauseX509Hostname, checks.CauseTLSRemote}},
+			// The same refusal with no endpoint on the line (tls-self-signed.md, v9.5.0 to v19.3.0,
+			// the registration's "x509: certificate signed by unknown authority"): GitLab, or the
+			// apiserver, or what a job reaches.
+			{Core: "x509: certificate signed by unknown authority", Endpoints: []string{checks.EndpointNone},
+				Or:   []string{"api-auth", checks.NotACheck + "a server a job reaches with its own TLS (object storage, a registry)"},
+				Tell: "the URL before it: /api/v4/ is GitLab (this check), /api/ or /apis/ the apiserver (api-auth); gitlab-reachability verifies GitLab's certificate as the runner does"},
+			// A job's own request to another server (docs/configuration/tls-self-signed.md,
+			// v13.12.0: "LFS: Get https://object.hostname.tld/…: x509: certificate signed by
+			// unknown authority"): the CA the runner gives jobs, or the job's.
+			{Endpoints: []string{checks.EndpointOther}, Causes: []string{checks.CauseX509Authority},
+				Or:   []string{checks.NotACheck + "a server a job reaches with its own TLS (object storage, a registry): the job image's CA"},
+				Tell: "whether the host is GitLab's: gitlab-reachability verifies GitLab's certificate with the CA the runner uses (tls-ca-file), which the runner also gives jobs as CI_SERVER_TLS_CA_FILE"},
 		},
 		Ambiguous: []checks.Ambiguous{
 			// commands/register.go: Panicln after any registration that returned no runner, the

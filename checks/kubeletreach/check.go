@@ -61,6 +61,13 @@ POD=$(`+checks.CatalogKubectl+` get pods -A --field-selector spec.nodeName="$NOD
 			"error dialing backend: dial tcp *:10250: connect: connection timed out",
 			"error dialing backend: dial tcp *:10250: connect: no route to host",
 		},
+		Signs: []checks.Sign{
+			// The apiserver's connection to a kubelet (port 10250, or its "error dialing backend:
+			// %v", k8s.io/apimachinery pkg/util/proxy/upgradeaware.go, v0.37.2) fails in the
+			// network, in any wording Go gives it: "error dialing backend: EOF" (the runner retries
+			// it, CHANGELOG v13.x "Retry Kubernetes commands when \"error dialing backend: EOF\"").
+			{Endpoints: []string{checks.EndpointKubelet}, Causes: []string{checks.CauseTimeout, checks.CauseRefused, checks.CauseUnreachable, checks.CauseReset}},
+		},
 	},
 	Requires:  []checks.Node{kubelet.KubeSystemRunningPodsFact, kubelet.RememberedReadsFact, kubelet.KubeSystemLogReadsFact, cluster.ListsFact, facts.APIClientFact, facts.RunnerEntryFact},
 	Executors: []string{checks.Kubernetes},

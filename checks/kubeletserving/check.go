@@ -59,6 +59,11 @@ var Check = &checks.Check{
 			// the apiserver's proxy wording, wherever the runner wraps it.
 			"error dialing backend: remote error: tls: internal error",
 		},
+		Signs: []checks.Sign{
+			// The apiserver's TLS to a kubelet fails: a kubelet without a serving certificate
+			// (remote error: tls: internal error), or one the apiserver does not trust.
+			{Endpoints: []string{checks.EndpointKubelet}, Causes: []string{checks.CauseTLSRemote, checks.CauseX509Authority, checks.CauseX509Hostname}},
+		},
 	},
 	Requires:  []checks.Node{cluster.ListsFact, cluster.CSRsFact, facts.RunnerEntryFact},
 	Executors: []string{checks.Kubernetes},

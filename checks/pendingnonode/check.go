@@ -14,6 +14,14 @@ import (
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
+// podStartCauses are what keeps a job pod from starting within poll_timeout,
+// besides a missing node; podStartTell what tells them apart.
+var podStartCauses = []string{"pending-unschedulable", "config-lint", "image-pull", checks.NotACheck + "a node in trouble (NotReady, PLEG) under the pod"}
+
+const podStartTell = "the lines the runner printed while it waited: `Unschedulable: \"0/N nodes are available: … Insufficient …\"` is pending-unschedulable; " +
+	"no node at all, or a node group at zero, pending-no-node; `ContainersNotReady` with pulls (`Back-off pulling image`) image-pull; " +
+	"a pod that was starting when poll_timeout ran out config-lint; `(last phase: …)` on v19 and `Event retrieved from the cluster:` lines name the state"
+
 var Check = &checks.Check{
 	ID:       "pending-no-node",
 	Title:    "Job pods get a node within poll_timeout",
@@ -36,11 +44,10 @@ var Check = &checks.Check{
 			// executors/kubernetes/util.go: errors.New("timed out waiting for pod to start") v15.0.0,
 			// fmt.Errorf("timed out waiting for pod to start (last phase: %s)", lastPhase) v19.3.0:
 			// poll_timeout ran out, whatever kept the pod (ambiguous.md §6).
-			{Pattern: "timed out waiting for pod to start",
-				Or: []string{"pending-unschedulable", "config-lint", "image-pull", checks.NotACheck + "a node in trouble (NotReady, PLEG) under the pod"},
-				Tell: "the lines the runner printed while it waited: `Unschedulable: \"0/N nodes are available: … Insufficient …\"` is pending-unschedulable; " +
-					"no node at all, or a node group at zero, pending-no-node; `ContainersNotReady` with pulls (`Back-off pulling image`) image-pull; " +
-					"a pod that was starting when poll_timeout ran out config-lint; `(last phase: …)` on v19 and `Event retrieved from the cluster:` lines name the state"},
+			{Pattern: "timed out waiting for pod to start", Or: podStartCauses, Tell: podStartTell},
+			// The same before v13.x, in one word: docs/executors/kubernetes.md, v13.12.0, "Build failed
+			// (system failure): timedout waiting for pod to start".
+			{Pattern: "timedout waiting for pod to start", Or: podStartCauses, Tell: podStartTell},
 		},
 	},
 	Requires:  []checks.Node{cluster.ListsFact, facts.RunnerEntryFact},

@@ -10,6 +10,16 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/facts"
 )
 
+// runnerRequests are the requests of the runner's RBAC table (verb and
+// resource as the apiserver words a refusal: "cannot %s resource %q").
+var runnerRequests = []string{
+	`create resource "pods"`, `delete resource "pods"`, `get resource "pods"`, `watch resource "pods"`,
+	`create resource "pods/exec"`, `get resource "pods/exec"`, `create resource "pods/attach"`, `get resource "pods/attach"`,
+	`patch resource "pods/attach"`, `get resource "pods/log"`, `create resource "secrets"`, `delete resource "secrets"`,
+	`get resource "secrets"`, `update resource "secrets"`, `get resource "serviceaccounts"`, `create resource "services"`,
+	`list resource "events"`, `watch resource "events"`,
+}
+
 var Check = &checks.Check{
 	ID:       "runner-rbac",
 	Title:    "The runner may do what the Kubernetes executor does",
@@ -37,6 +47,16 @@ var Check = &checks.Check{
 			"prepare environment: *is forbidden: User \"",
 			"Job failed (system failure): *is forbidden: User \"",
 			"Error cleaning up pod: *is forbidden: User \"",
+		},
+		Signs: []checks.Sign{
+			// The apiserver's refusal of a request only the runner makes (its RBAC table,
+			// docs/executors/kubernetes/_index.md "Configure runner API permissions", v19.3.0: pods,
+			// pods/exec, pods/attach, pods/log, secrets, serviceaccounts, services, events), quoted
+			// without the runner's step in front (docs/install/kubernetes.md, v13.12.0; a paste
+			// wrapped over three lines, gitlab-runner commit 9f0e1be5), and in the apiserver's
+			// wording before 1.14 ("cannot create secrets in the namespace"). The same refusal from
+			// kubectl in a job (Error from server, from server for) is job-identity's.
+			{Core: "is forbidden: User \"", Reason: runnerRequests, Unless: []string{"Error from server (", "from server for: "}},
 		},
 	},
 	Requires:  []checks.Node{checks.Ref("api-auth"), facts.RunnerAccessReviewFact, facts.IdentityFact, facts.RunnerEntryFact},

@@ -40,10 +40,29 @@ func CatalogMarkdown(catalog []*checks.Check) string {
 				fmt.Fprintf(&b, "- `%s`\n", p)
 			}
 		}
-		if len(c.Doc.Ambiguous) > 0 {
+		var own []checks.Sign
+		type mayExplain struct{ what, or, tell string }
+		var may []mayExplain
+		for _, a := range c.Doc.Ambiguous {
+			may = append(may, mayExplain{"`" + a.Pattern + "`", strings.Join(a.Or, ", or "), a.Tell})
+		}
+		for _, sg := range c.Doc.Signs {
+			if len(sg.Or) > 0 {
+				may = append(may, mayExplain{sg.String(), strings.Join(sg.Or, ", or "), sg.Tell})
+			} else {
+				own = append(own, sg)
+			}
+		}
+		if len(own) > 0 {
+			b.WriteString("\n**Log lines it explains by their parts** (`doctor why` reads a line without its producer's prefix, joined where a paste wrapped it: the endpoint it names, its innermost cause, its reason):\n\n")
+			for _, sg := range own {
+				fmt.Fprintf(&b, "- %s\n", sg)
+			}
+		}
+		if len(may) > 0 {
 			b.WriteString("\n**Log lines it may explain**, among other causes (`doctor why` names them all and what tells them apart):\n\n")
-			for _, a := range c.Doc.Ambiguous {
-				fmt.Fprintf(&b, "- `%s`: or %s. To tell: %s.\n", a.Pattern, strings.Join(a.Or, ", or "), strings.TrimSuffix(a.Tell, "."))
+			for _, m := range may {
+				fmt.Fprintf(&b, "- %s: or %s. To tell: %s.\n", m.what, m.or, strings.TrimSuffix(m.tell, "."))
 			}
 		}
 		if req := checks.RequiredChecks(catalog, c); len(req) > 0 {

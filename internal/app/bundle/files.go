@@ -212,6 +212,21 @@ func redactFiles(si *standIns, recs map[string]*hostio.FileRecord, notes map[str
 	for _, m := range material {
 		si.prepareCerts(m)
 	}
+	// A kubeconfig's client keys are TLS keys, certified or not.
+	for _, f := range copies {
+		if f.kube == nil {
+			continue
+		}
+		inline, named := f.kube.tlsKeys(f.path)
+		for _, b := range inline {
+			si.prepareTLSKeys(b)
+		}
+		for _, p := range named {
+			if r := files[p]; r != nil && r.Read && r.Undecodable == nil {
+				si.prepareTLSKeys(r.Content)
+			}
+		}
+	}
 	for _, m := range material {
 		si.prepare(m)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	pathpkg "path"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -146,6 +147,32 @@ func (k *kubeDoc) pemValues() [][]byte {
 		})
 	}
 	return out
+}
+
+// tlsKeys are what a kubeconfig says are TLS client keys: its
+// client-key-data values, and the files its client-key values name
+// (relative ones resolved against the kubeconfig's own directory, as
+// client-go resolves them).
+func (k *kubeDoc) tlsKeys(file string) (inline [][]byte, files []string) {
+	for _, d := range k.docs {
+		walkKube(d, nil, func(path string, n *yaml.Node) {
+			switch path {
+			case "users.[].user.client-key-data":
+				if raw, err := decodeInline(n.Value); err == nil {
+					inline = append(inline, raw)
+				}
+			case "users.[].user.client-key":
+				p := n.Value
+				if p != "" && !strings.HasPrefix(p, "/") {
+					p = pathpkg.Join(pathpkg.Dir(file), p)
+				}
+				if p != "" {
+					files = append(files, pathpkg.Clean(p))
+				}
+			}
+		})
+	}
+	return inline, files
 }
 
 // redact rewrites every scalar by its place, saying what it replaced.

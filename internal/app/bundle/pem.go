@@ -53,6 +53,25 @@ func (s *standIns) prepareCerts(b []byte) {
 
 var pemBlock = lazyre.MustCompile(`(?s)-----BEGIN ([A-Z0-9 ]+)-----.*?-----END [A-Z0-9 ]+-----\n?`)
 
+// prepareTLSKeys notes the private keys in b as TLS keys whether or not a
+// certificate certifies them: a kubeconfig's client-key (data or file) is
+// one, and a key that is another key's must stay a key that matches no
+// certificate, so that analyze meets client-go's refusal ("tls: private
+// key does not match public key") as the live run did.
+func (s *standIns) prepareTLSKeys(b []byte) {
+	for _, m := range pemBlock().FindAll(b, -1) {
+		blk, _ := pem.Decode(m)
+		if blk == nil || !strings.Contains(blk.Type, "PRIVATE KEY") {
+			continue
+		}
+		if key, err := parseKey(blk); err == nil {
+			if pub, err := x509.MarshalPKIXPublicKey(key.Public()); err == nil {
+				s.certs[string(pub)] = true
+			}
+		}
+	}
+}
+
 // prepare finds every private key in b, so certificates anywhere can be
 // re-issued for its stand-in.
 func (s *standIns) prepare(b []byte) {

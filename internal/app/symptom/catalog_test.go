@@ -96,6 +96,19 @@ func TestEveryPatternMatchesALineItWasQuotedFrom(t *testing.T) {
 				t.Errorf("%s: pattern %q matches none of its captured lines", c.ID, text)
 			}
 		}
+		for _, sg := range c.Doc.Signs {
+			g, err := symptom.CompileSign(c.ID, sg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hit := false
+			for _, l := range lines {
+				hit = hit || g.Match(symptom.Clean(l))
+			}
+			if !hit {
+				t.Errorf("%s: sign %s matches none of its captured lines", c.ID, sg)
+			}
+		}
 		for _, l := range lines {
 			if !slices.Contains(m.Line(symptom.Clean(l)), c.ID) {
 				t.Errorf("%s: its captured line %q does not name it", c.ID, l)

@@ -57,10 +57,28 @@ func Clean(line string) string {
 		line = bareSGR().ReplaceAllString(line, "")
 	}
 	line = strings.ReplaceAll(line, "\n", " ") // a decoded value's
+	if !isASCII(line) {
+		line = typography.Replace(line)
+	}
 	line = strings.TrimRight(line, "\r")
 	// A carriage return inside a line is a progress display overwriting
 	// itself; matching across it as a space keeps words apart.
 	return strings.ReplaceAll(line, "\r", " ")
+}
+
+// typography undoes what a web page or a word processor made of a pasted
+// line's ASCII: an ellipsis for "...", curly quotes for straight ones, a
+// no-break space ("ERROR: Registering runner… failed … status=couldn’t
+// execute POST", gitlab-runner commit 92ac456b). The runner printed ASCII.
+var typography = strings.NewReplacer("…", "...", "’", "'", "‘", "'", "“", `"`, "”", `"`, "\u00a0", " ")
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // Redact is a matched line as doctor prints it: redact.Text's secrets

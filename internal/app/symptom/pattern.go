@@ -46,16 +46,31 @@ func Compile(check, text string) (*Pattern, error) {
 // is a match whenever any placement is (the leftmost end leaves the most
 // room for what follows): no backtracking, one pass over the line.
 func (p *Pattern) Match(line string) bool {
+	_, ok := p.MatchEnd(line)
+	return ok
+}
+
+// MatchEnd is Match, and where in line the match ends: what follows is
+// the reason a Sign reads after its core.
+func (p *Pattern) MatchEnd(line string) (int, bool) {
+	_, end, ok := p.span(line)
+	return end, ok
+}
+
+// span is where in line the match starts and ends.
+func (p *Pattern) span(line string) (start, end int, ok bool) {
 	if !strings.Contains(line, p.parts[p.longest]) {
-		return false
+		return 0, 0, false
 	}
-	rest := line
-	for _, part := range p.parts {
-		i := strings.Index(rest, part)
-		if i < 0 {
-			return false
+	for i, part := range p.parts {
+		j := strings.Index(line[end:], part)
+		if j < 0 {
+			return 0, 0, false
 		}
-		rest = rest[i+len(part):]
+		if i == 0 {
+			start = end + j
+		}
+		end += j + len(part)
 	}
-	return true
+	return start, end, true
 }

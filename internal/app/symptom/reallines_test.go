@@ -79,11 +79,12 @@ var realLines = []struct{ line, check string }{
 	{"ERROR: Job failed (system failure): prepare environment: setting up trapping scripts on emptyDir: error dialing backend: remote error: tls: internal error. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information", "kubelet-serving"},
 	{"ERROR: Job failed (system failure): prepare environment: setting up trapping scripts on emptyDir: error dialing backend: dial tcp 127.0.0.1:10250: i/o timeout. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information", "kubelet-reach"},
 	{`ERROR: Job failed: prepare environment: waiting for pod running: container "build" is in CrashLoopBackOff: back-off 40s restarting failed container=build pod=runner-zx8y1abc-project-5-concurrent-0-k3j9m2xq_gitlab-runner(6f1e2d3c-0a4b-4c5d-8e9f-a0b1c2d3e4f5): exec /bin/sh: exec format error. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information`, "node-arch"},
-	// exec-upgrade names it too, rightly: the exec's upgrade is what failed, and
-	// exec-upgrade's probe tells a helper that is not running (node-arch) from a
-	// front that breaks upgrades.
+	// The reason after "unable to upgrade connection: " decides: the kubelet's
+	// `container not found ("helper")` is a helper that is not running (node-arch),
+	// and the upgrade that reached the kubelet passed every proxy; an answer that
+	// is no Status (empty, a proxy's page) is a front that broke it (exec-upgrade).
 	{`ERROR: Job failed (system failure): prepare environment: setting up trapping scripts on emptyDir: unable to upgrade connection: container not found ("helper"). Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information`, "node-arch"},
-	{`ERROR: Job failed (system failure): prepare environment: setting up trapping scripts on emptyDir: unable to upgrade connection: container not found ("helper"). Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information`, "exec-upgrade"},
+	{`ERROR: Job failed (system failure): prepare environment: setting up trapping scripts on emptyDir: unable to upgrade connection: empty server response. Check https://docs.gitlab.com/runner/shells/#shell-profile-loading for more information`, "exec-upgrade"},
 	// A TLS failure names the connection's check and clock-skew: a certificate
 	// "not yet valid" on a certificate fine on disk is a clock's doing, but the
 	// same words come from a certificate that has really expired.

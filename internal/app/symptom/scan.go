@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"maps"
 	"slices"
 
 	"github.com/socialwebcomputer/doctor/checks"
@@ -24,6 +23,7 @@ const (
 // Matcher matches lines against every pattern of a catalog.
 type Matcher struct {
 	patterns []*Pattern
+	signs    []*Sign
 	order    map[string]int // check ID -> catalog position
 }
 
@@ -49,6 +49,14 @@ func New(catalog []*checks.Check) (*Matcher, error) {
 			}
 			p.Or, p.Tell = a.Or, a.Tell
 			m.patterns = append(m.patterns, p)
+		}
+		for _, sg := range c.Doc.Signs {
+			g, err := CompileSign(c.ID, sg)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			m.signs = append(m.signs, g)
 		}
 	}
 	return m, errors.Join(errs...)
@@ -78,29 +86,113 @@ func (m *Matcher) Line(line string) []string {
 	return m.Verdict(line).Checks
 }
 
-// Verdict matches a cleaned line against every pattern.
+// Verdict matches a cleaned line against every pattern, and its parts
+// (Parse, read only when a sign may match) against every sign.
 func (m *Matcher) Verdict(line string) Verdict {
+	return m.verdict(line)
+}
+
+// shared is one ambiguous match: its causes, what tells them apart, and
+// where on the line its words start.
+type shared struct {
+	causes []string
+	tell   string
+	start  int
+	// sign: the match is a Sign's, about the line's reason: only a
+	// definite match whose words reach it decides it.
+	sign bool
+}
+
+func (m *Matcher) verdict(line string) Verdict {
 	var v Verdict
-	definite := map[string]bool{}
-	var shared []*Pattern
+	var parts *Parts
+	read := func() *Parts {
+		if parts == nil {
+			p := Parse(line)
+			parts = &p
+		}
+		return parts
+	}
+	// definite holds, of each check named for sure, how far into the
+	// line its words reach: a check decides an ambiguous sign among whose
+	// causes it is only when its words reach the sign's (a wrapper's
+	// "Checking for jobs... failed" decides nothing of the x509 reason
+	// after it); an ambiguous pattern, any of its causes decides.
+	definite := map[string]int{}
+	reach := func(id string, end int) {
+		if e, ok := definite[id]; !ok || end > e {
+			definite[id] = end
+		}
+	}
+	var amb []shared
 	for _, p := range m.patterns {
-		if len(p.Or) == 0 && definite[p.Check] || !p.Match(line) {
+		start, end, ok := p.span(line)
+		if !ok {
 			continue
 		}
 		if len(p.Or) > 0 {
-			shared = append(shared, p)
+			amb = append(amb, shared{causes: append([]string{p.Check}, p.Or...), tell: p.Tell, start: start})
 			continue
 		}
-		definite[p.Check] = true
-		v.Checks = append(v.Checks, p.Check)
+		reach(p.Check, end)
 	}
-	named := maps.Clone(definite)
-	for _, p := range shared {
-		causes := append([]string{p.Check}, p.Or...)
-		if slices.ContainsFunc(causes, func(c string) bool { return definite[c] }) {
+	var fallbacks []string
+	var hints lineHints
+	for _, g := range m.signs {
+		if !g.may(line, &hints) {
+			continue
+		}
+		start, end, ok := g.matchSpan(line, read())
+		if !ok {
+			continue
+		}
+		switch {
+		case g.s.Fallback:
+			fallbacks = append(fallbacks, g.check)
+		case len(g.s.Or) > 0:
+			amb = append(amb, shared{causes: append([]string{g.check}, g.s.Or...), tell: g.s.Tell, start: start, sign: true})
+		default:
+			reach(g.check, end)
+		}
+	}
+	// A fallback is its check's only when nothing else explains the
+	// line: the reason after its core is another check's.
+	for _, c := range fallbacks {
+		if len(definite) == 0 && len(amb) == 0 {
+			definite[c] = len(line)
+		}
+	}
+	kubectl := parts != nil && parts.Kubectl
+	if kubectl && len(definite) > 0 {
+		// kubectl's own words say nothing of whose kubeconfig it used:
+		// every check they point at is one cause among the operator's or
+		// the job's own kubectl.
+		var ids []string
+		for id := range definite {
+			ids = append(ids, id)
+		}
+		sortByOrder(ids, m.order)
+		amb = append(amb, shared{causes: append(ids, kubectlNote), tell: kubectlTell})
+		definite = map[string]int{}
+	}
+	named := map[string]bool{}
+	for id := range definite {
+		v.Checks = append(v.Checks, id)
+		named[id] = true
+	}
+	for _, a := range amb {
+		causes := a.causes
+		if kubectl && !slices.Contains(causes, kubectlNote) {
+			causes = append(slices.Clone(causes), kubectlNote)
+		}
+		if slices.ContainsFunc(causes, func(c string) bool { e, ok := definite[c]; return ok && (!a.sign || e > a.start) }) {
 			continue // decided by a more specific pattern
 		}
-		v.OneOf = append(v.OneOf, OneOf{Causes: m.causeOrder(causes), Tell: p.Tell})
+		one := OneOf{Causes: m.causeOrder(causes), Tell: a.tell}
+		if slices.ContainsFunc(v.OneOf, func(o OneOf) bool { return slices.Equal(o.Causes, one.Causes) }) {
+			continue // the same causes, from another of their patterns
+		}
+		v.OneOf = append(v.OneOf, one)
 		for _, c := range causes {
 			if _, isCheck := m.order[c]; isCheck && !named[c] {
 				named[c] = true
@@ -169,6 +261,13 @@ func (m *Matcher) Scan(source string, r io.Reader) (*Scan, error) {
 	limited := &io.LimitedReader{R: r, N: MaxInput}
 	br := bufio.NewReaderSize(limited, MaxLine)
 	kept := map[string]bool{}
+	var pend *pending
+	flush := func() {
+		if pend != nil {
+			m.record(s, kept, pend.line, pend.text, pend.v)
+			pend = nil
+		}
+	}
 	var line []byte
 	for {
 		chunk, err := br.ReadSlice('\n')
@@ -191,12 +290,25 @@ func (m *Matcher) Scan(source string, r io.Reader) (*Scan, error) {
 			if cut {
 				s.LongLines++
 			}
-			m.record(s, kept, string(bytes.TrimRight(line, "\n")))
+			clean := Clean(string(bytes.TrimRight(line, "\n")))
+			text := rowText(clean)
+			alone := m.Verdict(text)
+			// A message wrapped over several lines or table rows is
+			// matched whole: the line continues the one before it when
+			// its shape says so and the two together tell more than
+			// either alone (wrap.go).
+			if next, ok := m.join(pend, clean, alone); ok {
+				pend = next
+			} else {
+				flush()
+				pend = &pending{line: s.Lines, last: clean, text: text, v: alone}
+			}
 		}
 		if err == io.EOF {
 			break
 		}
 	}
+	flush()
 	if limited.N == 0 {
 		var one [1]byte
 		if n, _ := r.Read(one[:]); n > 0 {
@@ -210,9 +322,7 @@ func (m *Matcher) Scan(source string, r io.Reader) (*Scan, error) {
 	return s, nil
 }
 
-func (m *Matcher) record(s *Scan, kept map[string]bool, raw string) {
-	clean := Clean(raw)
-	v := m.Verdict(clean)
+func (m *Matcher) record(s *Scan, kept map[string]bool, at int, clean string, v Verdict) {
 	ids := v.Checks
 	if len(ids) == 0 {
 		return
@@ -233,5 +343,5 @@ func (m *Matcher) record(s *Scan, kept map[string]bool, raw string) {
 	for _, id := range ids {
 		kept[id] = true
 	}
-	s.Matches = append(s.Matches, Match{Line: s.Lines, Text: Redact(clean), Checks: ids, OneOf: v.OneOf})
+	s.Matches = append(s.Matches, Match{Line: at, Text: Redact(clean), Checks: ids, OneOf: v.OneOf})
 }

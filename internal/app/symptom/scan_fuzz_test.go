@@ -77,8 +77,23 @@ func FuzzScan(f *testing.F) {
 				t.Fatalf("printed line %q", x.Text)
 			}
 		}
-		// The oracle: the matcher line by line, as a reader would apply
-		// each pattern to each cleaned line.
+		for _, id := range s.Checks {
+			if s.Counts[id] == 0 {
+				t.Fatalf("%s listed, counted 0", id)
+			}
+		}
+		if len(s.Matches)+s.Omitted > s.Lines {
+			t.Fatalf("%d kept and %d omitted of %d lines", len(s.Matches), s.Omitted, s.Lines)
+		}
+		// Scan joins a line to the one before it when the shape says a
+		// paste wrapped one message (wrap.go); where no line has that
+		// shape, the oracle is the matcher line by line, as a reader
+		// would apply each pattern to each cleaned line.
+		for i := 1; i < len(lines); i++ {
+			if mayContinue(symptom.Clean(lines[i-1]), symptom.Clean(lines[i])) {
+				return
+			}
+		}
 		matched, want := 0, map[string]int{}
 		for _, l := range lines {
 			if len(l) >= symptom.MaxLine {
@@ -104,4 +119,23 @@ func FuzzScan(f *testing.F) {
 			}
 		}
 	})
+}
+
+// mayContinue is a loose bound on wrap.go's continues: a line that starts
+// indented, in lower case or with a quote or bracket, after a line that
+// ends with a colon or a comma, or either with a table border.
+func mayContinue(prev, cur string) bool {
+	t := strings.TrimSpace(cur)
+	if t == "" || strings.TrimSpace(prev) == "" {
+		return false
+	}
+	if strings.ContainsAny(prev+cur, "│┃|") || len(t) != len(cur) {
+		return true
+	}
+	p := strings.TrimRight(prev, " \t")
+	if strings.HasSuffix(p, ":") || strings.HasSuffix(p, ",") {
+		return true
+	}
+	c := t[0]
+	return c >= 'a' && c <= 'z' || strings.ContainsRune(`"'([`, rune(c))
 }

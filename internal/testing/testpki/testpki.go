@@ -133,3 +133,28 @@ contexts:
 current-context: %[1]s
 `, name, server, ca, b64(certPEM), b64(keyPEM)))
 }
+
+// KubeconfigFiles is Kubeconfig with the CA, certificate and key named as
+// files (paths as given: relative ones resolve against the kubeconfig's
+// directory) instead of carried as -data.
+func KubeconfigFiles(name, server, caFile, certFile, keyFile string) []byte {
+	return []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: %[1]s
+  cluster:
+    server: %[2]s
+    certificate-authority: %[3]s
+users:
+- name: %[1]s
+  user:
+    client-certificate: %[4]s
+    client-key: %[5]s
+contexts:
+- name: %[1]s
+  context:
+    cluster: %[1]s
+    user: %[1]s
+current-context: %[1]s
+`, name, server, caFile, certFile, keyFile))
+}
