@@ -17,8 +17,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/socialwebcomputer/doctor/internal/cli"
-	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
+	"github.com/socialwebcomputer/doctor/cmd/doctor/cli"
+	"github.com/socialwebcomputer/doctor/testkit/testenv"
 )
 
 const (
@@ -41,7 +41,7 @@ type bench struct {
 	env     *testenv.Env
 	dir     string
 	doctor  string // the built binary
-	peakrss string // internal/testing/testenv/peakrss, which measures the binary's own peak RSS
+	peakrss string // testkit/testenv/peakrss, which measures the binary's own peak RSS
 	root    string // fake runner host
 	runbook string // runbook.sh, absolute
 	dns     string // loopback DNS server, host:port

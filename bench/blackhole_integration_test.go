@@ -16,8 +16,8 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks/client/dnsq/dnsqtest"
 	"github.com/socialwebcomputer/doctor/checks/client/gitlab/gitlabtest"
-	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
-	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
+	"github.com/socialwebcomputer/doctor/testkit/testpki"
+	"github.com/socialwebcomputer/doctor/testkit/testroot"
 )
 
 // TestBlackhole measures how long a full run takes when every remote

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/socialwebcomputer/doctor/checks/facts/nodedns"
-	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
+	"github.com/socialwebcomputer/doctor/testkit/testenv"
 )
 
 // The shape of issue 24: a real cluster's, grown in place. Every node runs

@@ -15,15 +15,15 @@ import (
 	"github.com/miekg/dns"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
-	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
-	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
+	"github.com/socialwebcomputer/doctor/testkit/testenv"
+	"github.com/socialwebcomputer/doctor/testkit/testpki"
+	"github.com/socialwebcomputer/doctor/testkit/testroot"
 )
 
 func setup(t *testing.T) *bench {
 	b := &bench{t: t, dir: t.TempDir()}
 	b.doctor, b.peakrss = filepath.Join(b.dir, "doctor"), filepath.Join(b.dir, "peakrss")
-	for bin, pkg := range map[string]string{b.doctor: "cmd/doctor", b.peakrss: "internal/testing/testenv/peakrss"} {
+	for bin, pkg := range map[string]string{b.doctor: "cmd/doctor", b.peakrss: "testkit/testenv/peakrss"} {
 		// Static, as the README's install builds it.
 		build := exec.Command("go", "build", "-o", bin, "github.com/socialwebcomputer/doctor/"+pkg)
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
-	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
-	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
+	"github.com/socialwebcomputer/doctor/testkit/testenv"
+	"github.com/socialwebcomputer/doctor/testkit/testpki"
+	"github.com/socialwebcomputer/doctor/testkit/testroot"
 )
 
 // Targets of issue 13.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
+	"github.com/socialwebcomputer/doctor/testkit/testroot"
 )
 
 // runnersConfig is the guide's config.toml with its [[runners]] repeated n

@@ -18,9 +18,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/socialwebcomputer/doctor/checks/facts"
-	"github.com/socialwebcomputer/doctor/internal/app/trace"
+	"github.com/socialwebcomputer/doctor/cmd/doctor/app/trace"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
-	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
+	"github.com/socialwebcomputer/doctor/testkit/testenv"
 )
 
 // TestBenchTrace measures doctor trace's latency: from a watch event to its

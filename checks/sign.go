@@ -6,7 +6,7 @@ import (
 )
 
 // Sign is a symptom known by its parts rather than by one version's
-// sentence: doctor why parses a line (internal/app/symptom: the producer's
+// sentence: doctor why parses a line (cmd/doctor/app/symptom: the producer's
 // prefix removed, a message wrapped over several lines or table rows
 // joined, its Go error chain, the endpoint it names, its innermost cause)
 // and a Sign says which parts make it this check's. The same failure reads

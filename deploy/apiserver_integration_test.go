@@ -30,7 +30,7 @@ import (
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/yaml"
 
-	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
+	"github.com/socialwebcomputer/doctor/testkit/testenv"
 )
 
 const runnerNS = "code-runner"

@@ -3,7 +3,7 @@ package deploy
 import (
 	"bufio"
 	"bytes"
-	"github.com/socialwebcomputer/doctor/internal/testing/tools"
+	"github.com/socialwebcomputer/doctor/testkit/tools"
 	"io"
 	"os"
 	"os/exec"
@@ -26,7 +26,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/socialwebcomputer/doctor/checks/all"
-	"github.com/socialwebcomputer/doctor/internal/app/metrics"
+	"github.com/socialwebcomputer/doctor/cmd/doctor/app/metrics"
 )
 
 const (

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
-	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
+	"github.com/socialwebcomputer/doctor/testkit/fixture"
+	"github.com/socialwebcomputer/doctor/testkit/testenv"
 )
 
 // imageVersion is the version the test stamps into the image it builds.

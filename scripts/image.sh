@@ -25,7 +25,7 @@ fi
 ctx=$(mktemp -d)
 trap 'rm -rf "$ctx"' EXIT
 CGO_ENABLED=0 GOOS=linux GOARCH=${GOARCH:-$(go env GOARCH)} go build -trimpath \
-  -ldflags "-s -w -X github.com/socialwebcomputer/doctor/internal/cli.Version=$version" \
+  -ldflags "-s -w -X github.com/socialwebcomputer/doctor/cmd/doctor/cli.Version=$version" \
   -o "$ctx/doctor" ./cmd/doctor
 cp deploy/image/Dockerfile deploy/image/passwd deploy/image/group "$ctx/"
 cp "$ca" "$ctx/ca-certificates.crt"

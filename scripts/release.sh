@@ -14,7 +14,7 @@ version=${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo 0.
 mkdir -p "$out"
 for arch in amd64 arm64; do
   CGO_ENABLED=0 GOOS=linux GOARCH=$arch go build -trimpath \
-    -ldflags "-s -w -X github.com/socialwebcomputer/doctor/internal/cli.Version=$version" \
+    -ldflags "-s -w -X github.com/socialwebcomputer/doctor/cmd/doctor/cli.Version=$version" \
     -o "$out/doctor-linux-$arch" ./cmd/doctor
 done
 (cd "$out" && sha256sum doctor-linux-amd64 doctor-linux-arm64 > SHA256SUMS)

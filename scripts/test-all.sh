@@ -26,7 +26,7 @@ command -v tmux >/dev/null 2>&1 || need+=(tmux)
 command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
 # The systemd model's differential tests run the systemd package's own
 # /lib/systemd/systemd as PID 1 of private namespaces (util-linux's unshare
-# and nsenter) and ask it with systemctl (internal/testing/realsystemd).
+# and nsenter) and ask it with systemctl (testkit/realsystemd).
 [ -x /lib/systemd/systemd ] || need+=(systemd)
 command -v unshare >/dev/null 2>&1 || need+=(util-linux)
 command -v promtool >/dev/null 2>&1 || need+=(prometheus)
@@ -35,7 +35,7 @@ command -v promtool >/dev/null 2>&1 || need+=(prometheus)
 command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
 # internal/source/sshkey reads keys the real ssh-keygen writes.
 command -v ssh-keygen >/dev/null 2>&1 || need+=(openssh-client)
-# Every fix's shell block is checked with shellcheck (internal/testing/fixproof).
+# Every fix's shell block is checked with shellcheck (testkit/fixproof).
 command -v shellcheck >/dev/null 2>&1 || need+=(shellcheck)
 # deploy/'s TestImage builds the image (scripts/image.sh) with the docker
 # client and the CA bundle it copies in.

@@ -7,7 +7,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
-	"github.com/socialwebcomputer/doctor/internal/testing/hostilefix"
+	"github.com/socialwebcomputer/doctor/testkit/hostilefix"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 

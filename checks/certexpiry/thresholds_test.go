@@ -13,7 +13,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/certexpiry"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
-	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
+	"github.com/socialwebcomputer/doctor/testkit/testpki"
 )
 
 var now = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)

@@ -12,9 +12,9 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
-	"github.com/socialwebcomputer/doctor/internal/testing/fixproof"
-	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
-	"github.com/socialwebcomputer/doctor/internal/testing/hostilefix"
+	"github.com/socialwebcomputer/doctor/testkit/fixproof"
+	"github.com/socialwebcomputer/doctor/testkit/fixture"
+	"github.com/socialwebcomputer/doctor/testkit/hostilefix"
 )
 
 // Case is testdata/<name>/case.json beside a check's test: a host (the

@@ -12,7 +12,7 @@
 //	checktest.WantFinding(t, r, checks.Error, "exec format error")
 //
 // A host laid out from testdata/<case>/ (root/ and case.json, in the
-// fixtures' format of internal/testing/fixture, or a shared fixture of
+// fixtures' format of testkit/fixture, or a shared fixture of
 // testdata/fixtures that case.json names), every case at once. case.json's
 // want is every result, in order: the runner (its index in config.toml, 0
 // for host-wide), status, reason, and each finding's severity and words:
@@ -30,7 +30,7 @@
 //
 // So `go test ./checks/<id>/` alone proves a check: its judging on given
 // facts, its reading of hosts, and, with -tags integration, its reading of
-// a real cluster. internal/cli's tests keep what is the CLI's: exit codes,
+// a real cluster. cmd/doctor/cli's tests keep what is the CLI's: exit codes,
 // flags, rendering and ranking across checks.
 package checktest
 

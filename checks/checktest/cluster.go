@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
-	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
-	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
+	"github.com/socialwebcomputer/doctor/testkit/testenv"
+	"github.com/socialwebcomputer/doctor/testkit/testpki"
+	"github.com/socialwebcomputer/doctor/testkit/testroot"
 )
 
 // OwnerDID is the cluster owner a Live runner's certificate names (CN),
@@ -17,7 +17,7 @@ import (
 const OwnerDID = "did:plc:ewvi7nxzyoun6zhxrhs64oiz"
 
 // Live is a real cluster for a check's live cases: kube-apiserver and etcd
-// on loopback (internal/testing/testenv), shaped as the gateway shapes a
+// on loopback (testkit/testenv), shaped as the gateway shapes a
 // tenant cluster (the owners' group bound to cluster-admin), and a host
 // whose runner holds an owner's kubeconfig for it.
 type Live struct {

@@ -23,7 +23,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/client/gitlab/gitlabtest"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
-	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
+	"github.com/socialwebcomputer/doctor/testkit/testroot"
 )
 
 func TestMain(m *testing.M) {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
-	"github.com/socialwebcomputer/doctor/internal/testing/hostilefix"
+	"github.com/socialwebcomputer/doctor/testkit/hostilefix"
 )
 
 // Every hostile value reaching the fix of the file and of a directory in

@@ -10,7 +10,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/configdecode"
 	"github.com/socialwebcomputer/doctor/checks/configlint"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
-	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
+	"github.com/socialwebcomputer/doctor/testkit/testroot"
 )
 
 func lint(t *testing.T, config string) checks.CheckResult {

@@ -9,8 +9,8 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/dockerapi"
-	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
-	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
+	"github.com/socialwebcomputer/doctor/testkit/testenv"
+	"github.com/socialwebcomputer/doctor/testkit/testroot"
 )
 
 // TestLive asks a real Docker Engine (Debian's docker.io, 20.10: API 1.41,

@@ -16,7 +16,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/dockerapi"
 	"github.com/socialwebcomputer/doctor/checks/facts/docker"
-	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
+	"github.com/socialwebcomputer/doctor/testkit/testroot"
 )
 
 // daemon answers as a Docker Engine of API range [min, max] does: /_ping,

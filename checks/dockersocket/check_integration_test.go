@@ -13,8 +13,8 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/dockersocket"
-	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
-	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
+	"github.com/socialwebcomputer/doctor/testkit/testenv"
+	"github.com/socialwebcomputer/doctor/testkit/testroot"
 )
 
 // TestLive judges a real Docker Engine (Debian's docker.io) listening on

@@ -10,8 +10,8 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/docker"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
-	"github.com/socialwebcomputer/doctor/internal/testing/hostile"
-	"github.com/socialwebcomputer/doctor/internal/testing/hostilefix"
+	"github.com/socialwebcomputer/doctor/testkit/hostile"
+	"github.com/socialwebcomputer/doctor/testkit/hostilefix"
 )
 
 // The socket's path is one word of the container's docker run, wherever it

@@ -11,8 +11,8 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/dvppool"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
-	"github.com/socialwebcomputer/doctor/internal/testing/dvpworld"
-	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
+	"github.com/socialwebcomputer/doctor/testkit/dvpworld"
+	"github.com/socialwebcomputer/doctor/testkit/testenv"
 )
 
 // TestLive is the guide's DVP runner (dvpworld) on a real apiserver with

@@ -8,7 +8,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/dvprbac"
 	"github.com/socialwebcomputer/doctor/checks/facts"
-	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
+	"github.com/socialwebcomputer/doctor/testkit/testroot"
 )
 
 func TestCases(t *testing.T) { checktest.Cases(t, dvprbac.Check) }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
-	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
+	"github.com/socialwebcomputer/doctor/testkit/fixture"
 )
 
 // TestEffectiveCluster: on the repository's fixtures, the effective cluster

@@ -10,7 +10,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
-	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
+	"github.com/socialwebcomputer/doctor/testkit/testpki"
 )
 
 // Every parser here reads bytes a host (or an attacker with write access to

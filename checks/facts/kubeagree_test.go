@@ -18,7 +18,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
-	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
+	"github.com/socialwebcomputer/doctor/testkit/testpki"
 )
 
 // oracleEnv marks the child TestKubeconfigAgreesWithClientGo starts: it

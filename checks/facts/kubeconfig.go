@@ -347,7 +347,7 @@ func InstallKubeconfig(scope *FixScope, file string, ra *RunAs) checks.Steps {
 
 // runsPlugin says whether a kubeconfig user gets its credential from a
 // program: an exec plugin or an auth-provider. The exec field is read by
-// name: internal/app/bundle keeps the values of the config.toml fields the
+// name: cmd/doctor/app/bundle keeps the values of the config.toml fields the
 // checks select (x.Exec would be [runners.kubernetes]'s lifecycle exec,
 // whose commands a bundle must not keep).
 func runsPlugin(ai *clientcmdapi.AuthInfo) bool {

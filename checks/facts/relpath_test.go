@@ -6,7 +6,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
-	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
+	"github.com/socialwebcomputer/doctor/testkit/testroot"
 )
 
 // evalRunAs is the run-as fact and the config file of a root.

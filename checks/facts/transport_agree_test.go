@@ -27,8 +27,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/socialwebcomputer/doctor/internal/hostio"
-	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
+	"github.com/socialwebcomputer/doctor/testkit/testpki"
 )
 
 // tlsSlot is where a kubeconfig carries one piece of TLS material: as the

@@ -9,9 +9,9 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
-	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
-	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
-	"github.com/socialwebcomputer/doctor/internal/testing/tools"
+	"github.com/socialwebcomputer/doctor/testkit/testpki"
+	"github.com/socialwebcomputer/doctor/testkit/testroot"
+	"github.com/socialwebcomputer/doctor/testkit/tools"
 )
 
 // connector is the document's runner with its [runners.autoscaler] lines

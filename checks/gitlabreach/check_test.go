@@ -14,7 +14,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/configdecode"
 	"github.com/socialwebcomputer/doctor/checks/gitlabreach"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
-	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
+	"github.com/socialwebcomputer/doctor/testkit/testroot"
 )
 
 // stage is the per-stage deadline of these tests: short, so a hostile

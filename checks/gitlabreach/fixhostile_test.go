@@ -10,8 +10,8 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/client/gitlab/gitlabtest"
-	hostilevalues "github.com/socialwebcomputer/doctor/internal/testing/hostile"
-	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
+	hostilevalues "github.com/socialwebcomputer/doctor/testkit/hostile"
+	"github.com/socialwebcomputer/doctor/testkit/testroot"
 )
 
 // A url no client is built for is a finding whose fix is sentences and

@@ -9,7 +9,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
-	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
+	"github.com/socialwebcomputer/doctor/testkit/testenv"
 )
 
 // On a real apiserver, a job pod on a node whose kubelet (its status set

@@ -16,10 +16,10 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/checktest/apigatetest"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
-	"github.com/socialwebcomputer/doctor/internal/testing/closedport"
-	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
-	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
-	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
+	"github.com/socialwebcomputer/doctor/testkit/closedport"
+	"github.com/socialwebcomputer/doctor/testkit/testenv"
+	"github.com/socialwebcomputer/doctor/testkit/testpki"
+	"github.com/socialwebcomputer/doctor/testkit/testroot"
 )
 
 // inNamespace is the guide's config sending jobs to ns, with lines added to

@@ -16,10 +16,10 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
-	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
-	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 	"github.com/socialwebcomputer/doctor/runnerconfig/jobpod"
+	"github.com/socialwebcomputer/doctor/testkit/testenv"
+	"github.com/socialwebcomputer/doctor/testkit/testroot"
 )
 
 // inNamespace is the guide's runner sending jobs to ns, with lines added

@@ -16,10 +16,10 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/client/kube/kubefake"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
-	"github.com/socialwebcomputer/doctor/internal/testing/fixproof"
-	"github.com/socialwebcomputer/doctor/internal/testing/hostile"
-	"github.com/socialwebcomputer/doctor/internal/testing/hostilefix"
-	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
+	"github.com/socialwebcomputer/doctor/testkit/fixproof"
+	"github.com/socialwebcomputer/doctor/testkit/hostile"
+	"github.com/socialwebcomputer/doctor/testkit/hostilefix"
+	"github.com/socialwebcomputer/doctor/testkit/testroot"
 )
 
 // The fixes' commands are the same whatever the values: the kubeconfig's

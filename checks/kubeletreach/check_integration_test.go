@@ -13,8 +13,8 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/kubeletreach"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
-	"github.com/socialwebcomputer/doctor/internal/testing/nodednsworld"
-	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
+	"github.com/socialwebcomputer/doctor/testkit/nodednsworld"
+	"github.com/socialwebcomputer/doctor/testkit/testenv"
 )
 
 // TestLive: the one-byte log read of the node-local DNS pod goes through

@@ -9,7 +9,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
-	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
+	"github.com/socialwebcomputer/doctor/testkit/testenv"
 )
 
 // Real CSRs on a real apiserver, listed by the signer's field selector: a

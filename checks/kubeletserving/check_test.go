@@ -16,7 +16,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
-	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
+	"github.com/socialwebcomputer/doctor/testkit/testroot"
 )
 
 var now = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)

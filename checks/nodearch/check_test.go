@@ -10,8 +10,8 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
-	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
+	"github.com/socialwebcomputer/doctor/testkit/testroot"
 )
 
 func node(name, arch string) corev1.Node {

@@ -16,10 +16,10 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/client/dnsq/dnsqtest"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/nodedns"
-	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
-	"github.com/socialwebcomputer/doctor/internal/testing/nodednsworld"
-	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
 	"github.com/socialwebcomputer/doctor/report"
+	"github.com/socialwebcomputer/doctor/testkit/fixture"
+	"github.com/socialwebcomputer/doctor/testkit/nodednsworld"
+	"github.com/socialwebcomputer/doctor/testkit/testenv"
 )
 
 // jobToken rides in the repository URL, as CI_REPOSITORY_URL carries it; no

@@ -24,9 +24,9 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
 	"github.com/socialwebcomputer/doctor/checks/facts/nodedns"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
-	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
 	"github.com/socialwebcomputer/doctor/report"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
+	"github.com/socialwebcomputer/doctor/testkit/testroot"
 )
 
 const gitlabHost = "gitlab.example.invalid"

@@ -12,8 +12,8 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/client/dnsq"
 	"github.com/socialwebcomputer/doctor/checks/facts/nodedns"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
-	"github.com/socialwebcomputer/doctor/internal/testing/hostile"
-	"github.com/socialwebcomputer/doctor/internal/testing/hostilefix"
+	"github.com/socialwebcomputer/doctor/testkit/hostile"
+	"github.com/socialwebcomputer/doctor/testkit/hostilefix"
 )
 
 // fixes are the steps of fs' fixes, in order.

@@ -13,8 +13,8 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
-	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
-	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
+	"github.com/socialwebcomputer/doctor/testkit/testenv"
+	"github.com/socialwebcomputer/doctor/testkit/testroot"
 )
 
 // waitDenied waits until the authorizer, whose cache lags a deleted

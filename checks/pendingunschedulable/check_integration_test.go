@@ -11,7 +11,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
-	"github.com/socialwebcomputer/doctor/internal/testing/testenv"
+	"github.com/socialwebcomputer/doctor/testkit/testenv"
 )
 
 // On a real apiserver: a node of 4 cpu and 16Gi, and job pods Pending with

@@ -10,7 +10,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/source/systemd"
-	"github.com/socialwebcomputer/doctor/internal/testing/realsystemd"
+	"github.com/socialwebcomputer/doctor/testkit/realsystemd"
 )
 
 // planRows is how many generated units TestDropInWinsOnRealSystemd

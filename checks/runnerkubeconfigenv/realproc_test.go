@@ -11,7 +11,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/runnerkubeconfigenv"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
-	"github.com/socialwebcomputer/doctor/internal/testing/testproc"
+	"github.com/socialwebcomputer/doctor/testkit/testproc"
 )
 
 // TestRunnerChild is the real runner's body, not a test (testproc.Child).

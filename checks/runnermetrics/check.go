@@ -65,7 +65,7 @@ var Check = &checks.Check{
 var infrastructure = []string{"runner_system_failure", "runner_external_dependency_failure"}
 
 // Observation names: the few gauges the cron's textfile carries
-// (internal/app/metrics).
+// (cmd/doctor/app/metrics).
 const (
 	ObserveReloadErrors   = "runner_config_reload_errors"
 	ObserveRefused        = "runner_request_job_refused"

@@ -12,8 +12,8 @@ import (
 	rm "github.com/socialwebcomputer/doctor/checks/facts/runnermetrics"
 	"github.com/socialwebcomputer/doctor/checks/facts/runnermetrics/runnermetricstest"
 	"github.com/socialwebcomputer/doctor/checks/runnermetrics"
-	"github.com/socialwebcomputer/doctor/internal/testing/closedport"
-	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
+	"github.com/socialwebcomputer/doctor/testkit/closedport"
+	"github.com/socialwebcomputer/doctor/testkit/testroot"
 )
 
 // Two Docker runners of one process, as config.toml holds them. The tokens

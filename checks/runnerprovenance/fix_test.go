@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/socialwebcomputer/doctor/internal/testing/shellshape"
+	"github.com/socialwebcomputer/doctor/testkit/shellshape"
 )
 
 // A runner nobody installed gets commands that only read: ps and

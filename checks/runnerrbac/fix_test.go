@@ -9,10 +9,10 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
-	"github.com/socialwebcomputer/doctor/internal/testing/docshape"
-	"github.com/socialwebcomputer/doctor/internal/testing/fixproof"
-	"github.com/socialwebcomputer/doctor/internal/testing/hostile"
-	"github.com/socialwebcomputer/doctor/internal/testing/hostilefix"
+	"github.com/socialwebcomputer/doctor/testkit/docshape"
+	"github.com/socialwebcomputer/doctor/testkit/fixproof"
+	"github.com/socialwebcomputer/doctor/testkit/hostile"
+	"github.com/socialwebcomputer/doctor/testkit/hostilefix"
 )
 
 var missing = []facts.Access{

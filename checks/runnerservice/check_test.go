@@ -13,9 +13,9 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/source/systemd"
-	"github.com/socialwebcomputer/doctor/internal/testing/hostile"
-	"github.com/socialwebcomputer/doctor/internal/testing/hostilefix"
-	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
+	"github.com/socialwebcomputer/doctor/testkit/hostile"
+	"github.com/socialwebcomputer/doctor/testkit/hostilefix"
+	"github.com/socialwebcomputer/doctor/testkit/testroot"
 )
 
 const unit = `[Unit]

@@ -8,7 +8,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/source/systemd"
-	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
+	"github.com/socialwebcomputer/doctor/testkit/testroot"
 )
 
 // withSystemd is the service fact of root's gitlab-runner.service as a live

@@ -29,7 +29,7 @@ const (
 	legacy  = "legacysecret0123456789" // no prefix: the redaction net cannot catch it, so the check must not emit it
 )
 
-// secretShapes is internal/cli's AssertNoSecrets pattern, plus the tokens
+// secretShapes is cmd/doctor/cli's AssertNoSecrets pattern, plus the tokens
 // of this test verbatim.
 var secretShapes = regexp.MustCompile(`-----BEGIN|glrt-[A-Za-z0-9_-]{6,}|(?i)bearer [A-Za-z0-9._-]{10,}|[A-Za-z0-9+/]{80,}|` + legacy)
 

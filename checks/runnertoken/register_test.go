@@ -9,10 +9,10 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/redact"
-	"github.com/socialwebcomputer/doctor/internal/testing/hostile"
-	"github.com/socialwebcomputer/doctor/internal/testing/hostilefix"
-	"github.com/socialwebcomputer/doctor/internal/testing/shellshape"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
+	"github.com/socialwebcomputer/doctor/testkit/hostile"
+	"github.com/socialwebcomputer/doctor/testkit/hostilefix"
+	"github.com/socialwebcomputer/doctor/testkit/shellshape"
 )
 
 var scope = &facts.FixScope{Roots: []string{"/etc/gitlab-runner"}}

@@ -19,11 +19,11 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
-	"github.com/socialwebcomputer/doctor/internal/testing/fixproof"
-	"github.com/socialwebcomputer/doctor/internal/testing/hostile"
-	"github.com/socialwebcomputer/doctor/internal/testing/hostilefix"
-	"github.com/socialwebcomputer/doctor/internal/testing/shellshape"
-	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
+	"github.com/socialwebcomputer/doctor/testkit/fixproof"
+	"github.com/socialwebcomputer/doctor/testkit/hostile"
+	"github.com/socialwebcomputer/doctor/testkit/hostilefix"
+	"github.com/socialwebcomputer/doctor/testkit/shellshape"
+	"github.com/socialwebcomputer/doctor/testkit/testroot"
 )
 
 // withAPIAuth puts api-auth in the catalog of a run that lists the cluster:

@@ -33,10 +33,10 @@ var layers = []layer{
 	{name: "harness", dirs: []string{"bench", "deploy"}, imports: []string{"main"}},
 	{name: "main", dirs: []string{"cmd/doctor"}, imports: []string{"cli"}},
 	// cobra wiring: flags, commands, exit codes.
-	{name: "cli", dirs: []string{"internal/cli"}, imports: []string{"app"}},
+	{name: "cli", dirs: []string{"cmd/doctor/cli"}, imports: []string{"app"}},
 	// doctor's features (trace, bundle, metrics, state, symptom) stand
 	// apart: the CLI wires them, none builds on another.
-	{name: "app", dirs: []string{"internal/app/..."}, imports: []string{"registry", "report"}},
+	{name: "app", dirs: []string{"cmd/doctor/app/..."}, imports: []string{"registry", "report"}},
 	{name: "registry", dirs: []string{"checks/all"}, imports: []string{"check"}},
 	// A check never imports another: it requires one by its ID,
 	// checks.Ref("api-auth"), and names it so in a finding's CausedBy.
@@ -74,7 +74,7 @@ var layers = []layer{
 // nothing a test imports reaches the binary.
 const testSupport = "test support"
 
-var testSupportDirs = []string{"internal/testing/...", "checks/checktest"}
+var testSupportDirs = []string{"testkit/...", "checks/checktest"}
 
 func isTestSupport(rel string) bool {
 	last := rel[strings.LastIndex(rel, "/")+1:]
@@ -251,13 +251,13 @@ func TestLayerOf(t *testing.T) {
 		"checks/client/kube/keep":      "clients",
 		"checks/client/kube/kubefake":  testSupport,
 		"checks/checktest":             testSupport,
-		"internal/testing/testenv":     testSupport,
+		"testkit/testenv":              testSupport,
 		"internal/source/systemd":      "source",
 		"internal/hostio/atomicfile":   "hostio",
 		"internal/fixcode":             "fixcode",
 		"runnerconfig/jobpod":          "runnerconfig",
 		"internal/text/safetext":       "text",
-		"internal/app/trace":           "app",
+		"cmd/doctor/app/trace":         "app",
 		"internal/nowhere":             "",
 		"checks/apiauth/testdata/nope": "",
 	} {
@@ -345,4 +345,54 @@ func layoutFolder(rel string) string {
 		parts = parts[:3]
 	}
 	return strings.Join(parts, "/")
+}
+
+// folders is the top level from the top down: the picture a newcomer sees
+// first. Each folder's packages (their non-test files, with and without
+// the integration tag) import only folders below it, so no arrow of the
+// folder-level import graph runs back up: the binary's wiring (cmd), the
+// test kit, the renderer, the engine with its checks, facts and clients,
+// config.toml's model, and the bottom the checks stand on (internal).
+// Test support (testkit, checktest, the *test and *fake packages) is, like
+// a test file, outside the graph: only tests import it
+// (TestImportsRunDownTheLayers holds that), and it may reach anything below
+// main. docs/development.md's Layout says the same.
+var folders = []string{"bench", "deploy", "cmd", "testkit", "report", "checks", "runnerconfig", "internal"}
+
+// TestTopLevelFoldersRunDown proves the folder-level graph has no arrow
+// running back up, and that every folder holding a package has a place.
+func TestTopLevelFoldersRunDown(t *testing.T) {
+	rank := map[string]int{}
+	for i, f := range folders {
+		rank[f] = i
+	}
+	top := func(rel string) string { return strings.SplitN(rel, "/", 2)[0] }
+	arrows := map[[2]string]string{}
+	for _, p := range append(goList(t), goList(t, "-tags", "integration")...) {
+		rel := relPath(p.ImportPath)
+		from := top(rel)
+		if _, ok := rank[from]; !ok {
+			t.Errorf("%s is in top-level folder %q, which has no place in folders (layers_test.go) nor docs/development.md's Layout", rel, from)
+			continue
+		}
+		if isTestSupport(rel) {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if !strings.HasPrefix(imp, module+"/") {
+				continue
+			}
+			if to := top(relPath(imp)); to != from {
+				arrows[[2]string{from, to}] = rel + " imports " + relPath(imp)
+			}
+		}
+	}
+	for a, example := range arrows {
+		if rank[a[0]] > rank[a[1]] {
+			t.Errorf("%s/ imports %s/, which is above it (%s)", a[0], a[1], example)
+		}
+	}
+	if len(arrows) < 8 {
+		t.Errorf("only %d folder-level arrows: the listing missed packages", len(arrows))
+	}
 }

@@ -22,7 +22,7 @@ func TestDoctorDoesNotLink(t *testing.T) {
 		// prometheus/common's expfmt, with client_model and protobuf: their
 		// package inits take 0.4 to 0.6 ms of the binary's 4.6 ms (GODEBUG=
 		// inittrace=1 doctor version, summed over their packages, five runs).
-		{"github.com/prometheus/client_golang/", "internal/app/metrics' own text writer (client_golang is its tests' oracle)"},
+		{"github.com/prometheus/client_golang/", "cmd/doctor/app/metrics' own text writer (client_golang is its tests' oracle)"},
 		{"github.com/prometheus/procfs/", "nothing: it came with client_golang"},
 	}
 	for _, pkg := range strings.Fields(string(out)) {

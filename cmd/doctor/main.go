@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/socialwebcomputer/doctor/internal/cli"
+	"github.com/socialwebcomputer/doctor/cmd/doctor/cli"
 )
 
 // The collector's settings. A healthy run allocates a few MiB in 40 ms:

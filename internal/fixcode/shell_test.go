@@ -12,9 +12,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
-	"github.com/socialwebcomputer/doctor/internal/testing/hostile"
-	"github.com/socialwebcomputer/doctor/internal/testing/shellshape"
-	"github.com/socialwebcomputer/doctor/internal/testing/tools"
+	"github.com/socialwebcomputer/doctor/testkit/hostile"
+	"github.com/socialwebcomputer/doctor/testkit/shellshape"
+	"github.com/socialwebcomputer/doctor/testkit/tools"
 )
 
 // Every hostile value is one word whose value is itself, as a shell parser

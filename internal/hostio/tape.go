@@ -20,7 +20,7 @@ import (
 // analyze replays it, and then nothing reaches the host or the network:
 // whatever the live run did not look at does not exist.
 //
-// The tape holds what the checks saw, secrets included; internal/app/bundle
+// The tape holds what the checks saw, secrets included; cmd/doctor/app/bundle
 // redacts it at the point it is written, and replaying a redacted tape gives
 // the same findings because the checks never print those values.
 type Tape struct {

@@ -12,7 +12,7 @@
 // arguments, the exit code the scenario expects and the findings it
 // records, ranked.
 //
-// It runs nothing of doctor: the layout is internal/testing/fixture's Lay,
+// It runs nothing of doctor: the layout is testkit/fixture's Lay,
 // the code every fixture test lays its root with. A fixture that sets
 // owners needs root (build it, then sudo ./lay ...).
 package main
@@ -25,7 +25,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/socialwebcomputer/doctor/internal/testing/fixture"
+	"github.com/socialwebcomputer/doctor/testkit/fixture"
 )
 
 func main() {

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/socialwebcomputer/doctor/internal/source/sshkey"
-	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
-	"github.com/socialwebcomputer/doctor/internal/testing/tools"
+	"github.com/socialwebcomputer/doctor/testkit/testpki"
+	"github.com/socialwebcomputer/doctor/testkit/tools"
 )
 
 // Keys written by the real ssh-keygen, of every type and format the runner's

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/socialwebcomputer/doctor/internal/hostio"
-	"github.com/socialwebcomputer/doctor/internal/testing/realsystemd"
+	"github.com/socialwebcomputer/doctor/testkit/realsystemd"
 )
 
 // On a live host the running manager's answer is the unit's: here a drop-in

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/socialwebcomputer/doctor/internal/hostio"
-	"github.com/socialwebcomputer/doctor/internal/testing/realsystemd"
+	"github.com/socialwebcomputer/doctor/testkit/realsystemd"
 )
 
 // diffRows is how many generated layouts TestModelAgreesWithSystemd asks
@@ -22,7 +22,7 @@ const diffRows = 240
 
 // TestModelAgreesWithSystemd lays out generated unit directories, asks the
 // machine's own systemd (252 on Debian 12, run as PID 1 of its own
-// namespaces by internal/testing/realsystemd) with `systemctl show` what it
+// namespaces by testkit/realsystemd) with `systemctl show` what it
 // loaded, and loads the same files with Load under a root: every property
 // the model knows must be what systemd says, on every row. The layouts
 // cover every directive and path the model claims: fragments in /etc, /run,

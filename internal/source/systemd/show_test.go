@@ -7,7 +7,7 @@ import (
 
 // showOutput is what Debian 12's systemctl 252 printed for a template
 // instance whose unit quotes, escapes and unsets (captured from the
-// manager internal/testing/realsystemd runs).
+// manager testkit/realsystemd runs).
 const showOutput = `MainPID=0
 Result=success
 ExecMainStatus=0

@@ -14,7 +14,7 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/socialwebcomputer/doctor/internal/testing/closedport"
+	"github.com/socialwebcomputer/doctor/testkit/closedport"
 )
 
 // Server is one loopback DNS server.

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
+	"github.com/socialwebcomputer/doctor/testkit/testpki"
 )
 
 // Host is the name every fake GitLab's certificate is for; NewDNS maps it

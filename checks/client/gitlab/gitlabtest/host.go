@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks/client/gitlab"
-	"github.com/socialwebcomputer/doctor/internal/testing/testpki"
-	"github.com/socialwebcomputer/doctor/internal/testing/testroot"
+	"github.com/socialwebcomputer/doctor/testkit/testpki"
+	"github.com/socialwebcomputer/doctor/testkit/testroot"
 )
 
 // CAPath is where a fake GitLab's CA lives under the root, as tls-ca-file names it.

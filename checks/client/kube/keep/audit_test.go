@@ -130,7 +130,7 @@ func readCode(t *testing.T, patterns ...string) (map[string][]string, map[string
 	read := map[string][]string{}
 	labelKeys := map[string][]string{}
 	for _, p := range targets {
-		if strings.HasSuffix(p.ImportPath, "/checks/client/kube/keep") || strings.Contains(p.ImportPath, "/internal/testing/testenv") {
+		if strings.HasSuffix(p.ImportPath, "/checks/client/kube/keep") || strings.Contains(p.ImportPath, "/testkit/testenv") {
 			continue // the allow-list itself; the test cluster's fixtures
 		}
 		var files []*ast.File
