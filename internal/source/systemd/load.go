@@ -480,37 +480,19 @@ func EnabledInstances(env *hostio.Env, template string) []string {
 	prefix := strings.TrimSuffix(template, "."+unitType(template))
 	seen := map[string]bool{}
 	var out []string
-	for _, d := range SearchPath {
-		rd, err := resolve(env, d, true)
+	for _, dep := range dependencyDirs(env) {
+		links, err := env.ReadDir(dep.resolved)
 		if err != nil {
 			continue
 		}
-		ents, err := env.ReadDir(rd)
-		if err != nil {
-			continue
-		}
-		for _, e := range ents {
-			n := e.Name()
-			if !strings.HasSuffix(n, ".wants") && !strings.HasSuffix(n, ".requires") && !strings.HasSuffix(n, ".upholds") {
+		for _, l := range links {
+			name := l.Name()
+			if seen[name] || !strings.HasPrefix(name, prefix) || !isInstance(name) || unitTemplate(name) != template || !unitNameValid(name) {
 				continue
 			}
-			sub, err := resolve(env, rd+"/"+n, true)
-			if err != nil {
-				continue
-			}
-			links, err := env.ReadDir(sub)
-			if err != nil {
-				continue
-			}
-			for _, l := range links {
-				name := l.Name()
-				if seen[name] || !strings.HasPrefix(name, prefix) || !isInstance(name) || unitTemplate(name) != template || !unitNameValid(name) {
-					continue
-				}
-				if ok, _ := Enabled(env, name); ok {
-					seen[name] = true
-					out = append(out, name)
-				}
+			if ok, _ := Enabled(env, name); ok {
+				seen[name] = true
+				out = append(out, name)
 			}
 		}
 	}
@@ -626,11 +608,38 @@ func hiddenOrBackup(n string) bool {
 // host paths, in SearchPath order.
 func Enabled(env *hostio.Env, name string) (bool, []string) {
 	var links []string
+	for _, dep := range dependencyDirs(env) {
+		st, err := env.Lstat(dep.resolved + "/" + name)
+		if err != nil || st.Mode()&fs.ModeSymlink == 0 {
+			continue
+		}
+		if linkMasked(env, dep.resolved+"/"+name) {
+			// process_deps() (src/core/load-dropin.c, systemd 252): a
+			// dependency whose link leads to /dev/null or an empty file
+			// is masked and ignored ("%s dependency on %s is masked by
+			// %s, ignoring.").
+			continue
+		}
+		links = append(links, dep.host+"/"+name)
+	}
+	return len(links) > 0, links
+}
+
+// dependencyDir is a "<unit>.wants/", ".requires/" or ".upholds/"
+// directory of a SearchPath directory: host is its path as the host names
+// it, resolved where it is read.
+type dependencyDir struct{ host, resolved string }
+
+// dependencyDirs lists the dependency directories of every SearchPath
+// directory, in SearchPath order; a directory that is the same as an
+// earlier one (merged /usr) is read once.
+func dependencyDirs(env *hostio.Env) []dependencyDir {
+	var out []dependencyDir
 	seen := map[string]bool{}
 	for _, d := range SearchPath {
 		rd, err := resolve(env, d, true)
 		if err != nil || seen[rd] {
-			continue // missing, or the same directory as an earlier one (merged /usr)
+			continue // missing, or the same directory as an earlier one
 		}
 		seen[rd] = true
 		ents, err := env.ReadDir(rd)
@@ -642,23 +651,10 @@ func Enabled(env *hostio.Env, name string) (bool, []string) {
 			if !strings.HasSuffix(n, ".wants") && !strings.HasSuffix(n, ".requires") && !strings.HasSuffix(n, ".upholds") {
 				continue
 			}
-			sub, err := resolve(env, rd+"/"+n, true)
-			if err != nil {
-				continue
+			if sub, err := resolve(env, rd+"/"+n, true); err == nil {
+				out = append(out, dependencyDir{host: d + "/" + n, resolved: sub})
 			}
-			st, err := env.Lstat(sub + "/" + name)
-			if err != nil || st.Mode()&fs.ModeSymlink == 0 {
-				continue
-			}
-			if linkMasked(env, sub+"/"+name) {
-				// process_deps() (src/core/load-dropin.c, systemd 252): a
-				// dependency whose link leads to /dev/null or an empty file
-				// is masked and ignored ("%s dependency on %s is masked by
-				// %s, ignoring.").
-				continue
-			}
-			links = append(links, d+"/"+n+"/"+name)
 		}
 	}
-	return len(links) > 0, links
+	return out
 }

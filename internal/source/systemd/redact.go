@@ -34,23 +34,8 @@ func RedactUnit(file string, data []byte, keep func(name string) bool, standIn f
 
 // redactEnvironment rewrites the Environment= assignments of a unit file.
 func redactEnvironment(file string, data []byte, keep func(name string) bool, standIn func(string) string) ([]byte, error) {
-	name := unitNameOf(file)
-	sections := []string{"Unit", "Install"}
-	if s := privateSection[unitType(name)]; s != "" {
-		sections = append(sections, s)
-	}
-	lines := strings.Split(string(data), "\n")
-	type rewrite struct {
-		first, last int
-		value       string
-	}
-	var rewrites []rewrite
-	parseConfigLines(file, data, sections, func(section, key, value string, src Source, last int) bool {
-		if section == "Service" && key == "Environment" && value != "" {
-			rewrites = append(rewrites, rewrite{src.Line, last, value})
-		}
-		return true
-	}, func(Problem) {})
+	name, lines := unitNameOf(file), strings.Split(string(data), "\n")
+	rewrites := serviceAssignments(file, data, "Environment")
 	for _, r := range rewrites {
 		if r.first < 1 || r.last > len(lines) || r.last < r.first {
 			return nil, errors.New("the unit's lines do not split as systemd reads them")
@@ -87,23 +72,8 @@ func redactEnvironment(file string, data []byte, keep func(name string) bool, st
 // continued over left empty. The rewrite must parse to the same problems
 // and to the command line argv makes of the original's, expanded.
 func redactExecStart(file string, data []byte, argv func([]string) []string) ([]byte, error) {
-	name := unitNameOf(file)
-	sections := []string{"Unit", "Install"}
-	if s := privateSection[unitType(name)]; s != "" {
-		sections = append(sections, s)
-	}
-	lines := strings.Split(string(data), "\n")
-	type rewrite struct {
-		first, last int
-		value       string
-	}
-	var rewrites []rewrite
-	parseConfigLines(file, data, sections, func(section, key, value string, src Source, last int) bool {
-		if section == "Service" && key == "ExecStart" && value != "" {
-			rewrites = append(rewrites, rewrite{src.Line, last, value})
-		}
-		return true
-	}, func(Problem) {})
+	name, lines := unitNameOf(file), strings.Split(string(data), "\n")
+	rewrites := serviceAssignments(file, data, "ExecStart")
 	changed := false
 	for _, r := range rewrites {
 		if r.first < 1 || r.last > len(lines) || r.last < r.first {
@@ -323,4 +293,29 @@ func sameAssignments(a, b []Assignment, keep func(string) bool, standIn func(str
 		}
 	}
 	return nil
+}
+
+// assignment is one non-empty assignment of a [Service] key: the lines it
+// spans (a value continued with a backslash spans several) and its value
+// as systemd reads it.
+type assignment struct {
+	first, last int
+	value       string
+}
+
+// serviceAssignments lists the non-empty assignments of key in the unit's
+// [Service] section, parsed as systemd parses the file.
+func serviceAssignments(file string, data []byte, key string) []assignment {
+	sections := []string{"Unit", "Install"}
+	if s := privateSection[unitType(unitNameOf(file))]; s != "" {
+		sections = append(sections, s)
+	}
+	var out []assignment
+	parseConfigLines(file, data, sections, func(section, k, value string, src Source, last int) bool {
+		if section == "Service" && k == key && value != "" {
+			out = append(out, assignment{src.Line, last, value})
+		}
+		return true
+	}, func(Problem) {})
+	return out
 }

@@ -336,10 +336,27 @@ func (u *Unit) setEnvironment(d *diag, value string) {
 		u.EnvironmentResets = append(u.EnvironmentResets, d.src)
 		return
 	}
+	d.eachResolvedWord(value, "rest of Environment=", func(w string) {
+		name, val, hasEq := strings.Cut(w, "=")
+		if !hasEq || !envNameValid(name) || !utf8Valid(val) {
+			d.warn("invalid environment assignment, ignored: %s", quoteForMessage(w))
+			return
+		}
+		u.Environment = append(u.Environment, Assignment{Name: name, Value: val, Source: d.src})
+		u.everSet = append(u.everSet, Assignment{Name: name, Value: val, Source: d.src})
+	})
+}
+
+// eachResolvedWord calls f with each word of value (quotes and C escapes
+// as in systemd.syntax(7)) with its specifiers resolved, as both
+// config_parse_environ() and config_parse_unset_environ() take them: a
+// syntax error ignores the rest of the line (what names it in the
+// warning), a word whose specifiers do not resolve is ignored.
+func (d *diag) eachResolvedWord(value, what string, f func(w string)) {
 	for p := value; ; {
 		w, rest, ok, err := extractWord(p, exCUnescape|exUnquote)
 		if err != nil {
-			d.warn("invalid syntax (%v), rest of Environment= ignored: %s", err, quoteForMessage(value))
+			d.warn("invalid syntax (%v), %s ignored: %s", err, what, quoteForMessage(value))
 			return
 		}
 		if !ok {
@@ -351,14 +368,7 @@ func (u *Unit) setEnvironment(d *diag, value string) {
 			d.warn("failed to resolve specifiers in %s, ignored", quoteForMessage(w))
 			continue
 		}
-		w = resolved
-		name, val, hasEq := strings.Cut(w, "=")
-		if !hasEq || !envNameValid(name) || !utf8Valid(val) {
-			d.warn("invalid environment assignment, ignored: %s", quoteForMessage(w))
-			continue
-		}
-		u.Environment = append(u.Environment, Assignment{Name: name, Value: val, Source: d.src})
-		u.everSet = append(u.everSet, Assignment{Name: name, Value: val, Source: d.src})
+		f(resolved)
 	}
 }
 
@@ -379,25 +389,11 @@ func (u *Unit) setUnsetEnvironment(d *diag, value string) {
 		u.UnsetResets = append(u.UnsetResets, d.src)
 		return
 	}
-	for p := value; ; {
-		w, rest, ok, err := extractWord(p, exCUnescape|exUnquote)
-		if err != nil {
-			d.warn("invalid syntax (%v), UnsetEnvironment= ignored: %s", err, quoteForMessage(value))
-			return
-		}
-		if !ok {
-			return
-		}
-		p = rest
-		resolved, err := d.specifiers(w)
-		if err != nil {
-			d.warn("failed to resolve specifiers in %s, ignored", quoteForMessage(w))
-			continue
-		}
+	d.eachResolvedWord(value, "UnsetEnvironment=", func(resolved string) {
 		name, val, hasEq := strings.Cut(resolved, "=")
 		if !envNameValid(name) || (hasEq && !utf8Valid(val)) {
 			d.warn("invalid environment name or assignment, ignored: %s", quoteForMessage(resolved))
-			continue
+			return
 		}
 		x := Unset{Name: name, Value: val, HasValue: hasEq, Source: d.src}
 		u.everUnset = append(u.everUnset, x)
@@ -408,7 +404,7 @@ func (u *Unit) setUnsetEnvironment(d *diag, value string) {
 		if !dup {
 			u.UnsetEnvironment = append(u.UnsetEnvironment, x)
 		}
-	}
+	})
 }
 
 // setEnvironmentFile is config_parse_unit_env_file(): an empty assignment

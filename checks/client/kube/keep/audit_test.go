@@ -269,7 +269,7 @@ func TestEveryReadFieldIsKept(t *testing.T) {
 	if testing.Short() {
 		t.Skip("type-checks checks/ and internal/")
 	}
-	read := readFields(t, "github.com/socialwebcomputer/doctor/checks/...", "github.com/socialwebcomputer/doctor/internal/...")
+	read := readFields(t, "github.com/socialwebcomputer/doctor/checks/...", "github.com/socialwebcomputer/doctor/internal/...", "github.com/socialwebcomputer/doctor/cmd/...", "github.com/socialwebcomputer/doctor/testkit/...")
 	keptFields := kept(t)
 	var missing []string
 	for k, where := range read {
@@ -359,7 +359,7 @@ func TestLabelValuesReadAreKept(t *testing.T) {
 	if testing.Short() {
 		t.Skip("type-checks checks/ and internal/")
 	}
-	_, keys := readCode(t, "github.com/socialwebcomputer/doctor/checks/...", "github.com/socialwebcomputer/doctor/internal/...")
+	_, keys := readCode(t, "github.com/socialwebcomputer/doctor/checks/...", "github.com/socialwebcomputer/doctor/internal/...", "github.com/socialwebcomputer/doctor/cmd/...", "github.com/socialwebcomputer/doctor/testkit/...")
 	for k, where := range keys {
 		switch {
 		case k == "":

@@ -67,7 +67,9 @@ func compileKind(out map[kindKey]*node, k Kind) error {
 			countConditions(n, 0)
 		}
 	}
-	for path, fn := range k.Values {
+	// atPath calls set with the field at path in the object's schema and
+	// in its list's, where each is kept.
+	atPath := func(path string, set func(*field) error) error {
 		for _, key := range []kindKey{one, list} {
 			n := out[key]
 			if n == nil {
@@ -81,27 +83,27 @@ func compileKind(out map[kindKey]*node, k Kind) error {
 			if err != nil {
 				return err
 			}
+			if err := set(f); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for path, fn := range k.Values {
+		err := atPath(path, func(f *field) error {
 			if f.shape != mapping {
 				return fmt.Errorf("%s: Values applies to a map", path)
 			}
 			f.keepValue = fn
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	}
 	for path, fn := range k.Transforms {
-		for _, key := range []kindKey{one, list} {
-			n := out[key]
-			if n == nil {
-				continue
-			}
-			p := path
-			if key == list {
-				p = "items[]." + path
-			}
-			f, err := n.find(p)
-			if err != nil {
-				return err
-			}
-			f.transform = fn
+		if err := atPath(path, func(f *field) error { f.transform = fn; return nil }); err != nil {
+			return err
 		}
 	}
 	return nil
