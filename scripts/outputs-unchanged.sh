@@ -64,6 +64,12 @@ same_but_standins() {
 
 compare() {
   local ok=1 f
+  for f in "$1" "$2"; do
+    if [ ! -d "$f" ] || [ -z "$(find "$f" -type f -print -quit)" ]; then
+      echo "no dump in $f" >&2
+      return 1
+    fi
+  done
   while IFS= read -r f; do
     case $f in
     "Only in "*) echo "$f"; ok=0 ;;
