@@ -27,7 +27,9 @@
 # for that bundle (docs/guarantees.md), so a line of a bundle's files that
 # differs must differ only in its stand-ins: REDACTED-<8 hex> keys, and
 # values described by StandInLike, which keep each character's class
-# (lower, upper, digit) and every other character.
+# (lower, upper, digit) and every other character; and base64 runs of
+# 16 characters or more, the fresh private keys that stand in for the
+# host's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,7 +50,11 @@ dump() {
 # same_but_standins: files $1 and $2 have the same lines, but for stand-ins.
 same_but_standins() {
   awk '
+    BEGIN { b64 = "[A-Za-z0-9+/]"; for (i = 1; i < 16; i++) b64 = b64 "[A-Za-z0-9+/]"; b64 = b64 "[A-Za-z0-9+/]*=*" }
     function shape(s) {
+      # Base64 of 12 bytes or more: the fresh keys a bundle holds for the
+      # host'"'"'s private keys (a kubeconfig'"'"'s client-key-data, PEM lines).
+      gsub(b64, "B64", s)
       gsub(/REDACTED-[0-9a-f]+/, "REDACTED-h", s)
       gsub(/[a-z]/, "a", s); gsub(/[A-Z]/, "A", s); gsub(/[0-9]/, "0", s)
       return s
