@@ -234,7 +234,7 @@ func Testdata(t testing.TB, rel string) []byte {
 	if !ok {
 		t.Fatal("dvpworld: no source path")
 	}
-	b, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "..", "..", "testdata", rel))
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(file), "..", "..", "testdata", rel))
 	if err != nil {
 		t.Fatal(err)
 	}
