@@ -24,7 +24,7 @@ import (
 const (
 	ownerDID = "did:plc:benchb3nchb3nchb3nchb3nch"
 	runnerNS = "gitlab-runner"
-	doctorUA = "gitlab-runner-doctor" // facts.NewAPI's user agent
+	doctorUA = "gitlab-runner-doctor" // kubefacts.NewAPI's user agent
 )
 
 // Targets of issue 13 ("Fast where operators are"), which tightened the

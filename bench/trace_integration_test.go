@@ -17,7 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/cmd/doctor/app/trace"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/testkit/testenv"
@@ -45,7 +45,7 @@ func TestBenchTrace(t *testing.T) {
 	env.BindOwnersToClusterAdmin()
 	const user = "doctor-trace-bench"
 	cert, key := env.MintClient(user, []string{testenv.OwnersGroup}, time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour))
-	api, err := facts.NewAPI(&hostio.Env{}, env.ClientConfig(cert, key))
+	api, err := kubefacts.NewAPI(&hostio.Env{}, env.ClientConfig(cert, key))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/dvppool"
 	"github.com/socialwebcomputer/doctor/checks/dvprbac"
 	"github.com/socialwebcomputer/doctor/checks/execupgrade"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
 	"github.com/socialwebcomputer/doctor/checks/facts/nodedns"
 	rm "github.com/socialwebcomputer/doctor/checks/facts/runnermetrics"
 	"github.com/socialwebcomputer/doctor/checks/fleetingconnector"
@@ -105,7 +105,7 @@ func Settings() []*checks.Setting {
 		gitlab.ResolverSetting,
 		gitlab.PublicDNSSetting,
 		nodedns.ServerSetting,
-		facts.RepositoryURLSetting,
+		configfacts.RepositoryURLSetting,
 		rm.MetricsURLSetting,
 		execupgrade.ProbeImageSetting,
 		clusteroverride.ExpectKcpMount,

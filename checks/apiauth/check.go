@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 )
 
 var Check = &checks.Check{
@@ -22,7 +22,7 @@ var Check = &checks.Check{
 		// NewGenericServerResponse, "%s (%s %s)"); a Status body gives its message, Unauthorized.
 		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up credentials: the server has asked for the client to provide credentials (post secrets)" + checks.PrepareHint,
 		Fix: checks.Target(
-			checks.Say("For a refused credential: "+facts.GetKubeconfig+" Install it over the file the runner loads (CLUSTER.kubeconfig.yaml is the file getKubeconfig returned):"),
+			checks.Say("For a refused credential: "+kubefacts.GetKubeconfig+" Install it over the file the runner loads (CLUSTER.kubeconfig.yaml is the file getKubeconfig returned):"),
 			checks.Sh(`sudo install -m 0600 -o "$RUNNER_USER" ./CLUSTER.kubeconfig.yaml "$RUNNER_KUBECONFIG"`),
 			checks.Say("For a connection failure, fix what the finding names.")),
 		Verify: checks.Target(checks.Say("Who the cluster says the runner's credential is:"), checks.Sh(checks.CatalogKubectl+" auth whoami")),
@@ -58,7 +58,7 @@ var Check = &checks.Check{
 	},
 	// kubeconfig-file is optional: a runner in a pod authenticates with its
 	// service account and has no kubeconfig to examine.
-	Requires:  []checks.Node{checks.Optional(checks.Ref("kubeconfig-file")), checks.Ref("cluster-override"), facts.IdentityFact, facts.ClientCertFact},
+	Requires:  []checks.Node{checks.Optional(checks.Ref("kubeconfig-file")), checks.Ref("cluster-override"), kubefacts.IdentityFact, kubefacts.ClientCertFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run:       run,
@@ -70,11 +70,11 @@ var apiConnection = []string{checks.CauseTimeout, checks.CauseRefused, checks.Ca
 	checks.CauseNoSuchHost, checks.CauseX509Authority, checks.CauseX509Hostname, checks.CauseTLSRemote}
 
 func run(p *checks.Pass) error {
-	id := facts.IdentityFact.Get(p)
+	id := kubefacts.IdentityFact.Get(p)
 	if id.Err == nil {
 		return nil
 	}
-	cc := facts.ClientCertFact.Get(p)
+	cc := kubefacts.ClientCertFact.Get(p)
 	c := Classify(id.Err)
 	f := checks.Finding{
 		Cause:    strings.TrimSpace(fmt.Sprintf("%s %s (server %s)", c.Cause, c.Detail, id.Server)),
@@ -82,7 +82,7 @@ func run(p *checks.Pass) error {
 		Fix:      checks.Text(c.Fix),
 	}
 	if cc.Cert != nil {
-		f.Evidence = append(f.Evidence, checks.Evidence{Source: cc.Source, Detail: facts.Describe(cc.Cert)})
+		f.Evidence = append(f.Evidence, checks.Evidence{Source: cc.Source, Detail: kubefacts.Describe(cc.Cert)})
 	}
 	if c.Kind == Unauthorized && cc.Cert != nil {
 		now := p.Env.Now()

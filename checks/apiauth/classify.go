@@ -10,7 +10,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/redact"
 )
@@ -94,4 +94,4 @@ func Classify(err error) Class {
 
 // renew is the fix of a refused credential: a new kubeconfig, from where
 // the guide says one comes.
-const renew = facts.GetKubeconfig + " Install it over the file the runner loads, mode 0600, owned by the runner's user; nothing else in the runner changes."
+const renew = kubefacts.GetKubeconfig + " Install it over the file the runner loads, mode 0600, owned by the runner's user; nothing else in the runner changes."

@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
@@ -32,7 +33,7 @@ var Check = &checks.Check{
 			"expiry ends only when the user revokes it.",
 		Symptom: "ERROR: Job failed (system failure): prepare environment: setting up credentials: Unauthorized" + checks.PrepareHint + "; or `error: You must be logged in to the server (the server has asked for the client to provide credentials)` from kubectl",
 		Fix: checks.Target(
-			checks.Say(facts.GetKubeconfig+" Install it over the file the runner loads (CLUSTER.kubeconfig.yaml is the file getKubeconfig returned); nothing else in the runner changes:"),
+			checks.Say(kubefacts.GetKubeconfig+" Install it over the file the runner loads (CLUSTER.kubeconfig.yaml is the file getKubeconfig returned); nothing else in the runner changes:"),
 			checks.Sh(`sudo install -m 0600 -o "$RUNNER_USER" ./CLUSTER.kubeconfig.yaml "$RUNNER_KUBECONFIG"`)),
 		Verify: checks.Target(checks.Say("The subject and expiry of the runner's client certificate:"),
 			checks.Sh(`sudo env KUBECONFIG="$RUNNER_KUBECONFIG" kubectl --context "$RUNNER_CONTEXT" config view --raw --minify -o jsonpath='{.users[0].user.client-certificate-data}' | base64 -d | openssl x509 -noout -subject -enddate`)),
@@ -56,7 +57,7 @@ var Check = &checks.Check{
 			{Endpoints: []string{checks.EndpointAPIServer}, Causes: []string{checks.CauseUnauthorized}, Or: []string{"api-auth"}, Tell: unauthorizedTell},
 		},
 	},
-	Requires:  []checks.Node{checks.Ref("kubeconfig-file"), checks.Ref("cluster-override"), facts.ClientCertFact, facts.KubeContextFact, facts.RunAsFact, facts.FixScopeFact},
+	Requires:  []checks.Node{checks.Ref("kubeconfig-file"), checks.Ref("cluster-override"), kubefacts.ClientCertFact, kubefacts.KubeContextFact, hostfacts.RunAsFact, kubefacts.FixScopeFact},
 	Executors: []string{checks.Kubernetes},
 	Explains:  []string{"api-auth"},
 	Run:       run,
@@ -68,7 +69,7 @@ const unauthorizedTell = "cert-expiry reads the runner's client certificate's No
 	"ServiceAccount, a credential of another cluster)"
 
 func run(p *checks.Pass) error {
-	cc := facts.ClientCertFact.Get(p)
+	cc := kubefacts.ClientCertFact.Get(p)
 	if cc.Absent != "" {
 		return checks.Skip("%s", cc.Absent)
 	}
@@ -84,8 +85,8 @@ func run(p *checks.Pass) error {
 	// The health cron graphs the expiry whatever the verdict.
 	p.Observe(checks.Observation{Name: "cert_expiry_timestamp_seconds", Value: float64(c.NotAfter.Unix()),
 		Labels: map[string]string{"subject": "CN=" + c.Subject.CommonName}})
-	renew := renewFix(p.Env, facts.FixScopeFact.Get(p), facts.KubeContextFact.Get(p), facts.RunAsFact.Get(p))
-	ev := []checks.Evidence{{Source: cc.Source, Detail: facts.Describe(c)}}
+	renew := renewFix(p.Env, kubefacts.FixScopeFact.Get(p), kubefacts.KubeContextFact.Get(p), hostfacts.RunAsFact.Get(p))
+	ev := []checks.Evidence{{Source: cc.Source, Detail: kubefacts.Describe(c)}}
 	switch left := c.NotAfter.Sub(now); {
 	case now.After(c.NotAfter):
 		p.Report(checks.Finding{
@@ -120,11 +121,11 @@ func run(p *checks.Pass) error {
 			Fix:      checks.Text("None for a long-lived runner; revoke the certificate when the runner goes."),
 		})
 	}
-	if !slices.Contains(c.Subject.Organization, facts.OwnersGroup) {
+	if !slices.Contains(c.Subject.Organization, kubefacts.OwnersGroup) {
 		p.Report(checks.Finding{
 			Severity: checks.Info,
 			Cause: fmt.Sprintf("The client certificate's groups are [%s], not %s: it is not a gateway owner certificate, so "+
-				"cluster-admin is not given by construction.", groupsText(c.Subject.Organization), facts.OwnersGroup),
+				"cluster-admin is not given by construction.", groupsText(c.Subject.Organization), kubefacts.OwnersGroup),
 			Evidence: ev,
 			Fix:      checks.Text("None if this identity has its own RBAC; otherwise use the kubeconfig getKubeconfig returned."),
 		})
@@ -134,22 +135,22 @@ func run(p *checks.Pass) error {
 
 // renewFix installs a new kubeconfig over the file the runner loads, for
 // its user: the guide's rotation, with this host's path, when the file is
-// the runner's own (facts.FixScope); else the steps say why no command.
-func renewFix(env *hostio.Env, scope *facts.FixScope, k *facts.KubeContext, ra *facts.RunAs) checks.Steps {
+// the runner's own (kubefacts.FixScope); else the steps say why no command.
+func renewFix(env *hostio.Env, scope *kubefacts.FixScope, k *kubefacts.KubeContext, ra *hostfacts.RunAs) checks.Steps {
 	if k == nil || k.Kubeconfig == nil || len(k.Kubeconfig.Files) == 0 {
-		return checks.Text(facts.GetKubeconfig + " Install it over the kubeconfig the runner loads; nothing else in the runner changes.")
+		return checks.Text(kubefacts.GetKubeconfig + " Install it over the kubeconfig the runner loads; nothing else in the runner changes.")
 	}
 	// The file client-go took the user from (LocationOfOrigin): not the
 	// list's first file, which client-go skips when it is missing, nor
 	// another file of the list that holds only the cluster.
 	file := k.Origins(env).User
 	if file == "" {
-		return checks.Text(facts.GetKubeconfig + " Install it over the kubeconfig the runner loads; nothing else in the runner changes.")
+		return checks.Text(kubefacts.GetKubeconfig + " Install it over the kubeconfig the runner loads; nothing else in the runner changes.")
 	}
 	if path.IsAbs(file) {
 		file = path.Clean(file) // the path scope.Path judges is the one installed over
 	}
-	return facts.InstallKubeconfig(scope, file, ra)
+	return kubefacts.InstallKubeconfig(scope, file, ra)
 }
 
 func groupsText(gs []string) string {

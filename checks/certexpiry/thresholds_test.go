@@ -11,7 +11,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/all"
 	"github.com/socialwebcomputer/doctor/checks/certexpiry"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/testkit/testpki"
 )
@@ -57,7 +57,7 @@ func severities(t *testing.T, nb, na time.Duration, groups ...string) []checks.S
 }
 
 func TestThresholds(t *testing.T) {
-	const owners = facts.OwnersGroup
+	const owners = kubefacts.OwnersGroup
 	h := time.Hour
 	for _, tc := range []struct {
 		name   string

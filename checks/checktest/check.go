@@ -51,7 +51,7 @@ func Fact[T any](f *checks.Fact[T], v T) Option {
 }
 
 // With puts a check the check under test requires by checks.Ref (as
-// facts.AfterAPIAuth names api-auth) into the run's catalog, where the
+// kubefacts.AfterAPIAuth names api-auth) into the run's catalog, where the
 // engine resolves the Ref. Checks required by pointer, and those they
 // require, are in the catalog without it. They run as the check requires
 // them; Check returns the check's own results only.

@@ -7,7 +7,7 @@
 // below the fact runs (no host, no cluster):
 //
 //	r := checktest.One(t, nodearch.Check,
-//		checktest.Fact(facts.RunnerEntryFact, entry),
+//		checktest.Fact(configfacts.RunnerEntryFact, entry),
 //		checktest.Fact(cluster.NodesFact, nodes))
 //	checktest.WantFinding(t, r, checks.Error, "exec format error")
 //

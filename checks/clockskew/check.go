@@ -10,7 +10,8 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/client/gitlab"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
@@ -86,19 +87,19 @@ date -u`)),
 	// The apiserver's Date arrives with api-auth's request, GitLab's with
 	// runner-token's (and gitlab-reachability's before it): wait for them,
 	// and compare whatever came.
-	Requires: []checks.Node{facts.RunnerEntryFact, facts.ConfigFact, checks.Optional(checks.Ref("api-auth")), checks.Optional(facts.APIClientFact),
+	Requires: []checks.Node{configfacts.RunnerEntryFact, configfacts.ConfigFact, checks.Optional(checks.Ref("api-auth")), checks.Optional(kubefacts.APIClientFact),
 		checks.Optional(checks.Ref("runner-token"))},
 	Network: true,
 	Run: func(p *checks.Pass) error {
-		e := facts.RunnerEntryFact.Get(p)
+		e := configfacts.RunnerEntryFact.Get(p)
 		var seen []hostio.ServerDate
-		if api := facts.APIClientFact.Get(p); api != nil {
-			if d, ok := p.Env.Clocks.Date(facts.ClockAPIServer, api.Server); ok {
+		if api := kubefacts.APIClientFact.Get(p); api != nil {
+			if d, ok := p.Env.Clocks.Date(kubefacts.ClockAPIServer, api.Server); ok {
 				seen = append(seen, d)
 			}
 		}
 		if e.Runner.URL != "" {
-			if t, err := facts.GitLabTarget(p.Env, facts.ConfigFact.Get(p), e.Label(), e.Runner); err == nil {
+			if t, err := configfacts.GitLabTarget(p.Env, configfacts.ConfigFact.Get(p), e.Label(), e.Runner); err == nil {
 				if d, ok := p.Env.Clocks.Date(gitlab.ClockKind, t.Origin()); ok {
 					seen = append(seen, d)
 				}

@@ -21,7 +21,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/client/gitlab"
 	"github.com/socialwebcomputer/doctor/checks/client/gitlab/gitlabtest"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/testkit/testroot"
 )
@@ -50,14 +50,14 @@ func TestAPIClientRecordsDate(t *testing.T) {
 	for _, skew := range []time.Duration{0, 90 * time.Second, -45 * time.Second} {
 		s := skewedServer(t, skew)
 		env := &hostio.Env{Clocks: &hostio.ServerClocks{}}
-		api, err := facts.NewAPI(env, &rest.Config{Host: s.URL})
+		api, err := kubefacts.NewAPI(env, &rest.Config{Host: s.URL})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, err := api.Client.CoreV1().Namespaces().Get(t.Context(), "gitlab-runner", metav1.GetOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		d, ok := env.Clocks.Date(facts.ClockAPIServer, s.URL)
+		d, ok := env.Clocks.Date(kubefacts.ClockAPIServer, s.URL)
 		if !ok {
 			t.Fatalf("no Date recorded for %s", s.URL)
 		}
@@ -143,8 +143,8 @@ func runSeen(t *testing.T, api, gl string, seen ...skewed) []checks.CheckResult 
 	record(t, clocks, seen...)
 	d := &dials{}
 	rs := checktest.Check(t, Check, checktest.Root(root.Dir), gates,
-		checktest.Fact(facts.APIClientFact, &facts.APIClient{Server: api}),
-		checktest.Fact(facts.IdentityFact, &facts.Identity{User: "ci-runner", Server: api}),
+		checktest.Fact(kubefacts.APIClientFact, &kubefacts.APIClient{Server: api}),
+		checktest.Fact(kubefacts.IdentityFact, &kubefacts.Identity{User: "ci-runner", Server: api}),
 		checktest.Env(func(e *hostio.Env) { e.Clocks, e.Log = clocks, d.log }))
 	d.onlyLoopback(t)
 	return rs
@@ -159,7 +159,7 @@ func fail(sev checks.Severity, says ...string) checktest.ResultWant {
 func TestJudge(t *testing.T) {
 	const api, gl = "https://127.0.0.1:6443", "https://127.0.0.1:1"
 	s := time.Second
-	apiserver := func(skew time.Duration) skewed { return skewed{facts.ClockAPIServer, api, skew} }
+	apiserver := func(skew time.Duration) skewed { return skewed{kubefacts.ClockAPIServer, api, skew} }
 	gitLab := func(skew time.Duration) skewed { return skewed{gitlab.ClockKind, gl, skew} }
 	for _, tc := range []struct {
 		name string
@@ -169,7 +169,7 @@ func TestJudge(t *testing.T) {
 		{"none-seen", nil, checktest.ResultWant{Runner: 1, Status: checks.StatusSkipped,
 			Reason: "no answer from the apiserver or GitLab carried a Date header to compare with"}},
 		// A Date recorded for another server is not this runner's.
-		{"other-servers-only", []skewed{{facts.ClockAPIServer, "https://127.0.0.2:6443", 95 * s}, {gitlab.ClockKind, "https://127.0.0.2:1", 95 * s}},
+		{"other-servers-only", []skewed{{kubefacts.ClockAPIServer, "https://127.0.0.2:6443", 95 * s}, {gitlab.ClockKind, "https://127.0.0.2:1", 95 * s}},
 			checktest.ResultWant{Runner: 1, Status: checks.StatusSkipped, Reason: "no answer from the apiserver or GitLab carried a Date header"}},
 		{"in-step", []skewed{apiserver(0), gitLab(s)}, pass()},
 		// The resolution of the header and the round trip are no skew.
@@ -236,11 +236,11 @@ func TestRecordedByTheClients(t *testing.T) {
 				s := skewedServer(t, tc.api)
 				apiURL = s.URL
 				clocks := &hostio.ServerClocks{}
-				api, err := facts.NewAPI(&hostio.Env{Clocks: clocks, Log: d.log}, &rest.Config{Host: s.URL})
+				api, err := kubefacts.NewAPI(&hostio.Env{Clocks: clocks, Log: d.log}, &rest.Config{Host: s.URL})
 				if err != nil {
 					t.Fatal(err)
 				}
-				opts = append(opts, checktest.Fact(facts.APIClientFact, api), checktest.Env(func(e *hostio.Env) { e.Clocks = clocks }))
+				opts = append(opts, checktest.Fact(kubefacts.APIClientFact, api), checktest.Env(func(e *hostio.Env) { e.Clocks = clocks }))
 			}
 			rs := checktest.Check(t, Check, append(opts, gates)...)
 			d.onlyLoopback(t)

@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/redact"
 )
 
@@ -31,7 +33,7 @@ doctor run --only cluster-override`)),
 			"ca file, cert file and key file must be specified when using file based auth",
 		},
 	},
-	Requires:  []checks.Node{facts.RunnerEntryFact, facts.EnvironFact, facts.InClusterFact, facts.KubeconfigFact, facts.EffectiveClusterFact},
+	Requires:  []checks.Node{configfacts.RunnerEntryFact, hostfacts.EnvironFact, kubefacts.InClusterFact, kubefacts.KubeconfigFact, kubefacts.EffectiveClusterFact},
 	Executors: []string{checks.Kubernetes},
 	Settings:  []*checks.Setting{ExpectKcpMount},
 	Run:       run,
@@ -44,8 +46,8 @@ var ExpectKcpMount = &checks.Setting{Name: "expect-kcp-mount",
 	Usage: "whether every Kubernetes runner is meant to talk to a kcp mount URL (`BOOL`), so a cluster on the runner's own host is an error (default: only when the kubeconfig holds a kcp mount the runner does not use)"}
 
 func run(p *checks.Pass) error {
-	e := facts.RunnerEntryFact.Get(p)
-	env := facts.EnvironFact.Get(p)
+	e := configfacts.RunnerEntryFact.Get(p)
+	env := hostfacts.EnvironFact.Get(p)
 	kubeconfigSet := false
 	if env.Err == nil {
 		v, ok := env.Lookup("KUBECONFIG")
@@ -95,12 +97,12 @@ func run(p *checks.Pass) error {
 	if err := wrongCluster(p, e); err != nil {
 		return err
 	}
-	ic := facts.InClusterFact.Get(p)
+	ic := kubefacts.InClusterFact.Get(p)
 	if host := ic.HostPort; ic.Vars() && k.Host == "" && ic.Config == nil {
 		// rest.InClusterConfig fails on the token alone, and the runner
 		// then loads the kubeconfig (guessClientConfig,
 		// executors/kubernetes/util.go, v19.3.0).
-		kc := facts.KubeconfigFact.Get(p)
+		kc := kubefacts.KubeconfigFact.Get(p)
 		then := "the runner loads the kubeconfig instead: " + kc.Source + "."
 		if kc.None != "" {
 			then = "the runner loads the kubeconfig instead, and there is none: " + kc.None + "."
@@ -111,7 +113,7 @@ func run(p *checks.Pass) error {
 				"because the service-account token cannot be read, so %s", label, host, then),
 			Evidence: []checks.Evidence{
 				{Source: env.Source, Detail: "KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT: " + host},
-				{Source: facts.ServiceAccountDir + "/token", Detail: ic.TokenErr.Error()},
+				{Source: hostfacts.ServiceAccountDir + "/token", Detail: ic.TokenErr.Error()},
 			},
 			Fix: checks.Text("None if the kubeconfig is the cluster meant; for in-cluster config, mount the service account's token (automountServiceAccountToken)."),
 		}
@@ -145,12 +147,12 @@ func run(p *checks.Pass) error {
 }
 
 // hostCredentials asks client-go what it makes of ca_file, cert_file and
-// key_file when host is set (facts.HostTransport): a file the runner cannot
+// key_file when host is set (kubefacts.HostTransport): a file the runner cannot
 // read, or client-go's refusal of what they hold, in its words. cert_file
 // without the other two is the finding above.
-func hostCredentials(p *checks.Pass, e *facts.RunnerEntry, label string) {
+func hostCredentials(p *checks.Pass, e *configfacts.RunnerEntry, label string) {
 	k := e.Kube()
-	t := facts.HostTransport(e.File.Files, k)
+	t := kubefacts.HostTransport(e.File.Files, k)
 	key := "ca_file"
 	if k.CertFile != "" && !strings.Contains(fmt.Sprint(t.Err), "root certificates") && !strings.Contains(fmt.Sprint(t.ReadErr), "ca_file") {
 		key = "cert_file"
@@ -163,9 +165,9 @@ func hostCredentials(p *checks.Pass, e *facts.RunnerEntry, label string) {
 			Evidence: []checks.Evidence{{Source: src, Detail: line}},
 			Fix:      checks.Text("Point ca_file, cert_file and key_file at regular files the runner's user can read, or remove host and the three keys and let the kubeconfig carry them."),
 		})
-	case t.Err != nil && t.Stage != facts.StageClientConfig:
+	case t.Err != nil && t.Stage != kubefacts.StageClientConfig:
 		how := fmt.Sprintf("client-go refuses to build the runner's client from them: %v. Every job fails with `%s`.", t.Err, t.JobLogWords())
-		if t.Stage == facts.StageHandshake {
+		if t.Stage == kubefacts.StageHandshake {
 			how = fmt.Sprintf("client-go builds the runner's client, and then every TLS handshake with the apiserver fails: %v. Every job fails at its first call to the API.", t.Err)
 		}
 		p.Report(checks.Finding{

@@ -6,7 +6,8 @@ import (
 	"strconv"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/redact"
 )
@@ -17,11 +18,11 @@ import (
 // expected: the kubeconfig holds a cluster of the mount form the runner
 // does not use, or the operator says so (--expect-kcp-mount). A lone
 // loopback kubeconfig is guide 02's direct apiserver, and no finding here.
-func wrongCluster(p *checks.Pass, e *facts.RunnerEntry) error {
-	ec := facts.EffectiveClusterFact.Get(p)
+func wrongCluster(p *checks.Pass, e *configfacts.RunnerEntry) error {
+	ec := kubefacts.EffectiveClusterFact.Get(p)
 	// host set is reported above; in-cluster is the pod's own cluster; a
 	// --kubeconfig given to doctor is not the runner's choice.
-	if ec.Rule != facts.RuleKubeconfig || !ec.OnOwnHost() {
+	if ec.Rule != kubefacts.RuleKubeconfig || !ec.OnOwnHost() {
 		return nil
 	}
 	expect, err := expectKcpMount(p)
@@ -31,7 +32,7 @@ func wrongCluster(p *checks.Pass, e *facts.RunnerEntry) error {
 	ev := []checks.Evidence{ec.Evidence()}
 	why := "--expect-kcp-mount says the kcp mount is meant"
 	fix := checks.Text("Point the runner at the kcp mount: name its context in [runners.kubernetes] context, or make it the kubeconfig's current-context.")
-	if name, cl := unusedMount(facts.KubeconfigFact.Get(p), ec.Server); cl != "" {
+	if name, cl := unusedMount(kubefacts.KubeconfigFact.Get(p), ec.Server); cl != "" {
 		why = fmt.Sprintf("the kubeconfig also holds the kcp mount %s (context %q), which this runner does not use", cl, name)
 		ev = append(ev, checks.Evidence{Source: "contexts." + name, Detail: "server " + cl})
 		fix = checks.Steps{
@@ -64,7 +65,7 @@ func expectKcpMount(p *checks.Pass) (bool, error) {
 
 // unusedMount is a context of the merged kubeconfig whose cluster is a kcp
 // mount URL other than server, and that URL; the first by context name.
-func unusedMount(k *facts.Kubeconfig, server string) (context, url string) {
+func unusedMount(k *kubefacts.Kubeconfig, server string) (context, url string) {
 	if k.Merged == nil {
 		return "", ""
 	}
@@ -82,7 +83,7 @@ func unusedMount(k *facts.Kubeconfig, server string) (context, url string) {
 		if cl == nil {
 			continue
 		}
-		if s := redact.StripUserinfo(cl.Server); s != server && facts.IsKcpMount(cl.Server) {
+		if s := redact.StripUserinfo(cl.Server); s != server && kubefacts.IsKcpMount(cl.Server) {
 			return n, s
 		}
 	}

@@ -8,7 +8,8 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
@@ -56,14 +57,14 @@ doctor run --only config-decode`)),
 			"FATAL: toml: ",
 		},
 	},
-	Requires: []checks.Node{facts.ConfigFact, facts.RunAsFact},
+	Requires: []checks.Node{configfacts.ConfigFact, hostfacts.RunAsFact},
 	// A config the runner refuses is why its process is gone.
 	Explains: []string{"runner-process"},
 	Run:      run,
 }
 
 func run(p *checks.Pass) error {
-	c := facts.ConfigFact.Get(p)
+	c := configfacts.ConfigFact.Get(p)
 	if c.Path == "" {
 		if c.Unknown {
 			return errors.New(c.Unlocated)
@@ -94,7 +95,7 @@ func run(p *checks.Pass) error {
 		})
 		return nil
 	}
-	if err := facts.DoctorCannotRead(p.Env, c.ReadPath(), c.ReadErr, facts.RunAsFact.Get(p)); err != nil {
+	if err := hostfacts.DoctorCannotRead(p.Env, c.ReadPath(), c.ReadErr, hostfacts.RunAsFact.Get(p)); err != nil {
 		return err
 	}
 	if c.ReadErr != nil {
@@ -144,14 +145,14 @@ func run(p *checks.Pass) error {
 // refusals reports what the runner refuses in a config that decodes: at
 // start-up each fatal one ends the process as a decode error does; the
 // others it logs and goes on without the setting.
-func refusals(p *checks.Pass, c *facts.ConfigFile, located checks.Evidence) {
+func refusals(p *checks.Pass, c *configfacts.ConfigFile, located checks.Evidence) {
 	for _, r := range runnerconfig.Refusals(c.Config) {
 		f := checks.Finding{
 			Severity: checks.Critical,
 			Evidence: []checks.Evidence{located, {Source: "runner log", Detail: r.Log}},
 		}
 		if r.Runner >= 0 {
-			f.Runner = facts.RefOf(r.Runner, c.Config.Runners[r.Runner])
+			f.Runner = configfacts.RefOf(r.Runner, c.Config.Runners[r.Runner])
 		}
 		if n := runnerconfig.LocatePath(c.Data, r.Path); n > 0 {
 			f.Evidence = append(f.Evidence, checks.Evidence{Source: fmt.Sprintf("%s:%d", c.Path, n), Detail: c.LineText(n)})

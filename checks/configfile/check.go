@@ -11,7 +11,9 @@ import (
 	"path"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
@@ -41,7 +43,7 @@ sudo chmod go-w "$(dirname "$RUNNER_CONFIG")"`)),
 			"Service run failed*stat *: permission denied",
 		},
 	},
-	Requires: []checks.Node{facts.ConfigFact, facts.RunAsFact, facts.FixScopeFact, facts.AudienceFact},
+	Requires: []checks.Node{configfacts.ConfigFact, hostfacts.RunAsFact, kubefacts.FixScopeFact, hostfacts.AudienceFact},
 	// A runner that cannot read config.toml is what config-decode sees as a
 	// FATAL at start-up; this check names the path component in the way.
 	Explains: []string{"config-decode"},
@@ -49,7 +51,7 @@ sudo chmod go-w "$(dirname "$RUNNER_CONFIG")"`)),
 }
 
 func run(p *checks.Pass) error {
-	c := facts.ConfigFact.Get(p)
+	c := configfacts.ConfigFact.Get(p)
 	switch {
 	case c.Path == "" && c.Unknown:
 		return errors.New(c.Unlocated)
@@ -63,17 +65,17 @@ func run(p *checks.Pass) error {
 	if err != nil {
 		return fmt.Errorf("cannot examine %s: %w", c.Path, err)
 	}
-	ra, scope := facts.RunAsFact.Get(p), facts.FixScopeFact.Get(p)
+	ra, scope := hostfacts.RunAsFact.Get(p), kubefacts.FixScopeFact.Get(p)
 	if p.Env.ConfigPath != "" {
 		ra = nil // --config names the operator's file; whose it is, is not known
 	}
 	if ra != nil && ra.UIDKnown {
-		if blocked := facts.Denied(p.Env, file, st, ra, facts.Read); len(blocked) > 0 {
+		if blocked := hostfacts.Denied(p.Env, file, st, ra, hostfacts.Read); len(blocked) > 0 {
 			unreadable(p, c, blocked, ra, scope)
 			return nil
 		}
 	}
-	aud := facts.AudienceFact.Get(p)
+	aud := hostfacts.AudienceFact.Get(p)
 	exposed(p, c, st, ra, scope, aud)
 	replaceable(p, c, ra, scope, aud)
 	if ra != nil && !ra.UIDKnown {
@@ -86,23 +88,23 @@ func run(p *checks.Pass) error {
 // from config.toml, with the commands that open each: the file given to
 // the runner's user, each directory in the way made searchable (o+x). A
 // path that is not the runner's own (a system directory such as /etc) gets
-// a sentence instead of a command (facts.FixScope).
-func unreadable(p *checks.Pass, c *facts.ConfigFile, blocked []facts.Blocker, ra *facts.RunAs, scope *facts.FixScope) {
+// a sentence instead of a command (kubefacts.FixScope).
+func unreadable(p *checks.Pass, c *configfacts.ConfigFile, blocked []hostfacts.Blocker, ra *hostfacts.RunAs, scope *kubefacts.FixScope) {
 	ev := make([]checks.Evidence, 0, len(blocked))
-	var changes []facts.Change
+	var changes []kubefacts.Change
 	for _, b := range blocked {
 		ev = append(ev, b.Evidence())
 		if b.Path == c.ReadPath() {
-			changes = append(changes, facts.Change{Path: c.Path, Mode: "0600", Chown: true})
+			changes = append(changes, kubefacts.Change{Path: c.Path, Mode: "0600", Chown: true})
 		} else {
-			changes = append(changes, facts.Change{Path: b.Path, Mode: "o+x"})
+			changes = append(changes, kubefacts.Change{Path: b.Path, Mode: "o+x"})
 		}
 	}
 	p.Report(checks.Finding{
 		Cause: fmt.Sprintf("The runner's user (%s) cannot read %s (blocked at %s): the runner stops at start-up with "+
-			"`decoding configuration file: open %s: permission denied`.", ra.Label(), c.Path, facts.BlockerPaths(blocked), c.Path),
+			"`decoding configuration file: open %s: permission denied`.", ra.Label(), c.Path, hostfacts.BlockerPaths(blocked), c.Path),
 		Evidence: ev,
-		Fix:      facts.ChangeSteps(scope, ra.Owner(), changes...),
+		Fix:      kubefacts.ChangeSteps(scope, ra.Owner(), changes...),
 	})
 }
 
@@ -113,29 +115,29 @@ func unreadable(p *checks.Pass, c *facts.ConfigFile, blocked []facts.Blocker, ra
 // processes; a mode that lets nobody else in is no finding (the runner as
 // its document deploys it in a pod, config.toml copied 0644 and owned by
 // its uid, is one process in its own container).
-func exposed(p *checks.Pass, c *facts.ConfigFile, st fs.FileInfo, ra *facts.RunAs, scope *facts.FixScope, aud *facts.Audience) {
+func exposed(p *checks.Pass, c *configfacts.ConfigFile, st fs.FileInfo, ra *hostfacts.RunAs, scope *kubefacts.FixScope, aud *hostfacts.Audience) {
 	mode := st.Mode().Perm()
-	uid, gid := facts.Ownership(st)
+	uid, gid := hostfacts.Ownership(st)
 	modeEv := checks.Evidence{Source: c.Path, Detail: fmt.Sprintf("mode %04o owner %d:%d", mode, uid, gid)}
-	change, owner := facts.Change{Path: c.Path, Mode: "0600"}, ""
+	change, owner := kubefacts.Change{Path: c.Path, Mode: "0600"}, ""
 	if ra != nil && ra.UIDKnown && ra.UID != 0 && uid != ra.UID {
 		// 0600 on a file the runner's user does not own would lock it out.
 		change.Chown, owner = true, ra.Owner()
 	}
-	fix := facts.ChangeSteps(scope, owner, change)
+	fix := kubefacts.ChangeSteps(scope, owner, change)
 	holders := tokenHolders(c)
 	// The group class is judged only for the runner's own file: a file
 	// --config names may be a copy given to its reader through its group
 	// (doctor's CronJob mounts the runner's config.toml 0440 for its
 	// fsGroup), and whose group that is, is not known.
-	let := func(want fs.FileMode) *facts.Exposure {
+	let := func(want fs.FileMode) *hostfacts.Exposure {
 		x := aud.Let(st, ra, want)
 		if x != nil && x.Class == "group" && ra == nil {
 			return nil
 		}
 		return x
 	}
-	if x := let(facts.Write); x != nil {
+	if x := let(hostfacts.Write); x != nil {
 		sev := checks.Default
 		if x.Class == "group" {
 			sev = checks.Warning
@@ -151,7 +153,7 @@ func exposed(p *checks.Pass, c *facts.ConfigFile, st fs.FileInfo, ra *facts.RunA
 	if len(holders) == 0 {
 		return
 	}
-	if x := let(facts.Read); x != nil {
+	if x := let(hostfacts.Read); x != nil {
 		sev := checks.Default
 		if x.Class == "group" {
 			sev = checks.Warning
@@ -168,7 +170,7 @@ func exposed(p *checks.Pass, c *facts.ConfigFile, st fs.FileInfo, ra *facts.RunA
 
 // containerEvidence is what shows the runner runs in a container, when it
 // does: a finding about who else is in it rests on it.
-func containerEvidence(aud *facts.Audience) []checks.Evidence {
+func containerEvidence(aud *hostfacts.Audience) []checks.Evidence {
 	if aud.Container == nil {
 		return nil
 	}
@@ -177,20 +179,20 @@ func containerEvidence(aud *facts.Audience) []checks.Evidence {
 
 // replaceable reports a directory of config.toml that others can write
 // without the sticky bit: they can rename another file over it.
-func replaceable(p *checks.Pass, c *facts.ConfigFile, ra *facts.RunAs, scope *facts.FixScope, aud *facts.Audience) {
+func replaceable(p *checks.Pass, c *configfacts.ConfigFile, ra *hostfacts.RunAs, scope *kubefacts.FixScope, aud *hostfacts.Audience) {
 	dir := path.Dir(c.ReadPath())
 	st, err := p.Env.Stat(dir)
 	if err != nil || st.Mode()&fs.ModeSticky != 0 {
 		return
 	}
-	x := aud.Let(st, ra, facts.Write)
+	x := aud.Let(st, ra, hostfacts.Write)
 	if x == nil {
 		return
 	}
 	mode := st.Mode().Perm()
-	uid, gid := facts.Ownership(st)
+	uid, gid := hostfacts.Ownership(st)
 	ev := append([]checks.Evidence{{Source: path.Dir(c.Path), Detail: fmt.Sprintf("mode %04o owner %d:%d", mode, uid, gid)}}, containerEvidence(aud)...)
-	fix := facts.ChangeSteps(scope, "", facts.Change{Path: path.Dir(c.Path), Mode: "go-w"})
+	fix := kubefacts.ChangeSteps(scope, "", kubefacts.Change{Path: path.Dir(c.Path), Mode: "go-w"})
 	sev := checks.Default
 	if x.Class == "group" {
 		sev = checks.Warning
@@ -206,14 +208,14 @@ func replaceable(p *checks.Pass, c *facts.ConfigFile, ra *facts.RunAs, scope *fa
 
 // tokenHolders are the runners whose token config.toml holds, as evidence
 // that names them and never the token.
-func tokenHolders(c *facts.ConfigFile) []checks.Evidence {
+func tokenHolders(c *configfacts.ConfigFile) []checks.Evidence {
 	if !c.Decoded() {
 		return nil // config-decode reports it; which keys it holds is not known
 	}
 	var out []checks.Evidence
 	for i, r := range c.Config.Runners {
 		if r.Token != "" {
-			out = append(out, checks.Evidence{Source: c.Path, Detail: fmt.Sprintf("%s has a token (%d characters)", facts.RefOf(i, r), len(r.Token))})
+			out = append(out, checks.Evidence{Source: c.Path, Detail: fmt.Sprintf("%s has a token (%d characters)", configfacts.RefOf(i, r), len(r.Token))})
 		}
 	}
 	return out

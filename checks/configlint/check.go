@@ -6,7 +6,8 @@ import (
 	"fmt"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
@@ -47,7 +48,7 @@ var Check = &checks.Check{
 			"Job's log exceeded limit of * bytes.",
 		},
 	},
-	Requires: []checks.Node{checks.Ref("config-decode"), facts.ConfigFact, facts.EnvironFact},
+	Requires: []checks.Node{checks.Ref("config-decode"), configfacts.ConfigFact, hostfacts.EnvironFact},
 	Run:      run,
 }
 
@@ -60,7 +61,7 @@ const (
 )
 
 func run(p *checks.Pass) error {
-	c := facts.ConfigFact.Get(p)
+	c := configfacts.ConfigFact.Get(p)
 	cfg := c.Config
 	// Decode leaves an absent concurrent 0, which the runner reads as its
 	// default, 1 (NewConfig, common/config.go, v19.3.0); written out below
@@ -82,7 +83,7 @@ func run(p *checks.Pass) error {
 		if r.Executor != "kubernetes" {
 			continue
 		}
-		lintRunner(p, c, i, r, rented(facts.EnvironFact.Get(p)))
+		lintRunner(p, c, i, r, rented(hostfacts.EnvironFact.Get(p)))
 	}
 	return nil
 }
@@ -91,7 +92,7 @@ func run(p *checks.Pass) error {
 // runner in a pod (the Deckhouse in-cluster shape), which places jobs on its
 // own cluster's nodes: the boot-time and one-job-one-node rules are the
 // former's.
-func rented(e *facts.Environ) bool {
+func rented(e *hostfacts.Environ) bool {
 	if e.Err != nil {
 		return true
 	}
@@ -99,12 +100,12 @@ func rented(e *facts.Environ) bool {
 	return !inPod
 }
 
-func lintRunner(p *checks.Pass, c *facts.ConfigFile, i int, r *runnerconfig.Runner, rented bool) {
-	label := facts.RunnerLabel(i, r)
+func lintRunner(p *checks.Pass, c *configfacts.ConfigFile, i int, r *runnerconfig.Runner, rented bool) {
+	label := configfacts.RunnerLabel(i, r)
 	if limit := orInt(r.OutputLimit, defaultOutputLimitKB); limit < wantOutputLimitKB {
 		src, line := c.AtRunner(i, "output_limit")
 		f := checks.Finding{
-			Runner:   facts.RefOf(i, r),
+			Runner:   configfacts.RefOf(i, r),
 			Cause:    fmt.Sprintf("%s: output_limit is %d KB; the trace is cut at %d MiB, too small for a Go test log.", label, limit, limit/1024),
 			Evidence: []checks.Evidence{{Source: src, Detail: orDefault(line, "output_limit not set (the runner's default is 4096 KB)")}},
 			Fix:      checks.Text("Set output_limit = 51200 in [[runners]] (kilobytes)."),
@@ -126,7 +127,7 @@ func lintRunner(p *checks.Pass, c *facts.ConfigFile, i int, r *runnerconfig.Runn
 	if pt := orInt(k.PollTimeout, defaultPollTimeoutSec); rented && pt < minPollTimeoutSec {
 		src, line := c.AtRunner(i, "kubernetes", "poll_timeout")
 		p.Report(checks.Finding{
-			Runner: facts.RefOf(i, r),
+			Runner: configfacts.RefOf(i, r),
 			Cause: fmt.Sprintf("%s: poll_timeout is %d s; a job pod waits for the market to rent and boot a node and then for its image, "+
 				"which takes minutes, and the runner gives up after %d s.", label, pt, pt),
 			Evidence: []checks.Evidence{{Source: src, Detail: orDefault(line, "poll_timeout not set (the runner's default is 180 s)")}},
@@ -136,7 +137,7 @@ func lintRunner(p *checks.Pass, c *facts.ConfigFile, i int, r *runnerconfig.Runn
 	if rented && !requiredAntiAffinity(k) {
 		src, _ := c.AtRunner(i, "kubernetes")
 		p.Report(checks.Finding{
-			Runner:   facts.RefOf(i, r),
+			Runner:   configfacts.RefOf(i, r),
 			Cause:    label + ": no required pod anti-affinity, so two jobs can share one rented node; one job is one node, which is the cost model.",
 			Evidence: []checks.Evidence{{Source: src, Detail: "[runners.kubernetes.affinity.pod_anti_affinity] has no required_during_scheduling_ignored_during_execution term"}},
 			Fix: checks.Text("Add a required pod anti-affinity term with topology_key = \"kubernetes.io/hostname\" and a label_selector on " +
@@ -148,7 +149,7 @@ func lintRunner(p *checks.Pass, c *facts.ConfigFile, i int, r *runnerconfig.Runn
 			if pol.IdleCount > 0 && len(pol.Periods) == 0 {
 				src, line := c.AtRunner(i, "kubernetes", "autoscaler", "policy", "idle_count")
 				p.Report(checks.Finding{
-					Runner: facts.RefOf(i, r),
+					Runner: configfacts.RefOf(i, r),
 					Cause: fmt.Sprintf("%s: pause-pod policy #%d keeps idle_count = %d with no periods: a pause pod is always Pending, "+
 						"so a node is rented and billed 24x7 and the cluster never returns to zero.", label, j+1, pol.IdleCount),
 					Evidence: []checks.Evidence{{Source: src, Detail: line}},
@@ -182,7 +183,7 @@ func orDefault(line, def string) string {
 // plugin's VirtualMachinePool) that keeps idle machines with no periods:
 // they run around the clock. A note, not a warning: on the operator's own
 // virtualization that can be the intent, where on rented nodes it is a bill.
-func lintFleeting(p *checks.Pass, c *facts.ConfigFile, i int, r *runnerconfig.Runner) {
+func lintFleeting(p *checks.Pass, c *configfacts.ConfigFile, i int, r *runnerconfig.Runner) {
 	if r.Autoscaler == nil {
 		return
 	}
@@ -190,12 +191,12 @@ func lintFleeting(p *checks.Pass, c *facts.ConfigFile, i int, r *runnerconfig.Ru
 		if pol.IdleCount > 0 && len(pol.Periods) == 0 {
 			src, line := c.AtRunner(i, "autoscaler", "policy", "idle_count")
 			p.Report(checks.Finding{
-				Runner:   facts.RefOf(i, r),
+				Runner:   configfacts.RefOf(i, r),
 				Severity: checks.Info,
 				// idle_count "refers to the number of jobs, not the number of
 				// autoscaled machines" (docs/configuration/advanced-configuration.md, v19.3.0).
 				Cause: fmt.Sprintf("%s: autoscaler policy #%d keeps idle capacity for idle_count = %d jobs (plugin %s) with no periods: "+
-					"the machines that hold it run around the clock, jobs or not.", facts.RunnerLabel(i, r), j+1, pol.IdleCount, orDefault(r.Autoscaler.Plugin, "unnamed")),
+					"the machines that hold it run around the clock, jobs or not.", configfacts.RunnerLabel(i, r), j+1, pol.IdleCount, orDefault(r.Autoscaler.Plugin, "unnamed")),
 				Evidence: []checks.Evidence{{Source: src, Detail: line}},
 				Fix:      checks.Text("None if an always-warm machine is wanted; otherwise give the policy periods (working hours) and keep idle_count = 0 outside them."),
 			})

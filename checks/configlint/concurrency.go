@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
 )
 
 // lintConcurrency is the runner's own checkConfigConcurrency
@@ -20,7 +20,7 @@ import (
 // is every runner of the guide's config, so it is said only where it
 // binds: with a limit of 1 or 2, as the runner's "Build limit
 // bottleneck" says.
-func lintConcurrency(p *checks.Pass, c *facts.ConfigFile) {
+func lintConcurrency(p *checks.Pass, c *configfacts.ConfigFile) {
 	cfg := c.Config
 	concurrent := max(cfg.Concurrent, 1) // the runner's default is 1
 	if n := len(cfg.Runners); concurrent < n {
@@ -37,11 +37,11 @@ func lintConcurrency(p *checks.Pass, c *facts.ConfigFile) {
 	}
 	for i, r := range cfg.Runners {
 		rc := max(r.RequestConcurrency, 1)
-		label := facts.RunnerLabel(i, r)
+		label := configfacts.RunnerLabel(i, r)
 		if r.Limit > 0 && r.Limit <= 2 && rc == 1 {
 			src, line := c.AtRunner(i, "limit")
 			p.Report(checks.Finding{
-				Runner: facts.RefOf(i, r),
+				Runner: configfacts.RefOf(i, r),
 				// "Build limit bottleneck: %d runners have low 'limit' settings (≤2) with request_concurrency=1"
 				Cause: fmt.Sprintf("%s: limit = %d with request_concurrency = 1: the runner warns \"Build limit bottleneck\": its one "+
 					"job request sits in GitLab's long poll, so a job queued meanwhile waits for the poll to end.", label, r.Limit),
@@ -53,7 +53,7 @@ func lintConcurrency(p *checks.Pass, c *facts.ConfigFile) {
 		if rc > concurrent {
 			src, line := c.AtRunner(i, "request_concurrency")
 			p.Report(checks.Finding{
-				Runner: facts.RefOf(i, r),
+				Runner: configfacts.RefOf(i, r),
 				// commands/register.go, v19.3.0
 				Cause: fmt.Sprintf("%s: request_concurrency = %d is larger than concurrent = %d: \"The global concurrent limit will not be "+
 					"increased and takes precedence\", so the extra requests never go out.", label, rc, concurrent),

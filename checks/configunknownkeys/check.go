@@ -6,7 +6,8 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
 	"github.com/socialwebcomputer/doctor/internal/text/textdist"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
@@ -39,7 +40,7 @@ var Check = &checks.Check{
 	},
 	// Not config-decode: a file with no [[runners]] (a [[runner]] typo) is
 	// an error there, and its keys are exactly what this check names.
-	Requires: []checks.Node{facts.ConfigFact, facts.VersionFact},
+	Requires: []checks.Node{configfacts.ConfigFact, hostfacts.VersionFact},
 	Run:      run,
 }
 
@@ -55,7 +56,7 @@ var hints = map[string]string{
 }
 
 func run(p *checks.Pass) error {
-	c := facts.ConfigFact.Get(p)
+	c := configfacts.ConfigFact.Get(p)
 	if !c.Decoded() {
 		// Only a file that was read can be said not to decode.
 		if c.DecodeErr != nil {
@@ -64,7 +65,7 @@ func run(p *checks.Pass) error {
 		return checks.Skip("needs config-decode: no config.toml was read")
 	}
 	caseDuplicates(p, c)
-	ver := facts.VersionFact.Get(p)
+	ver := hostfacts.VersionFact.Get(p)
 	var reported []string // paths reported: what lies below one is that one's
 	for _, occ := range runnerconfig.Ignored(c.Data, c.Meta) {
 		key := occ.Key
@@ -93,7 +94,7 @@ func run(p *checks.Pass) error {
 		if occ.Line > 0 {
 			src, line = fmt.Sprintf("%s:%d", c.Path, occ.Line), c.LineText(occ.Line)
 		}
-		ref := facts.RunnerOfPath(c, occ.Path)
+		ref := configfacts.RunnerOfPath(c, occ.Path)
 		name := readable(occ.Path, key, ref)
 		cause := fmt.Sprintf("The runner ignores %s: no field of its config has that key, so the setting has no effect.", name)
 		if since != "" {
@@ -133,7 +134,7 @@ func readable(path string, key []string, ref *checks.RunnerRef) string {
 
 // readSince says whether the runner's own version reads a dotted key
 // (known), and otherwise the first known version that does ("" for none).
-func readSince(ver *facts.Version, dotted string) (since string, known bool) {
+func readSince(ver *hostfacts.Version, dotted string) (since string, known bool) {
 	if ver.Err == nil {
 		if keys, ok := runnerconfig.KeysFor(ver.Version.Version); ok && keys[dotted] {
 			return "", true
@@ -147,7 +148,7 @@ func readSince(ver *facts.Version, dotted string) (since string, known bool) {
 	return "", false
 }
 
-func versionText(ver *facts.Version) string {
+func versionText(ver *hostfacts.Version) string {
 	if ver.Err != nil {
 		return "of a version doctor could not read (" + ver.Err.Error() + "), so an older one may be running"
 	}
@@ -157,13 +158,13 @@ func versionText(ver *facts.Version) string {
 // caseDuplicates reports a setting spelt twice in different case
 // (Executor and executor): the decoder stores both into one field, and
 // which one it keeps differs from one start to the next.
-func caseDuplicates(p *checks.Pass, c *facts.ConfigFile) {
+func caseDuplicates(p *checks.Pass, c *configfacts.ConfigFile) {
 	for _, d := range c.Duplicates {
 		var ev []checks.Evidence
 		for _, n := range d.Lines {
 			ev = append(ev, checks.Evidence{Source: fmt.Sprintf("%s:%d", c.Path, n), Detail: c.LineText(n)})
 		}
-		ref := facts.RunnerOfPath(c, d.Path)
+		ref := configfacts.RunnerOfPath(c, d.Path)
 		name := readable(d.Path, d.Key, ref)
 		p.Report(checks.Finding{
 			Runner: ref,
@@ -190,7 +191,7 @@ func underFreeForm(key []string) bool {
 // Suggest names the closest key the runner does read beside an unknown one
 // (edit distance at most 3), e.g. pull_polcy -> pull_policy.
 func Suggest(key []string) string {
-	known := facts.KnownKeys(key[:len(key)-1])
+	known := configfacts.KnownKeys(key[:len(key)-1])
 	best, bestD := "", 4
 	want := strings.ToLower(key[len(key)-1])
 	for _, k := range known {

@@ -11,8 +11,9 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
 	"github.com/socialwebcomputer/doctor/checks/facts/docker"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
 	"github.com/socialwebcomputer/doctor/internal/source/runnerversion"
 )
 
@@ -49,7 +50,7 @@ var Check = &checks.Check{
 			"API version * is not supported by this client: the minimum supported API version is *",
 		},
 	},
-	Requires:  []checks.Node{docker.DaemonFact, facts.RunnerEntryFact, facts.VersionFact, facts.EnvironFact},
+	Requires:  []checks.Node{docker.DaemonFact, configfacts.RunnerEntryFact, hostfacts.VersionFact, hostfacts.EnvironFact},
 	Executors: []string{checks.Docker},
 	Network:   true,
 	Run:       run,
@@ -65,7 +66,7 @@ type client struct {
 }
 
 func run(p *checks.Pass) error {
-	d, e := docker.DaemonFact.Get(p), facts.RunnerEntryFact.Get(p)
+	d, e := docker.DaemonFact.Get(p), configfacts.RunnerEntryFact.Get(p)
 	if !d.Applies {
 		return checks.Skip("%s does not use the Docker executor", e.Label())
 	}
@@ -75,12 +76,12 @@ func run(p *checks.Pass) error {
 	v := d.Probe.Version
 	host := d.Addr.Host
 	daemonEv := checks.Evidence{Source: "GET /version on " + host, Detail: fmt.Sprintf("%s: ApiVersion %s, MinAPIVersion %s", v, v.APIVersion, orNone(v.MinAPIVersion))}
-	c, err := runnerClient(e, facts.VersionFact.Get(p), facts.EnvironFact.Get(p), v)
+	c, err := runnerClient(e, hostfacts.VersionFact.Get(p), hostfacts.EnvironFact.Get(p), v)
 	if err != nil {
 		return err
 	}
 	ev := []checks.Evidence{c.ev, daemonEv}
-	if h := helperEvidence(e, facts.VersionFact.Get(p)); h != nil {
+	if h := helperEvidence(e, hostfacts.VersionFact.Get(p)); h != nil {
 		ev = append(ev, *h)
 	}
 	switch {
@@ -107,7 +108,7 @@ func run(p *checks.Pass) error {
 
 // refused reports a client version the daemon refuses, in the daemon's own
 // words: asked with that version, it answers what it answers the runner.
-func refused(p *checks.Pass, d *docker.Daemon, e *facts.RunnerEntry, c client, ev []checks.Evidence, why string, fix checks.Steps) {
+func refused(p *checks.Pass, d *docker.Daemon, e *configfacts.RunnerEntry, c client, ev []checks.Evidence, why string, fix checks.Steps) {
 	a := docker.AskAs(p, d, e, c.api)
 	host := d.Addr.Host
 	switch {
@@ -143,7 +144,7 @@ func refused(p *checks.Pass, d *docker.Daemon, e *facts.RunnerEntry, c client, e
 // or the runner's own os.Getenv up to v15.9: helpers/docker/
 // official_docker_client.go), else its library's, lowered to an older
 // daemon's by negotiation.
-func runnerClient(e *facts.RunnerEntry, ver *facts.Version, env *facts.Environ, v *docker.Version) (client, error) {
+func runnerClient(e *configfacts.RunnerEntry, ver *hostfacts.Version, env *hostfacts.Environ, v *docker.Version) (client, error) {
 	if env != nil && env.Err == nil {
 		if pin, ok := env.Lookup("DOCKER_API_VERSION"); ok && strings.TrimSpace(pin) != "" {
 			api := strings.TrimPrefix(strings.TrimSpace(pin), "v")
@@ -177,7 +178,7 @@ func runnerClient(e *facts.RunnerEntry, ver *facts.Version, env *facts.Environ, 
 // helpers/docker for its Credentials type), but no job opens a daemon
 // connection from the helper container; it is the runner's client that
 // the daemon refuses.
-func helperEvidence(e *facts.RunnerEntry, ver *facts.Version) *checks.Evidence {
+func helperEvidence(e *configfacts.RunnerEntry, ver *hostfacts.Version) *checks.Evidence {
 	image := ""
 	if e.Runner.Docker != nil {
 		image = strings.TrimSpace(e.Runner.Docker.HelperImage)

@@ -15,8 +15,10 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
 	"github.com/socialwebcomputer/doctor/checks/facts/docker"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
@@ -92,13 +94,13 @@ sudo -u "$RUNNER_USER" docker -H unix:///var/run/docker.sock version`)),
 				Tell: "the runner's executor: docker-socket dials the daemon a docker runner's host names; a docker+machine or autoscaler instance is gone with the job"},
 		},
 	},
-	Requires:  []checks.Node{docker.DaemonFact, facts.RunnerEntryFact, facts.RunAsFact, facts.RunnerFact, facts.FixScopeFact},
+	Requires:  []checks.Node{docker.DaemonFact, configfacts.RunnerEntryFact, hostfacts.RunAsFact, hostfacts.RunnerFact, kubefacts.FixScopeFact},
 	Executors: []string{checks.Docker},
 	Run:       run,
 }
 
 func run(p *checks.Pass) error {
-	d, e, ra := docker.DaemonFact.Get(p), facts.RunnerEntryFact.Get(p), facts.RunAsFact.Get(p)
+	d, e, ra := docker.DaemonFact.Get(p), configfacts.RunnerEntryFact.Get(p), hostfacts.RunAsFact.Get(p)
 	if !d.Applies {
 		return checks.Skip("%s does not use the Docker executor", e.Label())
 	}
@@ -130,11 +132,11 @@ func run(p *checks.Pass) error {
 
 // socketFindings judges the socket file; done means nothing further can be
 // said (no socket to dial).
-func socketFindings(p *checks.Pass, e *facts.RunnerEntry, ra *facts.RunAs, d *docker.Daemon, ev []checks.Evidence) (done bool, unknown error) {
+func socketFindings(p *checks.Pass, e *configfacts.RunnerEntry, ra *hostfacts.RunAs, d *docker.Daemon, ev []checks.Evidence) (done bool, unknown error) {
 	s := d.Socket
 	host := d.Addr.Host
 	container := inContainer(p.Env, ra)
-	scope := facts.FixScopeFact.Get(p)
+	scope := kubefacts.FixScopeFact.Get(p)
 	switch {
 	case s.Err != nil:
 		missing := errors.Is(s.Err, syscall.ENOENT)
@@ -179,7 +181,7 @@ func socketFindings(p *checks.Pass, e *facts.RunnerEntry, ra *facts.RunAs, d *do
 }
 
 // probeFindings judges the daemon's answer.
-func probeFindings(p *checks.Pass, e *facts.RunnerEntry, d *docker.Daemon, ev []checks.Evidence) {
+func probeFindings(p *checks.Pass, e *configfacts.RunnerEntry, d *docker.Daemon, ev []checks.Evidence) {
 	pr := d.Probe
 	if pr == nil {
 		return
@@ -229,7 +231,7 @@ func probeError(host string, pr *docker.Probe, timeout string) string {
 	return err.Error()
 }
 
-func tlsFindings(p *checks.Pass, e *facts.RunnerEntry, d *docker.Daemon, ev []checks.Evidence) {
+func tlsFindings(p *checks.Pass, e *configfacts.RunnerEntry, d *docker.Daemon, ev []checks.Evidence) {
 	a := d.Addr
 	if len(a.Ignored) > 0 {
 		var iev []checks.Evidence
@@ -364,7 +366,7 @@ const defaultSocket = "/var/run/docker.sock"
 // the rmdir is doctor's own constant (rmdir removes only an empty
 // directory, never a socket or a file), anywhere else FixScope decides,
 // and a path it refuses gets a sentence.
-func missingFix(scope *facts.FixScope, container bool, sock string) checks.Steps {
+func missingFix(scope *kubefacts.FixScope, container bool, sock string) checks.Steps {
 	if !container {
 		return checks.Steps{checks.Say("Start the Docker daemon, or point [runners.docker] host at the socket it listens on:"), checks.Sh("sudo systemctl start docker")}
 	}
@@ -387,7 +389,7 @@ func missingFix(scope *facts.FixScope, container bool, sock string) checks.Steps
 // group for a host runner. usermod acts for the runner's user, so only for
 // a runner FixScope vouches for; the unit restarted is the runner's, when
 // systemd could have it (fixcode.UnitName).
-func permissionFix(env *hostio.Env, scope *facts.FixScope, ra *facts.RunAs, s *docker.Socket, container bool) checks.Steps {
+func permissionFix(env *hostio.Env, scope *kubefacts.FixScope, ra *hostfacts.RunAs, s *docker.Socket, container bool) checks.Steps {
 	if len(s.Denied) > 0 && strings.HasPrefix(s.Denied[0], "directory ") {
 		return checks.Text("Let the runner's user search " + strings.Join(s.Denied, ", ") + " (mode o+x, or a group it is in).")
 	}
@@ -399,7 +401,7 @@ func permissionFix(env *hostio.Env, scope *facts.FixScope, ra *facts.RunAs, s *d
 	if user == "" {
 		user = strconv.Itoa(ra.UID)
 	}
-	unit := facts.DefaultUnit
+	unit := hostfacts.DefaultUnit
 	if ra.Unit != nil && ra.Unit.Name != "" {
 		unit = ra.Unit.Name
 	}
@@ -409,7 +411,7 @@ func permissionFix(env *hostio.Env, scope *facts.FixScope, ra *facts.RunAs, s *d
 // addToGroup adds user to group and restarts unit, as root: usermod acts
 // for the runner's user, so only for a runner FixScope vouches for; the
 // names are words of the commands, the unit's checked as systemd would.
-func addToGroup(scope *facts.FixScope, group, user, unit string) checks.Steps {
+func addToGroup(scope *kubefacts.FixScope, group, user, unit string) checks.Steps {
 	say := checks.Say("Add the runner's user to the socket's group and restart it (a process gets its groups when it starts):")
 	if err := scope.ActsFor(); err != nil {
 		return checks.Steps{say, checks.Withheld(err)}
@@ -436,7 +438,7 @@ func addToGroup(scope *facts.FixScope, group, user, unit string) checks.Steps {
 
 // inContainer reports whether the runner process runs in a container, by
 // its cgroup: Docker, containerd, Podman and Kubernetes name theirs.
-func inContainer(env *hostio.Env, ra *facts.RunAs) bool {
+func inContainer(env *hostio.Env, ra *hostfacts.RunAs) bool {
 	if ra.Process == nil {
 		return false
 	}
@@ -466,7 +468,7 @@ func groupName(env *hostio.Env, gid int) string {
 	return strconv.Itoa(gid)
 }
 
-func groupList(ra *facts.RunAs) string {
+func groupList(ra *hostfacts.RunAs) string {
 	if len(ra.Groups) == 0 {
 		return "none"
 	}
@@ -477,7 +479,7 @@ func groupList(ra *facts.RunAs) string {
 	return strings.Join(s, " ")
 }
 
-func runnerSource(ra *facts.RunAs) string {
+func runnerSource(ra *hostfacts.RunAs) string {
 	if ra.Process != nil {
 		return "/proc/" + strconv.Itoa(ra.Process.PID) + "/status"
 	}

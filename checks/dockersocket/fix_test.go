@@ -7,8 +7,8 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/docker"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/testkit/hostile"
 	"github.com/socialwebcomputer/doctor/testkit/hostilefix"
@@ -44,7 +44,7 @@ func TestRecreateContainerCarriesTheSocketAsOneWord(t *testing.T) {
 // usermod's group and user, and the unit restarted, are words; a runner
 // doctor cannot vouch for gets no usermod.
 func TestAddToGroupCarriesNamesAsWords(t *testing.T) {
-	scope := &facts.FixScope{}
+	scope := &kubefacts.FixScope{}
 	benign := addToGroup(scope, "grp-plain", "usr-plain", "gitlab-runner.service")
 	if len(benign) != 2 || benign[1].Text != "sudo usermod -aG grp-plain usr-plain\nsudo systemctl restart gitlab-runner.service" {
 		t.Fatalf("benign: %q", benign)
@@ -78,7 +78,7 @@ func TestAddToGroupCarriesNamesAsWords(t *testing.T) {
 			t.Errorf("%q: an option for usermod: %q", bad, got)
 		}
 	}
-	refused := &facts.FixScope{Refused: "pid 4242 runs gitlab-runner as neither root nor a systemd unit's user"}
+	refused := &kubefacts.FixScope{Refused: "pid 4242 runs gitlab-runner as neither root nor a systemd unit's user"}
 	if got := addToGroup(refused, "docker", "gitlab-runner", "gitlab-runner.service"); len(got.Blocks()) != 0 || !hostilefix.WithheldStep(got[1]) {
 		t.Errorf("a runner doctor cannot vouch for: %q", got)
 	}
@@ -87,15 +87,15 @@ func TestAddToGroupCarriesNamesAsWords(t *testing.T) {
 // The default socket's directory gets doctor's constant rmdir; any other
 // path one FixScope allows as a word, and one it refuses none.
 func TestRmdirOfTheSocketsDirectory(t *testing.T) {
-	got := missingFix(&facts.FixScope{Refused: "not vouched for"}, true, "/var/run/docker.sock")
+	got := missingFix(&kubefacts.FixScope{Refused: "not vouched for"}, true, "/var/run/docker.sock")
 	if got[1].Text != "sudo systemctl start docker\nsudo rmdir /var/run/docker.sock" {
 		t.Errorf("the default socket: %q", got)
 	}
-	got = missingFix(&facts.FixScope{}, true, "/run/user/999/docker.sock")
+	got = missingFix(&kubefacts.FixScope{}, true, "/run/user/999/docker.sock")
 	if got[1].Text != "sudo systemctl start docker" || !hostilefix.WithheldStep(got[2]) || strings.Contains(got.Blocks().String(), "rmdir") {
 		t.Errorf("a system path: %q", got)
 	}
-	scope := &facts.FixScope{Roots: []string{"/srv/runner"}}
+	scope := &kubefacts.FixScope{Roots: []string{"/srv/runner"}}
 	build := func(v string) checks.Steps { return missingFix(scope, true, "/srv/runner/"+v+"/docker.sock") }
 	benign := build("plain")
 	if benign[1].Kind != checks.KindShell || !strings.Contains(benign[1].Text, "sudo rmdir /srv/runner/plain/docker.sock") {

@@ -14,13 +14,15 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 )
 
 const (
-	group   = facts.DVPGroup
-	version = facts.DVPVersion
+	group   = kubefacts.DVPGroup
+	version = kubefacts.DVPVersion
 )
 
 var (
@@ -76,14 +78,14 @@ d8 k --kubeconfig "$PLUGIN_KUBECONFIG" -n "$POOL_NAMESPACE" get vm -l vmpool.vir
 	// the plugin's identity may not (the guide's Role does not grant it,
 	// and the plugin does not need it).
 	// RunAs gives the working directory a relative key_path is read from.
-	Requires:  []checks.Node{facts.PluginAPIClientFact, facts.RunnerEntryFact, facts.RunnerFact, facts.RunAsFact, checks.Optional(facts.APIClientFact)},
+	Requires:  []checks.Node{kubefacts.PluginAPIClientFact, configfacts.RunnerEntryFact, hostfacts.RunnerFact, hostfacts.RunAsFact, checks.Optional(kubefacts.APIClientFact)},
 	Executors: []string{checks.Instance, checks.DockerAutoscaler},
 	Network:   true,
 	Run:       run,
 }
 
 func run(p *checks.Pass) error {
-	pa, r := facts.PluginAPIClientFact.Get(p), facts.RunnerEntryFact.Get(p)
+	pa, r := kubefacts.PluginAPIClientFact.Get(p), configfacts.RunnerEntryFact.Get(p)
 	pc := pa.Config
 	switch {
 	case pa.NotDVP != "":
@@ -164,7 +166,7 @@ func run(p *checks.Pass) error {
 	return nil
 }
 
-func identity(pa *facts.PluginAPIClient) string {
+func identity(pa *kubefacts.PluginAPIClient) string {
 	if pa.Identity != nil && pa.Identity.User != "" {
 		return pa.Identity.User
 	}
@@ -172,8 +174,8 @@ func identity(pa *facts.PluginAPIClient) string {
 }
 
 // poolFix is the guide's pool manifest with the runner's own names.
-func poolFix(p *checks.Pass, pc facts.PluginConfig) checks.Steps {
-	r := facts.RunnerEntryFact.Get(p)
+func poolFix(p *checks.Pass, pc configfacts.PluginConfig) checks.Steps {
+	r := configfacts.RunnerEntryFact.Get(p)
 	user, key := "gitlab-runner", ""
 	if a := r.Runner.Autoscaler; a != nil {
 		if a.ConnectorConfig.Username != "" {
@@ -193,7 +195,7 @@ func poolFix(p *checks.Pass, pc facts.PluginConfig) checks.Steps {
 
 // poolNameErr says why plugin_config's namespace or name is no name a
 // VirtualMachinePool can have, or nil.
-func poolNameErr(pc facts.PluginConfig) error {
+func poolNameErr(pc configfacts.PluginConfig) error {
 	if err := fixcode.NamespaceName(pc.Namespace); err != nil {
 		return fmt.Errorf("plugin_config's namespace %q is %w", pc.Namespace, err)
 	}
@@ -205,7 +207,7 @@ func poolNameErr(pc facts.PluginConfig) error {
 
 // runnerCwd is the runner's working directory, "" when unknown.
 func runnerCwd(p *checks.Pass) string {
-	if ra := facts.RunAsFact.Get(p); ra != nil {
+	if ra := hostfacts.RunAsFact.Get(p); ra != nil {
 		return ra.Cwd
 	}
 	return ""
@@ -223,8 +225,8 @@ func getImage(p *checks.Pass, ctx context.Context, dyn dynamic.Interface, gvr sc
 		return err
 	}
 	err = get(dyn)
-	if apierrors.IsForbidden(err) && p.Has(facts.APIClientFact) {
-		if op := facts.APIClientFact.Get(p); op != nil {
+	if apierrors.IsForbidden(err) && p.Has(kubefacts.APIClientFact) {
+		if op := kubefacts.APIClientFact.Get(p); op != nil {
 			if od, derr := checks.Shared(p, "dynamic "+op.Key, op.Dynamic); derr == nil {
 				err = get(od)
 			}
@@ -241,7 +243,7 @@ func getImage(p *checks.Pass, ctx context.Context, dyn dynamic.Interface, gvr sc
 	return false, false, err
 }
 
-func checkImages(p *checks.Pass, ctx context.Context, dyn dynamic.Interface, pool *unstructured.Unstructured, pa *facts.PluginAPIClient, label string) []string {
+func checkImages(p *checks.Pass, ctx context.Context, dyn dynamic.Interface, pool *unstructured.Unstructured, pa *kubefacts.PluginAPIClient, label string) []string {
 	var unverified []string
 	pc := pa.Config
 	for _, img := range diskImages(pool) {

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
 )
 
 func newKey(t *testing.T, passphrase string) ([]byte, string) {
@@ -85,7 +85,7 @@ func TestCloudInitKey(t *testing.T) {
 
 // The guide's pool passes; each change the check must see is found.
 func TestSpecFindings(t *testing.T) {
-	pc := facts.PluginConfig{Plugin: facts.DVPPlugin, Namespace: "code-runner-dvp", Name: "code-runner", MaxInstances: 5}
+	pc := configfacts.PluginConfig{Plugin: configfacts.DVPPlugin, Namespace: "code-runner-dvp", Name: "code-runner", MaxInstances: 5}
 	guide := `
 spec:
   replicas: 0

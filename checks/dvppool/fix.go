@@ -6,7 +6,7 @@ import (
 	"path"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 )
 
@@ -28,11 +28,11 @@ const defaultKey = "/etc/gitlab-runner/ssh/id_ed25519"
 // pool's and a VM's as object names), and a command that cannot be
 // printed is a sentence that says why (checks.Withheld).
 type d8k struct {
-	pc  facts.PluginConfig
+	pc  configfacts.PluginConfig
 	err error // why no command names the plugin's cluster
 }
 
-func newD8k(pc facts.PluginConfig) d8k {
+func newD8k(pc configfacts.PluginConfig) d8k {
 	k := d8k{pc: pc}
 	if kp := pc.KubeconfigPath; kp != "" && !path.IsAbs(kp) {
 		// The plugin opens it, not this shell: a relative path would load

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/testkit/hostile"
 	"github.com/socialwebcomputer/doctor/testkit/hostilefix"
@@ -32,8 +32,8 @@ var rules = fixcode.NamespaceName("UPPER").Error() + fixcode.ObjectName("UPPER")
 // namespace, the pool's or a VM's name is a checked name, or the block is
 // a sentence saying it is none.
 func TestPoolFixesHoldHostileValues(t *testing.T) {
-	pc := facts.PluginConfig{Namespace: "code-runner-dvp", Name: "code-runner", KubeconfigPath: "/etc/gitlab-runner/plain"}
-	steps := func(pc facts.PluginConfig, key, vm string) map[string]checks.Step {
+	pc := configfacts.PluginConfig{Namespace: "code-runner-dvp", Name: "code-runner", KubeconfigPath: "/etc/gitlab-runner/plain"}
+	steps := func(pc configfacts.PluginConfig, key, vm string) map[string]checks.Step {
 		k := newD8k(pc)
 		return map[string]checks.Step{
 			"patch":    k.poolCmd("patch", "--type", "merge", "-p", explicitPatch),
@@ -119,11 +119,11 @@ func TestRelativePaths(t *testing.T) {
 	if st := publicHalfStep("", ""); st.Text != "sudo ssh-keygen -y -f /etc/gitlab-runner/ssh/id_ed25519" {
 		t.Errorf("key_path unset: %+v", st)
 	}
-	k := newD8k(facts.PluginConfig{Namespace: "ns", Name: "pool", KubeconfigPath: "dvp.kubeconfig"})
+	k := newD8k(configfacts.PluginConfig{Namespace: "ns", Name: "pool", KubeconfigPath: "dvp.kubeconfig"})
 	for _, st := range []checks.Step{k.apply(), k.reapply(), k.poolCmd("scale", "--replicas", "0"), k.vmCmd("describe", "vm-1")} {
 		withheld(t, st, "", "kubeconfig_path is a relative path")
 	}
-	if st := newD8k(facts.PluginConfig{Namespace: "ns", Name: "pool"}).apply(); st.Text != "d8 k apply -f code-runner-pool.yaml" {
+	if st := newD8k(configfacts.PluginConfig{Namespace: "ns", Name: "pool"}).apply(); st.Text != "d8 k apply -f code-runner-pool.yaml" {
 		t.Errorf("no kubeconfig_path: %+v", st)
 	}
 }
@@ -131,11 +131,11 @@ func TestRelativePaths(t *testing.T) {
 // plugin_config's namespace and name are the finding when they are no
 // names a pool can have: quoted, never raw.
 func TestPoolNameErr(t *testing.T) {
-	if err := poolNameErr(facts.PluginConfig{Namespace: "code-runner-dvp", Name: "code-runner"}); err != nil {
+	if err := poolNameErr(configfacts.PluginConfig{Namespace: "code-runner-dvp", Name: "code-runner"}); err != nil {
 		t.Fatal(err)
 	}
 	for _, v := range hostile.Values {
-		for _, pc := range []facts.PluginConfig{{Namespace: v, Name: "code-runner"}, {Namespace: "code-runner-dvp", Name: v}} {
+		for _, pc := range []configfacts.PluginConfig{{Namespace: v, Name: "code-runner"}, {Namespace: "code-runner-dvp", Name: v}} {
 			err := poolNameErr(pc)
 			valid := fixcode.NamespaceName(pc.Namespace) == nil && fixcode.ObjectName(pc.Name) == nil
 			if valid != (err == nil) {

@@ -16,13 +16,15 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/client/kube/keep"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
 // checkCloudInit compares the pool's cloud-init with connector_config: the
 // user it creates, and the key it authorizes for that user.
-func checkCloudInit(p *checks.Pass, pool *unstructured.Unstructured, pc facts.PluginConfig, r *facts.RunnerEntry) []string {
+func checkCloudInit(p *checks.Pass, pool *unstructured.Unstructured, pc configfacts.PluginConfig, r *configfacts.RunnerEntry) []string {
 	cc := r.Runner.Autoscaler.ConnectorConfig
 	user := cc.Username
 	if user == "" {
@@ -74,8 +76,8 @@ func checkCloudInit(p *checks.Pass, pool *unstructured.Unstructured, pc facts.Pl
 	if cc.KeyPathname == "" {
 		return nil // fleeting-connector says key_path is unset
 	}
-	hp := facts.RunnerPath(p.Env, facts.RunnerFact.Get(p).Selected, cc.KeyPathname)
-	b, err := facts.RunnerEntryFact.Get(p).File.Files.Read(hp, hostio.KindPEM)
+	hp := configfacts.RunnerPath(p.Env, hostfacts.RunnerFact.Get(p).Selected, cc.KeyPathname)
+	b, err := configfacts.RunnerEntryFact.Get(p).File.Files.Read(hp, hostio.KindPEM)
 	if err != nil {
 		why := err.Error()
 		if errors.Is(err, fs.ErrNotExist) {
@@ -104,7 +106,7 @@ func checkCloudInit(p *checks.Pass, pool *unstructured.Unstructured, pc facts.Pl
 	return nil
 }
 
-func cloudInitFix(pc facts.PluginConfig, user, keyPath, cwd string) checks.Steps {
+func cloudInitFix(pc configfacts.PluginConfig, user, keyPath, cwd string) checks.Steps {
 	return checks.Steps{
 		checks.Say(fmt.Sprintf("In the pool's spec.virtualMachineTemplate.spec.provisioning (type: UserData), create the user in #cloud-config: "+
 			"a users entry named %s, shell /bin/bash, whose ssh_authorized_keys holds the public half of key_path, which this prints:", user)),
@@ -125,7 +127,7 @@ const defaultAcquireTimeout = 15 * time.Minute
 
 // checkVMs finds the pool's VMs that stay not Running longer than a job
 // waits for an instance.
-func checkVMs(p *checks.Pass, ctx context.Context, dyn dynamic.Interface, pool *unstructured.Unstructured, pa *facts.PluginAPIClient, r *facts.RunnerEntry) []string {
+func checkVMs(p *checks.Pass, ctx context.Context, dyn dynamic.Interface, pool *unstructured.Unstructured, pa *kubefacts.PluginAPIClient, r *configfacts.RunnerEntry) []string {
 	pc := pa.Config
 	list, err := dyn.Resource(vmsGVR).Namespace(pc.Namespace).List(ctx, metav1.ListOptions{LabelSelector: poolUIDLabel + "=" + string(pool.GetUID()), Limit: 500})
 	switch {

@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
 )
 
 // The VirtualMachinePool fields read here, as deckhouse/virtualization's
@@ -25,7 +25,7 @@ type diskImage struct {
 
 // specFindings judges the pool's spec against what the plugin needs; the
 // cloud-init and the image are judged apart, they need more reads.
-func specFindings(pool *unstructured.Unstructured, pc facts.PluginConfig, label string) []checks.Finding {
+func specFindings(pool *unstructured.Unstructured, pc configfacts.PluginConfig, label string) []checks.Finding {
 	src := "GET " + poolPath(pc)
 	var out []checks.Finding
 	policy, _, _ := unstructured.NestedString(pool.Object, "spec", "scaleDownPolicy")
@@ -100,7 +100,7 @@ func diskImages(pool *unstructured.Unstructured) []diskImage {
 	return out
 }
 
-func poolPath(pc facts.PluginConfig) string {
+func poolPath(pc configfacts.PluginConfig) string {
 	return fmt.Sprintf("/apis/%s/%s/namespaces/%s/virtualmachinepools/%s", group, version, pc.Namespace, pc.Name)
 }
 

@@ -8,7 +8,8 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 )
 
 var Check = &checks.Check{
@@ -39,7 +40,7 @@ d8 k auth can-i patch virtualmachinepools.virtualization.deckhouse.io -n "$POOL_
 			`virtualmachines.virtualization.deckhouse.io* is forbidden: User "*" cannot * resource "virtualmachines" in API group "virtualization.deckhouse.io"*`,
 		},
 	},
-	Requires:  []checks.Node{facts.PluginAPIClientFact, facts.RunnerEntryFact},
+	Requires:  []checks.Node{kubefacts.PluginAPIClientFact, configfacts.RunnerEntryFact},
 	Executors: []string{checks.Instance, checks.DockerAutoscaler},
 	Network:   true,
 	Run:       run,
@@ -47,11 +48,11 @@ d8 k auth can-i patch virtualmachinepools.virtualization.deckhouse.io -n "$POOL_
 
 // Needed is what the plugin does in the pool's namespace, as the guide's
 // Role grants it.
-func Needed(ns string) []facts.Access {
-	a := func(verb, res, why string) facts.Access {
-		return facts.Access{Verb: verb, Group: facts.DVPGroup, Resource: res, Namespace: ns, WhenMissing: why}
+func Needed(ns string) []kubefacts.Access {
+	a := func(verb, res, why string) kubefacts.Access {
+		return kubefacts.Access{Verb: verb, Group: kubefacts.DVPGroup, Resource: res, Namespace: ns, WhenMissing: why}
 	}
-	return []facts.Access{
+	return []kubefacts.Access{
 		a("get", "virtualmachinepools", "the plugin cannot read the pool's size"),
 		a("patch", "virtualmachinepools", "the plugin cannot change spec.replicas: no VM is ever created"),
 		a("get", "virtualmachines", "the plugin cannot read a VM's address to connect to it"),
@@ -61,7 +62,7 @@ func Needed(ns string) []facts.Access {
 }
 
 func run(p *checks.Pass) error {
-	pa, r := facts.PluginAPIClientFact.Get(p), facts.RunnerEntryFact.Get(p)
+	pa, r := kubefacts.PluginAPIClientFact.Get(p), configfacts.RunnerEntryFact.Get(p)
 	pc := pa.Config
 	switch {
 	case pa.NotDVP != "":
@@ -76,7 +77,7 @@ func run(p *checks.Pass) error {
 	want := Needed(pc.Namespace)
 	ctx, cancel := context.WithTimeout(p.Context, p.Env.APITimeout())
 	defer cancel()
-	allowed, err := facts.Allowed(p, ctx, pa.API, want)
+	allowed, err := kubefacts.Allowed(p, ctx, pa.API, want)
 	if err != nil {
 		return fmt.Errorf("access review as the plugin's identity: %w", err)
 	}
@@ -106,7 +107,7 @@ func run(p *checks.Pass) error {
 	return nil
 }
 
-func orSource(user string, pa *facts.PluginAPIClient) string {
+func orSource(user string, pa *kubefacts.PluginAPIClient) string {
 	if user != "" {
 		return user
 	}

@@ -7,7 +7,8 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/dvprbac"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/testkit/testroot"
 )
 
@@ -30,22 +31,22 @@ const config = `[[runners]]
 // credential), the check skips, saying which, and asks nothing of a
 // cluster (the given client has none).
 func TestNothingToAsk(t *testing.T) {
-	pc := facts.PluginConfig{Namespace: "code-runner-dvp", Name: "code-runner"}
+	pc := configfacts.PluginConfig{Namespace: "code-runner-dvp", Name: "code-runner"}
 	for _, tc := range []struct {
 		name   string
-		client *facts.PluginAPIClient
+		client *kubefacts.PluginAPIClient
 		reason string
 	}{
-		{"not-dvp", &facts.PluginAPIClient{NotDVP: "plugin fleeting-plugin-aws, not fleeting-plugin-dvp"}, "plugin fleeting-plugin-aws, not fleeting-plugin-dvp"},
-		{"no-namespace", &facts.PluginAPIClient{Config: facts.PluginConfig{Name: "code-runner"}}, "plugin_config names no namespace (see dvp-pool)"},
-		{"no-identity", &facts.PluginAPIClient{Config: pc, None: "unable to load in-cluster configuration"}, "the plugin has no identity (see dvp-pool)"},
-		{"credential-refused", &facts.PluginAPIClient{Config: pc, Source: "the pod's service account",
-			Identity: &facts.Identity{Err: errors.New("Unauthorized")}}, "the cluster refuses the plugin's credential (see dvp-pool)"},
+		{"not-dvp", &kubefacts.PluginAPIClient{NotDVP: "plugin fleeting-plugin-aws, not fleeting-plugin-dvp"}, "plugin fleeting-plugin-aws, not fleeting-plugin-dvp"},
+		{"no-namespace", &kubefacts.PluginAPIClient{Config: configfacts.PluginConfig{Name: "code-runner"}}, "plugin_config names no namespace (see dvp-pool)"},
+		{"no-identity", &kubefacts.PluginAPIClient{Config: pc, None: "unable to load in-cluster configuration"}, "the plugin has no identity (see dvp-pool)"},
+		{"credential-refused", &kubefacts.PluginAPIClient{Config: pc, Source: "the pod's service account",
+			Identity: &kubefacts.Identity{Err: errors.New("Unauthorized")}}, "the cluster refuses the plugin's credential (see dvp-pool)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := testroot.New(t)
 			root.Write("/etc/gitlab-runner/config.toml", config, 0o600)
-			rs := checktest.Check(t, dvprbac.Check, checktest.Root(root.Dir), checktest.Fact(facts.PluginAPIClientFact, tc.client))
+			rs := checktest.Check(t, dvprbac.Check, checktest.Root(root.Dir), checktest.Fact(kubefacts.PluginAPIClientFact, tc.client))
 			checktest.WantResults(t, rs, checktest.ResultWant{Runner: 1, Status: checks.StatusSkipped, Reason: tc.reason})
 		})
 	}
@@ -56,8 +57,8 @@ func TestNothingToAsk(t *testing.T) {
 func TestNeeded(t *testing.T) {
 	var got []string
 	for _, a := range dvprbac.Needed("ns") {
-		if a.Namespace != "ns" || a.Group != facts.DVPGroup || a.WhenMissing == "" {
-			t.Errorf("%+v: want namespace ns, group %s and what is lost without it", a, facts.DVPGroup)
+		if a.Namespace != "ns" || a.Group != kubefacts.DVPGroup || a.WhenMissing == "" {
+			t.Errorf("%+v: want namespace ns, group %s and what is lost without it", a, kubefacts.DVPGroup)
 		}
 		got = append(got, a.Verb+" "+a.Resource)
 	}

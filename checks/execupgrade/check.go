@@ -11,7 +11,8 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
@@ -54,7 +55,7 @@ KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false `+checks.CatalogKubectl+` exec -n "$RUNN
 			{Core: "unable to upgrade connection: ", Fallback: true},
 		},
 	},
-	Requires:  []checks.Node{facts.AfterAPIAuth, facts.APIClientFact, facts.RunnerEntryFact},
+	Requires:  []checks.Node{kubefacts.AfterAPIAuth, kubefacts.APIClientFact, configfacts.RunnerEntryFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Timeout:   3 * time.Minute, // --deep waits for a pod; the default probe takes a second
@@ -77,8 +78,8 @@ const upstreamNote = "{$KCP_UPSTREAM} stands for the apiserver address your reve
 const probeTimeout = 10 * time.Second
 
 func run(p *checks.Pass) error {
-	api := facts.APIClientFact.Get(p)
-	ns := facts.RunnerEntryFact.Get(p).Namespace()
+	api := kubefacts.APIClientFact.Get(p)
+	ns := configfacts.RunnerEntryFact.Get(p).Namespace()
 	// The probe tests the path to the apiserver (the proxies, their
 	// upgrade handling), the same for every runner of this target whatever
 	// its namespace: sent once, in the namespace of the runner of this
@@ -129,7 +130,7 @@ type pair struct {
 // the probe, not two: one TLS handshake with the client certificate and
 // one request fewer, on both sides, in the busiest part of a run. A broken
 // path pays the second probe's round trips.
-func probePair(p *checks.Pass, api *facts.APIClient, ns string) (pair, error) {
+func probePair(p *checks.Pass, api *kubefacts.APIClient, ns string) (pair, error) {
 	u, err := ExecURL(api.Config, ns, ProbePod, "true")
 	if err != nil {
 		return pair{}, err

@@ -9,7 +9,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/execupgrade"
 )
 
-// exec-upgrade gates on api-auth (facts.AfterAPIAuth), which runs after
+// exec-upgrade gates on api-auth (kubefacts.AfterAPIAuth), which runs after
 // kubeconfig-file and cluster-override: all by ID.
 func TestCases(t *testing.T) {
 	checktest.Cases(t, execupgrade.Check, apigatetest.With())

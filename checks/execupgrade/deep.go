@@ -18,7 +18,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/client/kube/keep"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/redact"
 )
 
@@ -33,7 +33,7 @@ const DeepLabel = "app.kubernetes.io/managed-by=gitlab-runner-doctor"
 // deep is the only mutating probe: a tiny pod in the runner namespace, an
 // exec of `true` through the full path with client-go's real SPDY executor
 // (what the runner uses), and the pod deleted however the run ends.
-func deep(p *checks.Pass, api *facts.APIClient, ns string) error {
+func deep(p *checks.Pass, api *kubefacts.APIClient, ns string) error {
 	name := "doctor-exec-probe-" + suffix()
 	pods := api.Client.CoreV1().Pods(ns)
 	// Registered before the create: an undo must exist even if the create
@@ -105,7 +105,7 @@ func probePod(name, image string) *corev1.Pod {
 // that has ended (Failed: its image would not run, its node evicted it;
 // Succeeded: it exited) can never be Running: that is said at once, not
 // after waiting out the deadline, and the cleanup deletes it.
-func waitRunning(ctx context.Context, api *facts.APIClient, ns, name string) error {
+func waitRunning(ctx context.Context, api *kubefacts.APIClient, ns, name string) error {
 	var last string
 	for {
 		pod, err := api.Client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})

@@ -93,7 +93,7 @@ func ExecURL(cfg *rest.Config, ns, pod string, command ...string) (*url.URL, err
 // does, over HTTP/1.1 (as client-go's SPDY transport makes it: an HTTP/2
 // hop makes the Upgrade header meaningless), with the kubeconfig's TLS
 // identity. It reads a bounded amount of the answer and closes.
-// who names the credential on a bundle's tape (facts.APIClient.TapeKey).
+// who names the credential on a bundle's tape (kubefacts.APIClient.TapeKey).
 func Upgrade(ctx context.Context, env *hostio.Env, cfg *rest.Config, who string, u *url.URL, proto Protocol) Probe {
 	// A bundle keeps what the upgrade got back: analyze replays it.
 	p, _ := hostio.ProbeErr(env, "exec-upgrade", string(proto)+" "+redact.StripUserinfo(u.String())+" as "+who,

@@ -12,7 +12,9 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/source/sshkey"
@@ -62,7 +64,7 @@ var Check = &checks.Check{
 				Tell: "the runner's executor: fleeting-connector checks an instance or docker-autoscaler runner's connector key and username"},
 		},
 	},
-	Requires: []checks.Node{facts.RunnerEntryFact, facts.RunAsFact, facts.EnvironFact, facts.FixScopeFact},
+	Requires: []checks.Node{configfacts.RunnerEntryFact, hostfacts.RunAsFact, hostfacts.EnvironFact, kubefacts.FixScopeFact},
 	// docker-autoscaler connects to its instances through the same provider
 	// and connector_config (executors/docker/autoscaler/autoscaler.go,
 	// v19.3.0); only the shell is the instance executor's alone, as the
@@ -76,13 +78,13 @@ var Check = &checks.Check{
 const serviceAccountToken = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 
 func run(p *checks.Pass) error {
-	r := facts.RunnerEntryFact.Get(p)
+	r := configfacts.RunnerEntryFact.Get(p)
 	a := r.Runner.Autoscaler
 	if a == nil {
 		return checks.Skip("no [runners.autoscaler] (fleeting-plugin reports it)")
 	}
 	cc := a.ConnectorConfig
-	ra, e := facts.RunAsFact.Get(p), facts.EnvironFact.Get(p)
+	ra, e := hostfacts.RunAsFact.Get(p), hostfacts.EnvironFact.Get(p)
 	var unknown []string
 
 	if strings.TrimSpace(cc.Username) == "" {
@@ -111,7 +113,7 @@ func run(p *checks.Pass) error {
 // checkKey judges key_path as the runner reads it: os.ReadFile, relative
 // to its working directory, with its uid and groups. It returns why the
 // judgement is unknown, or "".
-func checkKey(p *checks.Pass, r *facts.RunnerEntry, ra *facts.RunAs, keyPath string, password, static, inPod bool) string {
+func checkKey(p *checks.Pass, r *configfacts.RunnerEntry, ra *hostfacts.RunAs, keyPath string, password, static, inPod bool) string {
 	src, line := r.At("autoscaler", "connector_config", "key_path")
 	if keyPath == "" {
 		if !password && static {
@@ -143,15 +145,15 @@ func checkKey(p *checks.Pass, r *facts.RunnerEntry, ra *facts.RunAs, keyPath str
 	if !ra.UIDKnown {
 		return fmt.Sprintf("cannot tell whether %s can read %s: %s", ra.Label(), file, ra.UIDProblem())
 	}
-	if blocked := facts.Denied(p.Env, file, st, ra, facts.Read); len(blocked) > 0 {
+	if blocked := hostfacts.Denied(p.Env, file, st, ra, hostfacts.Read); len(blocked) > 0 {
 		for _, b := range blocked {
 			ev = append(ev, b.Evidence())
 		}
 		p.Report(checks.Finding{
 			Cause: fmt.Sprintf("%s: the runner's user (%s, groups %s) cannot read the connector key %s (blocked at %s): the runner fails to start the autoscaler with `reading instance group connector key: open %s: permission denied`, and no job gets an instance.",
-				r.Label(), ra.Label(), groups(ra), file, facts.BlockerPaths(blocked), file),
+				r.Label(), ra.Label(), groups(ra), file, hostfacts.BlockerPaths(blocked), file),
 			Evidence: ev,
-			Fix:      keyModeFix(facts.FixScopeFact.Get(p), file, ra, blocked, inPod),
+			Fix:      keyModeFix(kubefacts.FixScopeFact.Get(p), file, ra, blocked, inPod),
 		})
 		return ""
 	}
@@ -178,7 +180,7 @@ func checkKey(p *checks.Pass, r *facts.RunnerEntry, ra *facts.RunAs, keyPath str
 			Cause: fmt.Sprintf("%s: the connector key %s is %s: connector_config has no passphrase setting (common/config.go ConnectorConfig), so the runner cannot use it.",
 				r.Label(), file, k),
 			Evidence: append(ev, checks.Evidence{Source: file, Detail: k.String()}),
-			Fix:      passphraseFix(facts.FixScopeFact.Get(p), file),
+			Fix:      passphraseFix(kubefacts.FixScopeFact.Get(p), file),
 		})
 	}
 	return ""
@@ -186,8 +188,8 @@ func checkKey(p *checks.Pass, r *facts.RunnerEntry, ra *facts.RunAs, keyPath str
 
 // passphraseFix rewrites the key file without its passphrase: ssh-keygen
 // -p writes the file it reads, as root, so the file must be the runner's
-// own (facts.FixScope).
-func passphraseFix(scope *facts.FixScope, file string) checks.Steps {
+// own (kubefacts.FixScope).
+func passphraseFix(scope *kubefacts.FixScope, file string) checks.Steps {
 	say := "Remove the passphrase (or make a new key pair without one and put its public half in the VMs' ssh_authorized_keys)"
 	file = path.Clean(file)
 	if err := scope.Path(file); err != nil {
@@ -196,22 +198,22 @@ func passphraseFix(scope *facts.FixScope, file string) checks.Steps {
 	return checks.Steps{checks.Say(say + ":"), checks.Commands(fixcode.Command("ssh-keygen", "-p", "-N", "", "-f", file).Sudo())}
 }
 
-func keyModeFix(scope *facts.FixScope, file string, ra *facts.RunAs, blocked []facts.Blocker, inPod bool) checks.Steps {
+func keyModeFix(scope *kubefacts.FixScope, file string, ra *hostfacts.RunAs, blocked []hostfacts.Blocker, inPod bool) checks.Steps {
 	if blocked[0].Path != file {
-		var changes []facts.Change
+		var changes []kubefacts.Change
 		for _, b := range blocked {
-			changes = append(changes, facts.Change{Path: b.Path, Mode: "o+x"})
+			changes = append(changes, kubefacts.Change{Path: b.Path, Mode: "o+x"})
 		}
 		return append(checks.Steps{checks.Say("Let the runner's user traverse the directories in the way, or move the key to a directory it can enter:")},
-			facts.ChangeSteps(scope, "", changes...)...)
+			kubefacts.ChangeSteps(scope, "", changes...)...)
 	}
 	if inPod {
 		return checks.Text(fmt.Sprintf("Mount the key's Secret with defaultMode: 0440 and set the pod's securityContext.fsGroup: %d, so the file's group is one of the runner's and may read it.", ra.GID))
 	}
-	return facts.ChangeSteps(scope, ra.Owner(), facts.Change{Path: file, Mode: "0400", Chown: true})
+	return kubefacts.ChangeSteps(scope, ra.Owner(), kubefacts.Change{Path: file, Mode: "0400", Chown: true})
 }
 
-func groups(ra *facts.RunAs) string {
+func groups(ra *hostfacts.RunAs) string {
 	gs := []string{fmt.Sprint(ra.GID)}
 	for _, g := range ra.Groups {
 		if g != ra.GID {
@@ -225,7 +227,7 @@ func groups(ra *facts.RunAs) string {
 // ExecutorOptions, executors/instance/instance.go, v19.3.0: Shell: "bash",
 // DefaultShellName), so only a shell set to something else runs the job
 // script elsewhere.
-func checkShell(p *checks.Pass, r *facts.RunnerEntry) {
+func checkShell(p *checks.Pass, r *configfacts.RunnerEntry) {
 	shell := r.Runner.Shell
 	if shell == "" || shell == "bash" {
 		return
@@ -249,7 +251,7 @@ func checkShell(p *checks.Pass, r *facts.RunnerEntry) {
 // useExternalAddr = ConnectorConfig.UseExternalAddr once [runners.autoscaler]
 // exists). Inside a pod, the environment has KUBERNETES_SERVICE_HOST, or
 // the kubelet mounted the service account's token.
-func checkAddress(p *checks.Pass, r *facts.RunnerEntry, e *facts.Environ, where []checks.Evidence, external bool) {
+func checkAddress(p *checks.Pass, r *configfacts.RunnerEntry, e *hostfacts.Environ, where []checks.Evidence, external bool) {
 	inCluster := len(where) > 0
 	if !inCluster && e.Err != nil {
 		return // where the runner runs is unknown; nothing to weigh
@@ -277,7 +279,7 @@ func checkAddress(p *checks.Pass, r *facts.RunnerEntry, e *facts.Environ, where 
 // podEvidence is what says the runner runs in a pod: KUBERNETES_SERVICE_HOST
 // in its environment, or the kubelet's service-account token under the
 // root; nil when neither is there.
-func podEvidence(p *checks.Pass, e *facts.Environ) []checks.Evidence {
+func podEvidence(p *checks.Pass, e *hostfacts.Environ) []checks.Evidence {
 	var where []checks.Evidence
 	if e.Err == nil {
 		if h, ok := e.Lookup("KUBERNETES_SERVICE_HOST"); ok && h != "" {

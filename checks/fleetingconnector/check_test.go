@@ -83,7 +83,7 @@ func TestKeyModes(t *testing.T) {
 // On a host, the key is given to the runner's user, and a directory in the
 // way made searchable: for a runner its unit runs as that user, or a
 // user's own runner (its config.toml its own), in its home. A runner no
-// unit names, with root's config.toml, gets no command (facts.FixScope).
+// unit names, with root's config.toml, gets no command (kubefacts.FixScope).
 func TestKeyModeFixOnAHost(t *testing.T) {
 	const file = "/home/gitlab-runner/.ssh/id_ed25519"
 	host := func(unit, ownConfig bool) *testroot.Root {
@@ -169,7 +169,7 @@ func TestPassphraseProtectedKey(t *testing.T) {
 	res := runCheck(t, r)
 	// /ssh is no directory of the runner's own (a Secret's mount, not its
 	// config directory or home): ssh-keygen -p, which rewrites the file as
-	// root, is not printed for it (facts.FixScope).
+	// root, is not printed for it (kubefacts.FixScope).
 	checktest.WantSays(t, res, checks.StatusFail, "an Ed25519 private key in OpenSSH format, protected by a passphrase",
 		"doctor prints no command here: /ssh/id_ed25519 is not in a directory of the runner's own")
 	if strings.Contains(checktest.Text(res), "ssh-keygen -p") {

@@ -9,7 +9,9 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 )
 
@@ -43,7 +45,7 @@ var Check = &checks.Check{
 			"executor requires autoscaler config",
 		},
 	},
-	Requires: []checks.Node{facts.RunnerEntryFact, facts.RunAsFact, facts.EnvironFact, facts.FixScopeFact},
+	Requires: []checks.Node{configfacts.RunnerEntryFact, hostfacts.RunAsFact, hostfacts.EnvironFact, kubefacts.FixScopeFact},
 	// The docker-autoscaler executor is the same autoscaler provider around
 	// the Docker executor (executors/docker/autoscaler/autoscaler.go,
 	// v19.3.0: autoscaler.New(dockerProvider, …)), so it starts the plugin
@@ -53,7 +55,7 @@ var Check = &checks.Check{
 }
 
 func run(p *checks.Pass) error {
-	r := facts.RunnerEntryFact.Get(p)
+	r := configfacts.RunnerEntryFact.Get(p)
 	a := r.Runner.Autoscaler
 	if a == nil {
 		src, _ := r.At("executor")
@@ -74,7 +76,7 @@ func run(p *checks.Pass) error {
 		})
 		return nil
 	}
-	e, ra, scope := facts.EnvironFact.Get(p), facts.RunAsFact.Get(p), facts.FixScopeFact.Get(p)
+	e, ra, scope := hostfacts.EnvironFact.Get(p), hostfacts.RunAsFact.Get(p), kubefacts.FixScopeFact.Get(p)
 	if e.Err != nil {
 		return fmt.Errorf("cannot tell where %s looks for %s: its environment is unknown: %w", ra.Label(), a.Plugin, e.Err)
 	}
@@ -91,7 +93,7 @@ func run(p *checks.Pass) error {
 	case res.found == "" && res.passedOver != "":
 		p.Report(checks.Finding{
 			Cause: fmt.Sprintf("%s: the fleeting plugin %s is on the runner's PATH, but its user (%s) may not execute it (blocked at %s), so exec.LookPath passes over it and the runner finds none: every job fails with `%s`.",
-				r.Label(), res.passedOver, ra.Label(), facts.BlockerPaths(res.blocked), res.runnerEr),
+				r.Label(), res.passedOver, ra.Label(), hostfacts.BlockerPaths(res.blocked), res.runnerEr),
 			Evidence: appendBlockers(ev, res.blocked),
 			Fix:      chmodFix(scope, absIn(ra.Cwd, res.passedOver), res.blocked),
 		})
@@ -105,7 +107,7 @@ func run(p *checks.Pass) error {
 	case len(res.blocked) > 0:
 		p.Report(checks.Finding{
 			Cause: fmt.Sprintf("%s: the fleeting plugin %s is there (%s), but the runner's user (%s) may not execute it (blocked at %s): the runner cannot start it, and every job waits for an instance that never comes.",
-				r.Label(), res.found, res.how, ra.Label(), facts.BlockerPaths(res.blocked)),
+				r.Label(), res.found, res.how, ra.Label(), hostfacts.BlockerPaths(res.blocked)),
 			Evidence: appendBlockers(ev, res.blocked),
 			Fix:      chmodFix(scope, absIn(ra.Cwd, res.found), res.blocked),
 		})
@@ -118,7 +120,7 @@ func run(p *checks.Pass) error {
 
 // searched names the places in the runner's order: the value as a path,
 // the $PATH entries, the install directory.
-func searched(ra *facts.RunAs, name string, res *resolution) string {
+func searched(ra *hostfacts.RunAs, name string, res *resolution) string {
 	parts := []string{"not " + res.probes[0].path + " (the value as a path from " + ra.Cwd + ")"}
 	if len(res.pathDirs) > 0 {
 		parts = append(parts, "not in any $PATH entry ("+strings.Join(res.pathDirs, ", ")+")")
@@ -134,11 +136,11 @@ func searched(ra *facts.RunAs, name string, res *resolution) string {
 // installFix puts the plugin where this runner looks: a fleeting-plugin-
 // binary into the first absolute directory of its PATH, an OCI reference
 // through `gitlab-runner fleeting install` as its own user. Installing a
-// file as root needs a path of the runner's own (facts.FixScope: a PATH
+// file as root needs a path of the runner's own (kubefacts.FixScope: a PATH
 // directory such as /usr/local/bin is a system one, and a non-root
 // process's PATH is its user's to write); running the installer as the
 // runner's user needs a runner doctor can vouch for.
-func installFix(scope *facts.FixScope, name, config string, e *facts.Environ, ra *facts.RunAs, res *resolution) checks.Steps {
+func installFix(scope *kubefacts.FixScope, name, config string, e *hostfacts.Environ, ra *hostfacts.RunAs, res *resolution) checks.Steps {
 	if !res.installed || strings.HasPrefix(name, pathPrefix) && !strings.ContainsAny(name, "/:") {
 		pathVar, _ := e.Lookup("PATH")
 		dir := ""
@@ -191,22 +193,22 @@ func installFix(scope *facts.FixScope, name, config string, e *facts.Environ, ra
 
 // chmodFix makes the plugin (the file plugin) executable (0755) when it
 // is in the way, and each directory in the way searchable (o+x): commands
-// for the runner's own paths only (facts.FixScope), a sentence for each
+// for the runner's own paths only (kubefacts.FixScope), a sentence for each
 // other one (/usr/local/bin is a system path: its plugin is the image's or
 // the administrator's to fix).
-func chmodFix(scope *facts.FixScope, plugin string, bs []facts.Blocker) checks.Steps {
-	var changes []facts.Change
+func chmodFix(scope *kubefacts.FixScope, plugin string, bs []hostfacts.Blocker) checks.Steps {
+	var changes []kubefacts.Change
 	var what, dirs []string
 	for _, b := range bs {
 		if path.Clean(b.Path) == plugin {
-			changes = append(changes, facts.Change{Path: b.Path, Mode: "0755"})
+			changes = append(changes, kubefacts.Change{Path: b.Path, Mode: "0755"})
 			what = append(what, "make "+b.Path+" executable by the runner's user (mode 0755)")
 			continue
 		}
-		changes = append(changes, facts.Change{Path: b.Path, Mode: "o+x"})
+		changes = append(changes, kubefacts.Change{Path: b.Path, Mode: "o+x"})
 		dirs = append(dirs, b.Path)
 	}
-	steps := facts.ChangeSteps(scope, "", changes...)
+	steps := kubefacts.ChangeSteps(scope, "", changes...)
 	if steps.Blocks() == nil {
 		// Only sentences: say what the commands would have done.
 		if len(dirs) > 0 {
@@ -239,7 +241,7 @@ func absIn(dir, p string) string {
 	return path.Join(dir, p)
 }
 
-func appendBlockers(ev []checks.Evidence, bs []facts.Blocker) []checks.Evidence {
+func appendBlockers(ev []checks.Evidence, bs []hostfacts.Blocker) []checks.Evidence {
 	for _, b := range bs {
 		ev = append(ev, b.Evidence())
 	}

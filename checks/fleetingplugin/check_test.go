@@ -55,7 +55,7 @@ func TestOnPathNotExecutable(t *testing.T) {
 	r := pod(t, "fleeting-plugin-dvp", nil)
 	r.Write("/usr/local/bin/fleeting-plugin-dvp", binary, 0o744)
 	// /usr/local/bin is a system path: the fix says what to change, and
-	// prints no chmod (facts.FixScope).
+	// prints no chmod (kubefacts.FixScope).
 	res := runCheck(t, r)
 	checktest.WantSays(t, res, checks.StatusFail,
 		"/usr/local/bin/fleeting-plugin-dvp is on the runner's PATH", "uid 1001", "passes over it",
@@ -103,7 +103,7 @@ func TestNotFoundNamesEveryPlace(t *testing.T) {
 		"/usr/local/bin/fleeting-plugin-dvp: no such file", "/usr/bin/fleeting-plugin-dvp: no such file", "/bin/fleeting-plugin-dvp: no such file",
 		"not in any $PATH entry (/usr/local/bin, /usr/bin, /bin)",
 		"loading fleeting plugin: plugin not found: lstat /home/gitlab-runner/.config/fleeting/plugins/registry.gitlab.com/gitlab-org/fleeting/plugins/fleeting-plugin-dvp: no such file or directory",
-		// /usr/local/bin is a system path: no install into it (facts.FixScope).
+		// /usr/local/bin is a system path: no install into it (kubefacts.FixScope).
 		"into the runner's PATH, as /usr/local/bin/fleeting-plugin-dvp with mode 0755.",
 		"doctor prints no command here: /usr/local/bin/fleeting-plugin-dvp is a system path")
 

@@ -6,7 +6,8 @@ import (
 	"testing"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/source/systemd"
 	"github.com/socialwebcomputer/doctor/testkit/hostile"
 	"github.com/socialwebcomputer/doctor/testkit/hostilefix"
@@ -17,12 +18,12 @@ import (
 // --service flag, the user from /etc/passwd: every hostile value in them
 // reaching install, chmod, systemctl or sudo -u is one word, or refused.
 func TestFixesHoldHostileValues(t *testing.T) {
-	scope := &facts.FixScope{Roots: []string{"/etc/gitlab-runner", "/home/gitlab-runner"}}
-	unit := func(name string) *facts.Service {
-		return &facts.Service{Name: name, Unit: &systemd.Unit{Name: name, Path: "/etc/systemd/system/" + name}}
+	scope := &kubefacts.FixScope{Roots: []string{"/etc/gitlab-runner", "/home/gitlab-runner"}}
+	unit := func(name string) *hostfacts.Service {
+		return &hostfacts.Service{Name: name, Unit: &systemd.Unit{Name: name, Path: "/etc/systemd/system/" + name}}
 	}
-	env := func(pathVar string) *facts.Environ {
-		return &facts.Environ{Source: "/proc/77/environ", Vars: map[string]string{"PATH": pathVar}}
+	env := func(pathVar string) *hostfacts.Environ {
+		return &hostfacts.Environ{Source: "/proc/77/environ", Vars: map[string]string{"PATH": pathVar}}
 	}
 	var noColon []string // a PATH entry ends at a colon: the rest is another entry
 	for _, v := range hostilefix.PathValues(func(v string) string { return "/home/gitlab-runner/" + v }) {
@@ -36,20 +37,20 @@ func TestFixesHoldHostileValues(t *testing.T) {
 		build  func(v string) checks.Steps
 	}{
 		{"install, its name", hostilefix.PathValues(func(v string) string { return "/home/gitlab-runner/bin/fleeting-plugin-" + v }), func(v string) checks.Steps {
-			ra := &facts.RunAs{UIDKnown: true, UID: 1001, User: "gitlab-runner", Unit: unit("gitlab-runner.service")}
+			ra := &hostfacts.RunAs{UIDKnown: true, UID: 1001, User: "gitlab-runner", Unit: unit("gitlab-runner.service")}
 			return installFix(scope, "fleeting-plugin-"+v, "/etc/gitlab-runner/config.toml", env("/home/gitlab-runner/bin"), ra, &resolution{})
 		}},
 		{"install, its PATH directory", noColon, func(v string) checks.Steps {
-			ra := &facts.RunAs{UIDKnown: true, UID: 1001, User: "gitlab-runner", Unit: unit("gitlab-runner.service")}
+			ra := &hostfacts.RunAs{UIDKnown: true, UID: 1001, User: "gitlab-runner", Unit: unit("gitlab-runner.service")}
 			return installFix(scope, "fleeting-plugin-dvp", "/etc/gitlab-runner/config.toml", env("/usr/bin:/home/gitlab-runner/"+v), ra, &resolution{})
 		}},
 		{"fleeting install", hostilefix.PathValues(func(v string) string { return "/etc/gitlab-runner/" + v + "/config.toml" }), func(v string) checks.Steps {
-			ra := &facts.RunAs{UIDKnown: true, UID: 1001, User: v}
+			ra := &hostfacts.RunAs{UIDKnown: true, UID: 1001, User: v}
 			return installFix(scope, "dvp:1", "/etc/gitlab-runner/"+v+"/config.toml", env(""), ra, &resolution{installed: true, installDir: "/home/x"})
 		}},
 		{"chmod", hostilefix.PathValues(func(v string) string { return "/home/gitlab-runner/" + v + "/fleeting-plugin-dvp" }), func(v string) checks.Steps {
 			plugin := "/home/gitlab-runner/" + v + "/fleeting-plugin-dvp"
-			return chmodFix(scope, plugin, []facts.Blocker{{Path: plugin}, {Path: "/home/gitlab-runner/" + v}, {Path: "/home"}})
+			return chmodFix(scope, plugin, []hostfacts.Blocker{{Path: plugin}, {Path: "/home/gitlab-runner/" + v}, {Path: "/home"}})
 		}},
 	} {
 		if n := hostilefix.HoldsValues(t, c.values, c.build); n != len(c.values) {
@@ -59,7 +60,7 @@ func TestFixesHoldHostileValues(t *testing.T) {
 	// The unit's name: one word when systemd would take it, else the
 	// install is printed and a sentence says why not the restart.
 	for _, v := range append([]string{"-H", "--now"}, hostile.Values...) {
-		ra := &facts.RunAs{UIDKnown: true, UID: 1001, User: "gitlab-runner", Unit: unit(v + ".service")}
+		ra := &hostfacts.RunAs{UIDKnown: true, UID: 1001, User: "gitlab-runner", Unit: unit(v + ".service")}
 		got := installFix(scope, "fleeting-plugin-dvp", "/etc/gitlab-runner/config.toml", env("/home/gitlab-runner/bin"), ra, &resolution{})
 		blocks := got.Blocks()
 		if len(blocks) != 1 {
@@ -82,10 +83,10 @@ func TestFixesHoldHostileValues(t *testing.T) {
 // A PATH directory that is a system one, a runner nobody installed, a
 // relative config.toml: no command.
 func TestFixesRefuse(t *testing.T) {
-	scope := &facts.FixScope{Roots: []string{"/etc/gitlab-runner", "/home/gitlab-runner"}}
-	refused := &facts.FixScope{Refused: "pid 7 (uid 1000 mallory) runs gitlab-runner as neither root nor a systemd unit's user", Roots: scope.Roots}
-	ra := &facts.RunAs{UIDKnown: true, UID: 1001, User: "gitlab-runner"}
-	path := func(p string) *facts.Environ { return &facts.Environ{Vars: map[string]string{"PATH": p}} }
+	scope := &kubefacts.FixScope{Roots: []string{"/etc/gitlab-runner", "/home/gitlab-runner"}}
+	refused := &kubefacts.FixScope{Refused: "pid 7 (uid 1000 mallory) runs gitlab-runner as neither root nor a systemd unit's user", Roots: scope.Roots}
+	ra := &hostfacts.RunAs{UIDKnown: true, UID: 1001, User: "gitlab-runner"}
+	path := func(p string) *hostfacts.Environ { return &hostfacts.Environ{Vars: map[string]string{"PATH": p}} }
 	for name, got := range map[string]checks.Steps{
 		"install into /usr/local/bin": installFix(scope, "fleeting-plugin-dvp", "/etc/gitlab-runner/config.toml", path("/usr/local/bin:/usr/bin"), ra, &resolution{}),
 		"install into /etc":           installFix(scope, "fleeting-plugin-dvp", "/etc/gitlab-runner/config.toml", path("/etc"), ra, &resolution{}),
@@ -93,8 +94,8 @@ func TestFixesRefuse(t *testing.T) {
 		"install, refused":            installFix(refused, "fleeting-plugin-dvp", "/etc/gitlab-runner/config.toml", path("/home/gitlab-runner/bin"), ra, &resolution{}),
 		"fleeting install, refused":   installFix(refused, "dvp:1", "/etc/gitlab-runner/config.toml", path(""), ra, &resolution{installed: true}),
 		"fleeting install, relative":  installFix(scope, "dvp:1", "config.toml", path(""), ra, &resolution{installed: true}),
-		"chmod /usr/local/bin":        chmodFix(scope, "/usr/local/bin/fleeting-plugin-dvp", []facts.Blocker{{Path: "/usr/local/bin/fleeting-plugin-dvp"}}),
-		"chmod, refused":              chmodFix(refused, "/home/gitlab-runner/bin/p", []facts.Blocker{{Path: "/home/gitlab-runner/bin/p"}}),
+		"chmod /usr/local/bin":        chmodFix(scope, "/usr/local/bin/fleeting-plugin-dvp", []hostfacts.Blocker{{Path: "/usr/local/bin/fleeting-plugin-dvp"}}),
+		"chmod, refused":              chmodFix(refused, "/home/gitlab-runner/bin/p", []hostfacts.Blocker{{Path: "/home/gitlab-runner/bin/p"}}),
 	} {
 		if !hostilefix.Withheld(got) {
 			t.Errorf("%s: %s", name, got)

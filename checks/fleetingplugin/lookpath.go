@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
@@ -50,7 +50,7 @@ type resolution struct {
 	runnerEr string // the error the runner logs, when it finds none
 	// blocked is set when the runner finds the file but may not execute it;
 	// passedOver is the $PATH candidate exec.LookPath skipped for that.
-	blocked    []facts.Blocker
+	blocked    []hostfacts.Blocker
 	passedOver string
 	// pathDirs are the $PATH entries searched; pluginDir the install
 	// directory of an OCI reference.
@@ -63,7 +63,7 @@ type resolution struct {
 }
 
 // lookPath mirrors installer.LookPath for the runner's environment.
-func lookPath(env *hostio.Env, ra *facts.RunAs, e *facts.Environ, addr string) *resolution {
+func lookPath(env *hostio.Env, ra *hostfacts.RunAs, e *hostfacts.Environ, addr string) *resolution {
 	res := &resolution{}
 	abs := func(p string) string {
 		if path.IsAbs(p) {
@@ -153,18 +153,18 @@ func lookPath(env *hostio.Env, ra *facts.RunAs, e *facts.Environ, addr string) *
 
 // denied is what stops the runner from executing a file: not a regular
 // file, or its mode, or a directory on the way.
-func denied(env *hostio.Env, file string, st fs.FileInfo, ra *facts.RunAs) []facts.Blocker {
+func denied(env *hostio.Env, file string, st fs.FileInfo, ra *hostfacts.RunAs) []hostfacts.Blocker {
 	if !ra.UIDKnown {
 		return nil
 	}
-	return facts.Denied(env, file, st, ra, facts.Execute)
+	return hostfacts.Denied(env, file, st, ra, hostfacts.Execute)
 }
 
 // installDir is installer.InstallDir() in the runner's environment:
 // $FLEETING_PLUGIN_PATH, else $HOME/.config/fleeting/plugins. With HOME
 // unset os.UserHomeDir fails and the installer joins "" — a path relative
 // to the working directory.
-func installDir(e *facts.Environ, ra *facts.RunAs) string {
+func installDir(e *hostfacts.Environ, ra *hostfacts.RunAs) string {
 	if d, ok := e.Lookup("FLEETING_PLUGIN_PATH"); ok && d != "" {
 		return d
 	}

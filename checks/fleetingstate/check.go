@@ -9,7 +9,9 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 )
 
@@ -39,7 +41,7 @@ var Check = &checks.Check{
 			"initializing taskscaler: creating state storage: *",
 		},
 	},
-	Requires: []checks.Node{facts.RunnerEntryFact, facts.RunAsFact, facts.MountsFact, facts.FixScopeFact},
+	Requires: []checks.Node{configfacts.RunnerEntryFact, hostfacts.RunAsFact, hostfacts.MountsFact, kubefacts.FixScopeFact},
 	// The same provider serves docker-autoscaler (executors/docker/autoscaler/
 	// autoscaler.go, v19.3.0), with the same state storage.
 	Executors: []string{checks.Instance, checks.DockerAutoscaler},
@@ -47,13 +49,13 @@ var Check = &checks.Check{
 }
 
 func run(p *checks.Pass) error {
-	r := facts.RunnerEntryFact.Get(p)
+	r := configfacts.RunnerEntryFact.Get(p)
 	a := r.Runner.Autoscaler
 	if a == nil {
 		return checks.Skip("no [runners.autoscaler] (fleeting-plugin reports it)")
 	}
 	ss := a.StateStorage
-	ra := facts.RunAsFact.Get(p)
+	ra := hostfacts.RunAsFact.Get(p)
 	if !ss.Enabled {
 		if a.VMIsolation.Enabled {
 			return checks.Skip("vm_isolation is on: pre-existing instances are kept without state storage")
@@ -81,7 +83,7 @@ func run(p *checks.Pass) error {
 	src, line := r.At("autoscaler", "state_storage", "dir")
 	cfg := checks.Evidence{Source: src, Detail: orText(strings.TrimSpace(line), how+" = "+dir)}
 	var unknown error
-	switch m := facts.MountsFact.Get(p); {
+	switch m := hostfacts.MountsFact.Get(p); {
 	case m.Err != nil:
 		unknown = fmt.Errorf("cannot tell whether %s outlives the runner: its mount table is unknown: %w", dir, m.Err)
 	case m.At(dir) == nil:
@@ -115,7 +117,7 @@ func run(p *checks.Pass) error {
 // checkWritable: init creates the store under dir as the runner's user; a
 // dir it cannot write makes every job fail (provider.go, v19.3.0:
 // "creating state storage: %w"). An unknown uid leaves it unknown.
-func checkWritable(p *checks.Pass, r *facts.RunnerEntry, ra *facts.RunAs, dir string, cfg checks.Evidence) error {
+func checkWritable(p *checks.Pass, r *configfacts.RunnerEntry, ra *hostfacts.RunAs, dir string, cfg checks.Evidence) error {
 	st, err := p.Env.Stat(dir)
 	if err != nil || !st.IsDir() {
 		return nil
@@ -124,9 +126,9 @@ func checkWritable(p *checks.Pass, r *facts.RunnerEntry, ra *facts.RunAs, dir st
 		return fmt.Errorf("cannot tell whether %s can write %s: %s", ra.Label(), dir, ra.UIDProblem())
 	}
 	// A directory is written through: it needs w and x for the runner.
-	blocked := facts.Denied(p.Env, dir, st, ra, facts.Write)
-	if owner, group := facts.Ownership(st); len(blocked) == 0 && !facts.Permits(st.Mode(), owner, group, ra, facts.Execute) {
-		blocked = []facts.Blocker{{Path: dir, Mode: st.Mode().Perm(), Owner: owner, Group: group}}
+	blocked := hostfacts.Denied(p.Env, dir, st, ra, hostfacts.Write)
+	if owner, group := hostfacts.Ownership(st); len(blocked) == 0 && !hostfacts.Permits(st.Mode(), owner, group, ra, hostfacts.Execute) {
+		blocked = []hostfacts.Blocker{{Path: dir, Mode: st.Mode().Perm(), Owner: owner, Group: group}}
 	}
 	if len(blocked) == 0 {
 		return nil
@@ -138,22 +140,22 @@ func checkWritable(p *checks.Pass, r *facts.RunnerEntry, ra *facts.RunAs, dir st
 	p.Report(checks.Finding{
 		Severity: checks.Error,
 		Cause: fmt.Sprintf("%s: the runner's user (%s) cannot write state_storage.dir %s (blocked at %s): the autoscaler does not start, and every job fails with `creating state storage`.",
-			r.Label(), ra.Label(), dir, facts.BlockerPaths(blocked)),
+			r.Label(), ra.Label(), dir, hostfacts.BlockerPaths(blocked)),
 		Evidence: ev,
-		Fix:      ownFix(facts.FixScopeFact.Get(p), ra, dir),
+		Fix:      ownFix(kubefacts.FixScopeFact.Get(p), ra, dir),
 	})
 	return nil
 }
 
 // ownFix gives the state directory to the runner's user, as root: a path
-// of the runner's own, for a runner doctor can vouch for (facts.FixScope:
+// of the runner's own, for a runner doctor can vouch for (kubefacts.FixScope:
 // the path, and acting for its user), else a sentence that says why.
-func ownFix(scope *facts.FixScope, ra *facts.RunAs, dir string) checks.Steps {
+func ownFix(scope *kubefacts.FixScope, ra *hostfacts.RunAs, dir string) checks.Steps {
 	say := "Give the directory to the runner's user (in a pod: the volume's fsGroup gives the runner's group write access)"
 	if path.IsAbs(dir) {
 		dir = path.Clean(dir) // the path scope.Path judges, and the command names
 	}
-	step := facts.ChangeFix(scope, fmt.Sprintf("%d:%d", ra.UID, ra.GID), facts.Change{Path: dir, Mode: "0700", Chown: true})
+	step := kubefacts.ChangeFix(scope, fmt.Sprintf("%d:%d", ra.UID, ra.GID), kubefacts.Change{Path: dir, Mode: "0700", Chown: true})
 	if step.Kind == checks.KindText {
 		return checks.Steps{checks.Say(say + "."), step}
 	}
@@ -162,7 +164,7 @@ func ownFix(scope *facts.FixScope, ra *facts.RunAs, dir string) checks.Steps {
 
 // enableFix is the document's state_storage block with a directory of
 // this runner's own: under its $HOME when it has one.
-func enableFix(ra *facts.RunAs) checks.Steps {
+func enableFix(ra *hostfacts.RunAs) checks.Steps {
 	dir := "/home/gitlab-runner/state"
 	if ra.HomeSet && ra.Home != "" && ra.Home != "/" {
 		dir = path.Join(ra.Home, "state")

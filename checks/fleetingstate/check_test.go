@@ -103,7 +103,7 @@ func TestDirNotWritable(t *testing.T) {
 }
 
 // The state dir is chowned only where it is the runner's own, and only for
-// a runner doctor can vouch for (facts.FixScope): a dir outside its home,
+// a runner doctor can vouch for (kubefacts.FixScope): a dir outside its home,
 // or a runner no unit names with root's config.toml, gets a sentence.
 func TestDirNotWritableNotTheRunnersOwn(t *testing.T) {
 	r := pod(t, config(strings.Replace(docState, "/home/gitlab-runner/state", "/srv/state", 1)))

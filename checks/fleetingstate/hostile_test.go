@@ -8,7 +8,8 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/testkit/hostile"
 	"github.com/socialwebcomputer/doctor/testkit/hostilefix"
 )
@@ -16,14 +17,14 @@ import (
 // state_storage.dir comes from config.toml: every hostile value in it
 // reaching chown and chmod is one word.
 func TestOwnFixHoldsHostileValues(t *testing.T) {
-	scope := &facts.FixScope{Roots: []string{"/home/gitlab-runner"}}
-	ra := &facts.RunAs{UIDKnown: true, UID: 1001, GID: 1001}
+	scope := &kubefacts.FixScope{Roots: []string{"/home/gitlab-runner"}}
+	ra := &hostfacts.RunAs{UIDKnown: true, UID: 1001, GID: 1001}
 	build := func(v string) checks.Steps { return ownFix(scope, ra, "/home/gitlab-runner/"+v+"/state") }
 	values := hostilefix.PathValues(func(v string) string { return "/home/gitlab-runner/" + v + "/state" })
 	if n := hostilefix.HoldsValues(t, values, build); n != len(values) {
 		t.Errorf("%d of %d hostile values printed: each is a path of the runner's own", n, len(values))
 	}
-	refused := &facts.FixScope{Refused: "pid 7 (uid 1000 mallory) runs gitlab-runner as neither root nor a systemd unit's user", Roots: scope.Roots}
+	refused := &kubefacts.FixScope{Refused: "pid 7 (uid 1000 mallory) runs gitlab-runner as neither root nor a systemd unit's user", Roots: scope.Roots}
 	for _, got := range []checks.Steps{ownFix(refused, ra, "/home/gitlab-runner/state"), ownFix(scope, ra, "/var/lib"), ownFix(scope, ra, "/etc/shadow"), ownFix(scope, ra, "state")} {
 		if !hostilefix.Withheld(got) {
 			t.Errorf("chown without scope: %+v", got)
@@ -36,7 +37,7 @@ func TestOwnFixHoldsHostileValues(t *testing.T) {
 func TestEnableFixHoldsHostileValues(t *testing.T) {
 	for _, v := range append([]string{"plain"}, hostile.Values...) {
 		home := "/home/" + v
-		steps := enableFix(&facts.RunAs{HomeSet: true, Home: home})
+		steps := enableFix(&hostfacts.RunAs{HomeSet: true, Home: home})
 		var blocks checks.Steps
 		for _, st := range steps {
 			if st.Kind != checks.KindText {

@@ -12,7 +12,8 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/client/gitlab"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
@@ -107,8 +108,8 @@ dig +short "$GITLAB_HOST" @1.1.1.1`)},
 				Tell: "the `Registering runner...` line before it: `failed … couldn't execute` is no answer from GitLab (gitlab-reachability decides); `forbidden` or an HTTP status is GitLab's refusal"},
 		},
 	},
-	Requires: []checks.Node{checks.Ref("config-decode"), facts.ConfigFact},
-	Settings: []*checks.Setting{gitlab.ResolverSetting, gitlab.PublicDNSSetting, facts.RepositoryURLSetting},
+	Requires: []checks.Node{checks.Ref("config-decode"), configfacts.ConfigFact},
+	Settings: []*checks.Setting{gitlab.ResolverSetting, gitlab.PublicDNSSetting, configfacts.RepositoryURLSetting},
 	Network:  true,
 	// Targets are probed concurrently; each stage has its own, shorter deadline.
 	Timeout: 25 * time.Second,
@@ -116,8 +117,8 @@ dig +short "$GITLAB_HOST" @1.1.1.1`)},
 }
 
 func run(p *checks.Pass) error {
-	cfg := facts.ConfigFact.Get(p)
-	ts, bad := facts.GitLabTargets(p.Env, cfg, facts.RepositoryURLSetting.Value(p.Env))
+	cfg := configfacts.ConfigFact.Get(p)
+	ts, bad := configfacts.GitLabTargets(p.Env, cfg, configfacts.RepositoryURLSetting.Value(p.Env))
 	for _, b := range bad {
 		src, line := "--repository-url", ""
 		if b.Runner != nil {
@@ -129,7 +130,7 @@ func run(p *checks.Pass) error {
 			// The runner logs "Checking for jobs... client error" and counts it unhealthy.
 			// A constant unit (gitlab-runner install's default): this check
 			// reads no unit, and its name is valid (fixcode.UnitName).
-			fix = append(fix, gitlab.DisabledNote(cfg.Config.Runners[b.Pos], fixcode.Command("systemctl", "restart", facts.DefaultUnit).Sudo())...)
+			fix = append(fix, gitlab.DisabledNote(cfg.Config.Runners[b.Pos], fixcode.Command("systemctl", "restart", hostfacts.DefaultUnit).Sudo())...)
 		}
 		p.Report(checks.Finding{
 			Runner:   b.Runner,

@@ -15,9 +15,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
 	"github.com/socialwebcomputer/doctor/checks/facts/docker"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/source/runnerversion"
@@ -53,8 +55,8 @@ var Check = &checks.Check{
 			"Using helper image: * (overridden, default would be *:*)",
 		},
 	},
-	Requires: []checks.Node{facts.RunnerEntryFact, facts.VersionFact, docker.DaemonFact, facts.RunnerFact,
-		checks.Optional(facts.APIClientFact), checks.Optional(facts.IdentityFact)},
+	Requires: []checks.Node{configfacts.RunnerEntryFact, hostfacts.VersionFact, docker.DaemonFact, hostfacts.RunnerFact,
+		checks.Optional(kubefacts.APIClientFact), checks.Optional(kubefacts.IdentityFact)},
 	Executors: []string{checks.Docker, checks.Kubernetes},
 	Run:       run,
 }
@@ -66,7 +68,7 @@ type configured struct {
 }
 
 func run(p *checks.Pass) error {
-	e, ver := facts.RunnerEntryFact.Get(p), facts.VersionFact.Get(p)
+	e, ver := configfacts.RunnerEntryFact.Get(p), hostfacts.VersionFact.Get(p)
 	c := configured{table: "kubernetes"}
 	if checks.NormalizeExecutor(e.Runner.Executor) == checks.Docker {
 		c.table = "docker"
@@ -93,7 +95,7 @@ func run(p *checks.Pass) error {
 	// doctor apart from the runner (its CronJob in the cluster) has no
 	// binary to take the version from: with no architecture to compare
 	// either, there is nothing to check here, which is not a failure to.
-	noBinary := errors.Is(ver.Err, facts.ErrNoRunnerBinary)
+	noBinary := errors.Is(ver.Err, hostfacts.ErrNoRunnerBinary)
 	if noBinary && runArch == "" && len(nodesBy) == 0 && unknown == nil {
 		return checks.Skip("nothing to compare helper_image %s with here: no runner binary (doctor runs apart from the runner) and no node architectures", c.image)
 	}
@@ -107,7 +109,7 @@ func run(p *checks.Pass) error {
 }
 
 // versionFinding compares helper_image's tag with the runner's version.
-func versionFinding(p *checks.Pass, e *facts.RunnerEntry, ver *facts.Version, c configured, cfgEv checks.Evidence) error {
+func versionFinding(p *checks.Pass, e *configfacts.RunnerEntry, ver *hostfacts.Version, c configured, cfgEv checks.Evidence) error {
 	tagVer, terr := runnerversion.FromImage(c.image)
 	if terr != nil {
 		p.Report(checks.Finding{
@@ -142,7 +144,7 @@ func retag(ref, old, runner string) string {
 	return name + ":" + strings.Replace(tag, old, want, 1)
 }
 
-func wantTag(ver *facts.Version) string {
+func wantTag(ver *hostfacts.Version) string {
 	if ver.Err != nil || ver.Version.Version == "" {
 		return ""
 	}
@@ -151,7 +153,7 @@ func wantTag(ver *facts.Version) string {
 
 // archFinding is an error when the image's architecture is none of the
 // daemon's or of a node a job may land on.
-func archFinding(p *checks.Pass, e *facts.RunnerEntry, image, arch, runArch string, archEv []checks.Evidence, nodesBy map[string][]string, cfgEv checks.Evidence) {
+func archFinding(p *checks.Pass, e *configfacts.RunnerEntry, image, arch, runArch string, archEv []checks.Evidence, nodesBy map[string][]string, cfgEv checks.Evidence) {
 	if runArch != "" && runArch != arch {
 		p.Report(checks.Finding{
 			Severity: checks.Error,
@@ -189,7 +191,7 @@ func archFinding(p *checks.Pass, e *facts.RunnerEntry, image, arch, runArch stri
 // the runner-helper of registry.deckhouse.ru (a cluster that pulls from
 // there may not reach registry.gitlab.com). For any other runner the
 // default is the usual choice and nothing says it is out of reach.
-func unset(p *checks.Pass, e *facts.RunnerEntry, ver *facts.Version, c configured, runArch string, archEv []checks.Evidence, nodesBy map[string][]string, unknown error) error {
+func unset(p *checks.Pass, e *configfacts.RunnerEntry, ver *hostfacts.Version, c configured, runArch string, archEv []checks.Evidence, nodesBy map[string][]string, unknown error) error {
 	version := ""
 	if ver.Err == nil {
 		version = ver.Version.Version
@@ -206,7 +208,7 @@ func unset(p *checks.Pass, e *facts.RunnerEntry, ver *facts.Version, c configure
 		cfgEv := checks.Evidence{Source: e.File.Path, Detail: "[runners.kubernetes] helper_image unset: the default " + image}
 		archFinding(p, e, image, arch, "", archEv, nodesBy, cfgEv)
 	}
-	plugin, deckhouse := deckhouseImage(p.Env, facts.RunnerFact.Get(p).Selected)
+	plugin, deckhouse := deckhouseImage(p.Env, hostfacts.RunnerFact.Get(p).Selected)
 	if !deckhouse {
 		return unknown // the default from registry.gitlab.com is what most runners use, and nothing says it is out of reach
 	}
@@ -254,7 +256,7 @@ func versionOr(v string) string {
 // (executors/kubernetes/kubernetes.go, v19.3.0): "amd64", replaced by
 // node_selector's kubernetes.io/arch; helper_image_autoset_arch_and_os takes
 // the runner's own architecture instead, which doctor does not read ("").
-func kubeDefaultArch(e *facts.RunnerEntry) string {
+func kubeDefaultArch(e *configfacts.RunnerEntry) string {
 	k := e.Kube()
 	if a := k.NodeSelector[corev1.LabelArchStable]; a != "" {
 		return a
@@ -268,7 +270,7 @@ func kubeDefaultArch(e *facts.RunnerEntry) string {
 // where is what runs the helper: the Docker daemon's architecture, or the
 // architectures of the nodes a job of this runner may land on (node_selector
 // applied), by architecture.
-func where(p *checks.Pass, e *facts.RunnerEntry) (runArch string, ev []checks.Evidence, nodesBy map[string][]string, err error) {
+func where(p *checks.Pass, e *configfacts.RunnerEntry) (runArch string, ev []checks.Evidence, nodesBy map[string][]string, err error) {
 	if checks.NormalizeExecutor(e.Runner.Executor) == checks.Docker {
 		d := docker.DaemonFact.Get(p)
 		if d.Probe != nil && d.Probe.Version != nil {
@@ -277,7 +279,7 @@ func where(p *checks.Pass, e *facts.RunnerEntry) (runArch string, ev []checks.Ev
 		}
 		return "", nil, nil, nil
 	}
-	id, api := facts.IdentityFact.Get(p), facts.APIClientFact.Get(p)
+	id, api := kubefacts.IdentityFact.Get(p), kubefacts.APIClientFact.Get(p)
 	if id == nil || api == nil || id.Err != nil {
 		return "", nil, nil, nil // no authenticated API: api-auth says why
 	}
@@ -341,7 +343,7 @@ const deckhousePlugin = "/usr/local/bin/fleeting-plugin-dvp"
 // deckhouseImage looks for the plugin in the runner's own filesystem
 // (/proc/<pid>/root, for doctor beside its container) or under --root
 // (doctor in the runner's pod), and names where it was found.
-func deckhouseImage(env *hostio.Env, proc *facts.Process) (string, bool) {
+func deckhouseImage(env *hostio.Env, proc *hostfacts.Process) (string, bool) {
 	paths := []string{deckhousePlugin}
 	if proc != nil {
 		paths = append([]string{fmt.Sprintf("/proc/%d/root%s", proc.PID, deckhousePlugin)}, paths...)

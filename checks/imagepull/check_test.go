@@ -16,7 +16,7 @@ import (
 )
 
 // withAPIAuth puts api-auth in the catalog of a run that lists the cluster:
-// the lists gate on it by its ID (facts.AfterAPIAuth).
+// the lists gate on it by its ID (kubefacts.AfterAPIAuth).
 var withAPIAuth = apigatetest.With()
 
 func waiting(name, image, reason, message string) corev1.ContainerStatus {

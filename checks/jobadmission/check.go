@@ -19,8 +19,9 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 )
 
@@ -84,7 +85,7 @@ var Check = &checks.Check{
 				Tell: "`setting up build pod:` before it is the runner's job pod (job-admission: it names the webhook and its endpoint); a tool's prefix is the job's own object, refused by the same webhook"},
 		},
 	},
-	Requires:  []checks.Node{cluster.AdmissionFact, facts.APIClientFact, facts.RunnerEntryFact},
+	Requires:  []checks.Node{cluster.AdmissionFact, kubefacts.APIClientFact, configfacts.RunnerEntryFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run:       run,
@@ -101,7 +102,7 @@ var owners = map[cluster.Stage]string{
 }
 
 func run(p *checks.Pass) error {
-	e, a := facts.RunnerEntryFact.Get(p), cluster.AdmissionFact.Get(p)
+	e, a := configfacts.RunnerEntryFact.Get(p), cluster.AdmissionFact.Get(p)
 	ns := e.Namespace()
 	switch {
 	case a.Skipped != "":
@@ -119,7 +120,7 @@ func run(p *checks.Pass) error {
 	switch r.Stage {
 	case cluster.StageRBAC:
 		// runner-rbac's finding: the runner cannot create pods at all.
-		return facts.LacksRBAC(facts.Access{Verb: "create", Resource: "pods", Namespace: ns}, r.Err)
+		return kubefacts.LacksRBAC(kubefacts.Access{Verb: "create", Resource: "pods", Namespace: ns}, r.Err)
 	case cluster.StageQuota:
 		// The last step: every webhook and policy before it admitted the pod.
 		return nil
@@ -130,7 +131,7 @@ func run(p *checks.Pass) error {
 	}
 	ev := []checks.Evidence{{Source: a.Request + " (the runner's identity)", Detail: refusalText(r)}}
 	f := checks.Finding{}
-	kubectl := facts.APIClientFact.Get(p).Kubectl()
+	kubectl := kubefacts.APIClientFact.Get(p).Kubectl()
 	switch r.Stage {
 	case cluster.StageWebhookDenied:
 		f.Cause = fmt.Sprintf("%s: the admission webhook %q denies the job pod the runner would create in %s, so every job fails with `setting up build pod: %s`.",

@@ -17,8 +17,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/runnerconfig/jobpod"
 )
@@ -84,7 +85,7 @@ var Check = &checks.Check{
 	},
 	// The dry run (job-admission's fact) is the verdict on Pod Security and
 	// the service account where it reached them; the model explains it.
-	Requires: []checks.Node{facts.AfterAPIAuth, facts.APIClientFact, facts.RunnerEntryFact, facts.ConfigFact,
+	Requires: []checks.Node{kubefacts.AfterAPIAuth, kubefacts.APIClientFact, configfacts.RunnerEntryFact, configfacts.ConfigFact,
 		checks.Optional(cluster.AdmissionFact)},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
@@ -105,13 +106,13 @@ type objects struct {
 }
 
 func run(p *checks.Pass) error {
-	e := facts.RunnerEntryFact.Get(p)
+	e := configfacts.RunnerEntryFact.Get(p)
 	k := e.Kube()
 	if k.NamespacePerJob {
 		return checks.Skip("namespace_per_job is set: each job's namespace is created for it")
 	}
 	ns := e.Namespace()
-	api := facts.APIClientFact.Get(p)
+	api := kubefacts.APIClientFact.Get(p)
 	sa, secrets := k.ServiceAccount, validNames(p, e, k.ImagePullSecrets)
 	if sa != "" && invalidServiceAccount(p, e, sa) {
 		sa = "" // no such object can exist: not asked for
@@ -174,12 +175,12 @@ func run(p *checks.Pass) error {
 // rbac words a refused read as what the identity lacks.
 func rbac(err error, verb, resource, ns string) string {
 	if apierrors.IsForbidden(err) {
-		return facts.LacksRBAC(facts.Access{Verb: verb, Resource: resource, Namespace: ns}, err).Error()
+		return kubefacts.LacksRBAC(kubefacts.Access{Verb: verb, Resource: resource, Namespace: ns}, err).Error()
 	}
 	return fmt.Sprintf("%s %s in %s: %v", verb, resource, ns, err)
 }
 
-func fetch(p *checks.Pass, ctx context.Context, api *facts.APIClient, ns, sa string, secrets []string) *objects {
+func fetch(p *checks.Pass, ctx context.Context, api *kubefacts.APIClient, ns, sa string, secrets []string) *objects {
 	o := &objects{secrets: map[string]lookup{}}
 	core := api.Client.CoreV1()
 	var mu sync.Mutex
@@ -233,7 +234,7 @@ func dryRunEvidence(adm *cluster.Admission, stage cluster.Stage) []checks.Eviden
 // "violates PodSecurity %q: %s".
 var levelIn = regexp.MustCompile(`violates PodSecurity "([^"]*)"`)
 
-func podSecurity(p *checks.Pass, e *facts.RunnerEntry, ns *corev1.Namespace, adm *cluster.Admission) error {
+func podSecurity(p *checks.Pass, e *configfacts.RunnerEntry, ns *corev1.Namespace, adm *cluster.Admission) error {
 	pod, err := jobpod.For(e.Runner, jobpod.Configured)
 	if err != nil {
 		return fmt.Errorf("%s: the job pod cannot be built: %w", e.Label(), err)
@@ -284,7 +285,7 @@ func podSecurity(p *checks.Pass, e *facts.RunnerEntry, ns *corev1.Namespace, adm
 		),
 		Fix: checks.Steps{checks.Say(fmt.Sprintf("Set what %s demands in [runners.kubernetes] of %s (%s), or label the namespace with a level the jobs meet:",
 			v.Level, e.File.Path, demands(v.Level))),
-			labelBaseline(facts.APIClientFact.Get(p).Kubectl(), ns.Name)},
+			labelBaseline(kubefacts.APIClientFact.Get(p).Kubectl(), ns.Name)},
 	})
 	return nil
 }
@@ -295,7 +296,7 @@ func podSecurity(p *checks.Pass, e *facts.RunnerEntry, ns *corev1.Namespace, adm
 // ValidatePodSpec checks serviceAccountName with
 // ValidateServiceAccountName, a DNS-1123 subdomain). The name is the
 // finding; no command carries it.
-func invalidServiceAccount(p *checks.Pass, e *facts.RunnerEntry, name string) bool {
+func invalidServiceAccount(p *checks.Pass, e *configfacts.RunnerEntry, name string) bool {
 	err := fixcode.ObjectName(name)
 	if err == nil {
 		return false
@@ -317,7 +318,7 @@ func invalidServiceAccount(p *checks.Pass, e *facts.RunnerEntry, name string) bo
 // pkg/apis/core/validation/validation.go, kubernetes v1.37.2, checks only
 // that nothing but the name is set). The name is the finding; no command
 // carries it.
-func validNames(p *checks.Pass, e *facts.RunnerEntry, names []string) []string {
+func validNames(p *checks.Pass, e *configfacts.RunnerEntry, names []string) []string {
 	var out []string
 	for _, name := range names {
 		err := fixcode.ObjectName(name)

@@ -14,7 +14,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/checktest/apigatetest"
 	"github.com/socialwebcomputer/doctor/checks/client/kube/kubefake"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/testkit/fixproof"
 	"github.com/socialwebcomputer/doctor/testkit/hostile"
@@ -80,9 +80,9 @@ func TestServiceAccountNameHoldsHostileValues(t *testing.T) {
 		root.Write("/etc/gitlab-runner/config.toml", config, 0o600)
 		cs := fake.NewClientset(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "gitlab-runner"}})
 		r := checktest.One(t, Check, checktest.Root(root.Dir), apigatetest.With(),
-			checktest.Fact(facts.APIClientFact, &facts.APIClient{Client: kubefake.Wrap(cs), Server: "https://127.0.0.1:6443"}),
-			checktest.Fact(facts.IdentityFact, &facts.Identity{User: "owner", Server: "https://127.0.0.1:6443"}),
-			checktest.Fact(facts.ClientCertFact, &facts.ClientCert{}))
+			checktest.Fact(kubefacts.APIClientFact, &kubefacts.APIClient{Client: kubefake.Wrap(cs), Server: "https://127.0.0.1:6443"}),
+			checktest.Fact(kubefacts.IdentityFact, &kubefacts.Identity{User: "owner", Server: "https://127.0.0.1:6443"}),
+			checktest.Fact(kubefacts.ClientCertFact, &kubefacts.ClientCert{}))
 		if len(r.Findings) != 1 {
 			t.Errorf("%q: want one finding, got %s %+v", v, r.Status, r)
 			continue

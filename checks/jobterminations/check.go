@@ -15,8 +15,8 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/client/kube/keep"
-	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 	"github.com/socialwebcomputer/doctor/runnerconfig/jobpod"
 )
@@ -61,7 +61,7 @@ var Check = &checks.Check{
 			"Event retrieved from the cluster: Pod ephemeral local storage usage exceeds the total limit of containers *",
 		},
 	},
-	Requires:  []checks.Node{cluster.ListsFact, facts.RunnerEntryFact},
+	Requires:  []checks.Node{cluster.ListsFact, configfacts.RunnerEntryFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run:       run,
@@ -76,7 +76,7 @@ func run(p *checks.Pass) error {
 	if err := l.Err("runner pods", "events"); err != nil {
 		return err
 	}
-	e := facts.RunnerEntryFact.Get(p)
+	e := configfacts.RunnerEntryFact.Get(p)
 	for _, f := range Diagnose(l, e.Runner, e.Label(), p.Env.Now()) {
 		p.Report(f)
 	}

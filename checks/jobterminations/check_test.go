@@ -127,5 +127,5 @@ func TestPatternsMatchTheRunnersLines(t *testing.T) {
 
 func matchesAny(line string) bool { return checktest.Matches(Check.Doc, line) }
 
-// The lists gate on api-auth by its ID (facts.AfterAPIAuth).
+// The lists gate on api-auth by its ID (kubefacts.AfterAPIAuth).
 func TestCases(t *testing.T) { checktest.Cases(t, Check, apigatetest.With()) }

@@ -12,7 +12,9 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/redact"
@@ -31,7 +33,7 @@ var Check = &checks.Check{
 			"kcp mount URL getKubeconfig returns.",
 		Symptom: "getting Kubernetes config: invalid configuration: no configuration has been provided, try setting KUBERNETES_MASTER environment variable; or error loading config file \"/etc/gitlab-runner/tenant-ci/kubeconfig.yaml\": open …: permission denied",
 		Fix: checks.Target(
-			checks.Say(facts.GetKubeconfig+" Install it where the runner loads it, readable by the runner's user alone (CLUSTER.kubeconfig.yaml is the file getKubeconfig returned):"),
+			checks.Say(kubefacts.GetKubeconfig+" Install it where the runner loads it, readable by the runner's user alone (CLUSTER.kubeconfig.yaml is the file getKubeconfig returned):"),
 			checks.Sh(`sudo install -d -m 0700 -o "$RUNNER_USER" "$(dirname "$RUNNER_KUBECONFIG")"
 sudo install -m 0600 -o "$RUNNER_USER" ./CLUSTER.kubeconfig.yaml "$RUNNER_KUBECONFIG"`)),
 		Verify: checks.Target(checks.Say("The server of the runner's context, and the file's mode and owner:"),
@@ -57,13 +59,13 @@ sudo stat -c '%a %U' "$RUNNER_KUBECONFIG"`)),
 			{Endpoints: []string{checks.EndpointAPIServer, checks.EndpointNone}, Causes: []string{checks.CauseTLSMaterial}},
 		},
 	},
-	Requires:  []checks.Node{facts.KubeconfigFact, facts.EffectiveClustersFact, facts.RunAsFact, facts.ConfigFact, facts.FixScopeFact, facts.AudienceFact},
+	Requires:  []checks.Node{kubefacts.KubeconfigFact, kubefacts.EffectiveClustersFact, hostfacts.RunAsFact, configfacts.ConfigFact, kubefacts.FixScopeFact, hostfacts.AudienceFact},
 	Executors: []string{checks.Kubernetes},
 	Run:       run,
 }
 
 func run(p *checks.Pass) error {
-	k := facts.KubeconfigFact.Get(p)
+	k := kubefacts.KubeconfigFact.Get(p)
 	if len(k.Files) == 0 {
 		if k.EnvUnknown {
 			return fmt.Errorf("no kubeconfig to examine: %s", k.None)
@@ -76,12 +78,12 @@ func run(p *checks.Pass) error {
 	// in-cluster config succeeds, never reads it, and the file is not
 	// judged for it. Without a config.toml that decodes, the kubeconfig's
 	// current-context is judged.
-	c := facts.ConfigFact.Get(p)
-	readers := kubeconfigReaders(facts.EffectiveClustersFact.Get(p))
+	c := configfacts.ConfigFact.Get(p)
+	readers := kubeconfigReaders(kubefacts.EffectiveClustersFact.Get(p))
 	if (c.Decoded() || p.Env.KubeconfigPath != "") && len(readers) == 0 {
 		return checks.Skip("no runner reads the kubeconfig (%s): each Kubernetes runner's cluster is chosen by its host or by in-cluster config", k.Source)
 	}
-	proc := facts.RunAsFact.Get(p)
+	proc := hostfacts.RunAsFact.Get(p)
 	if p.Env.KubeconfigPath != "" || (!proc.Running() && (proc.Unit == nil || !proc.Unit.Found())) {
 		proc = nil // --kubeconfig is examined as a file; whose it is, is not known
 	}
@@ -99,13 +101,13 @@ func run(p *checks.Pass) error {
 		return nil
 	}
 	src := checks.Evidence{Source: "kubeconfig", Detail: "path list from " + k.Source}
-	scope := facts.FixScopeFact.Get(p)
+	scope := kubefacts.FixScopeFact.Get(p)
 	// client-go skips a missing file of the list without a word
 	// (ClientConfigLoadingRules.Load, tools/clientcmd/loader.go, v0.37.2:
 	// "if os.IsNotExist(err) { // skip missing files"), so a missing file
 	// is no fault while another loads; with every file missing there is
 	// nothing to load at all.
-	var missing []*facts.KubeFile
+	var missing []*kubefacts.KubeFile
 	for _, f := range k.Files {
 		if errors.Is(f.Err, os.ErrNotExist) {
 			missing = append(missing, f)
@@ -119,7 +121,7 @@ func run(p *checks.Pass) error {
 		if errors.Is(f.Err, os.ErrNotExist) {
 			continue
 		}
-		if err := facts.DoctorCannotRead(p.Env, f.Path, f.Err, proc); err != nil {
+		if err := hostfacts.DoctorCannotRead(p.Env, f.Path, f.Err, proc); err != nil {
 			cannot = err
 			continue
 		}
@@ -130,7 +132,7 @@ func run(p *checks.Pass) error {
 	}
 	src = loadedEvidence(k)
 	if len(readers) == 0 {
-		examineContext(p, facts.ResolveContext(k, p.Env.ContextOverride), nil, scope, src)
+		examineContext(p, kubefacts.ResolveContext(k, p.Env.ContextOverride), nil, scope, src)
 		return done()
 	}
 	for _, r := range readers {
@@ -143,10 +145,10 @@ func run(p *checks.Pass) error {
 // it takes.
 type reader struct {
 	ref  *checks.RunnerRef
-	kube *facts.KubeContext
+	kube *kubefacts.KubeContext
 }
 
-func kubeconfigReaders(rcs []*facts.RunnerCluster) []reader {
+func kubeconfigReaders(rcs []*kubefacts.RunnerCluster) []reader {
 	var out []reader
 	for _, rc := range rcs {
 		if k := rc.Cluster.Kube(); k != nil {
@@ -159,7 +161,7 @@ func kubeconfigReaders(rcs []*facts.RunnerCluster) []reader {
 // loadedEvidence names the files client-go loaded, and those of the list
 // it skipped: a context, a cluster or a user may be in any loaded file, and
 // a skipped one may be where the operator meant it to be.
-func loadedEvidence(k *facts.Kubeconfig) checks.Evidence {
+func loadedEvidence(k *kubefacts.Kubeconfig) checks.Evidence {
 	var loaded, skipped []string
 	for _, f := range k.Files {
 		if errors.Is(f.Err, os.ErrNotExist) {
@@ -177,7 +179,7 @@ func loadedEvidence(k *facts.Kubeconfig) checks.Evidence {
 
 // reportAllMissing is the list whose every file is missing: client-go
 // loads nothing, and every job fails.
-func reportAllMissing(p *checks.Pass, missing []*facts.KubeFile, proc *facts.RunAs, scope *facts.FixScope, src checks.Evidence) {
+func reportAllMissing(p *checks.Pass, missing []*kubefacts.KubeFile, proc *hostfacts.RunAs, scope *kubefacts.FixScope, src checks.Evidence) {
 	f := missing[0]
 	cause := fmt.Sprintf("The kubeconfig %s does not exist: client-go skips a missing file without a word, and with "+
 		"nothing else to load every job fails with `invalid configuration: no configuration has been provided`.", f.Path)
@@ -197,7 +199,7 @@ func reportAllMissing(p *checks.Pass, missing []*facts.KubeFile, proc *facts.Run
 }
 
 // examineFile reports what is wrong with one file of the list that exists.
-func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.RunAs, scope *facts.FixScope, src checks.Evidence) {
+func examineFile(p *checks.Pass, f *kubefacts.KubeFile, proc *hostfacts.RunAs, scope *kubefacts.FixScope, src checks.Evidence) {
 	if f.Err != nil {
 		cause := fmt.Sprintf("The kubeconfig %s cannot be loaded: %v; client-go's load fails, and so does every job.", f.Path, errText(f.Err))
 		p.Report(checks.Finding{Cause: cause, Evidence: []checks.Evidence{src, {Source: f.Path, Detail: errText(f.Err)}},
@@ -208,42 +210,42 @@ func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.RunAs, scope *fa
 		p.Report(checks.Finding{
 			Cause:    fmt.Sprintf("The kubeconfig %s does not parse: client-go's load fails, and so does every job.", f.Path),
 			Evidence: []checks.Evidence{src, {Source: f.Path, Detail: f.ParseErr.Error()}},
-			Fix:      facts.InstallKubeconfig(scope, f.Path, proc),
+			Fix:      kubefacts.InstallKubeconfig(scope, f.Path, proc),
 		})
 	}
 	mode := f.Stat.Mode().Perm()
 	if proc != nil && proc.UIDKnown {
-		if blocked := facts.Denied(p.Env, f.Path, f.Stat, proc, facts.Read); len(blocked) > 0 {
+		if blocked := hostfacts.Denied(p.Env, f.Path, f.Stat, proc, hostfacts.Read); len(blocked) > 0 {
 			ev := []checks.Evidence{src}
-			var changes []facts.Change
+			var changes []kubefacts.Change
 			for _, b := range blocked {
 				ev = append(ev, b.Evidence())
 				want := "0700"
 				if b.Path == f.Path {
 					want = "0600"
 				}
-				changes = append(changes, facts.Change{Path: b.Path, Mode: want, Chown: true})
+				changes = append(changes, kubefacts.Change{Path: b.Path, Mode: want, Chown: true})
 			}
 			// A directory the runner cannot enter hides a file it could read:
 			// the fix names every component in the way, not only the file.
 			p.Report(checks.Finding{
 				Cause: fmt.Sprintf("The runner's user (%s) cannot read %s (blocked at %s): client-go fails "+
-					"to load it and every job fails.", proc.Label(), f.Path, facts.BlockerPaths(blocked)),
+					"to load it and every job fails.", proc.Label(), f.Path, hostfacts.BlockerPaths(blocked)),
 				Evidence: ev,
-				Fix:      checks.Steps{checks.Say("Give the file to the runner's user, and every directory in the way:"), facts.ChangeFix(scope, proc.Owner(), changes...)},
+				Fix:      checks.Steps{checks.Say("Give the file to the runner's user, and every directory in the way:"), kubefacts.ChangeFix(scope, proc.Owner(), changes...)},
 			})
 		}
 	}
-	// Who else may read it (facts.Audience): any local user, the group's
+	// Who else may read it (hostfacts.Audience): any local user, the group's
 	// other members, the other processes of the runner's container; a
 	// group nobody else is in lets nobody else in.
-	if x := facts.AudienceFact.Get(p).Let(f.Stat, proc, facts.Read); x != nil {
+	if x := hostfacts.AudienceFact.Get(p).Let(f.Stat, proc, hostfacts.Read); x != nil {
 		p.Report(checks.Finding{
 			Severity: checks.Warning,
 			Cause: fmt.Sprintf("%s has mode %04o: %s can read it, and its key is cluster-admin "+
 				"in the tenant cluster.", f.Path, mode, x.Who),
 			Evidence: []checks.Evidence{src, {Source: f.Path, Detail: fmt.Sprintf("mode %04o owner %d:%d", mode, f.Owner, f.Group)}},
-			Fix:      checks.Steps{facts.ChangeFix(scope, "", facts.Change{Path: f.Path, Mode: "0600"})},
+			Fix:      checks.Steps{kubefacts.ChangeFix(scope, "", kubefacts.Change{Path: f.Path, Mode: "0600"})},
 		})
 	}
 	if f.DirStat != nil && f.DirMode&0o077 != 0 {
@@ -252,7 +254,7 @@ func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.RunAs, scope *fa
 			Severity: checks.Warning,
 			Cause:    fmt.Sprintf("%s, the kubeconfig's directory, has mode %04o: wider than 0700, so others can list it and reach the cluster-admin key if the file's mode ever widens.", dir, f.DirMode),
 			Evidence: []checks.Evidence{{Source: dir, Detail: fmt.Sprintf("mode %04o", f.DirMode)}},
-			Fix:      checks.Steps{facts.ChangeFix(scope, "", facts.Change{Path: dir, Mode: "0700"})},
+			Fix:      checks.Steps{kubefacts.ChangeFix(scope, "", kubefacts.Change{Path: dir, Mode: "0700"})},
 		})
 	}
 }
@@ -261,7 +263,7 @@ func examineFile(p *checks.Pass, f *facts.KubeFile, proc *facts.RunAs, scope *fa
 // nil: the current-context, when config.toml names no runner). A finding
 // names the file client-go took the part from (LocationOfOrigin of its
 // merge, first file wins), not the list's first file.
-func examineContext(p *checks.Pass, k *facts.KubeContext, runner *checks.RunnerRef, scope *facts.FixScope, src checks.Evidence) {
+func examineContext(p *checks.Pass, k *kubefacts.KubeContext, runner *checks.RunnerRef, scope *kubefacts.FixScope, src checks.Evidence) {
 	report := func(f checks.Finding) {
 		f.Runner = runner
 		p.Report(f)
@@ -310,7 +312,7 @@ func examineContext(p *checks.Pass, k *facts.KubeContext, runner *checks.RunnerR
 			Evidence: []checks.Evidence{src, at},
 			Fix:      checks.Text("Use the https kcp mount URL getKubeconfig returns."),
 		})
-	case !facts.KcpMountPath.MatchString(u.Path):
+	case !kubefacts.KcpMountPath.MatchString(u.Path):
 		report(checks.Finding{
 			Severity: checks.Info,
 			Cause:    fmt.Sprintf("The server %s is not of the kcp mount form https://<kcp front>/clusters/root:<accountHash>:<cluster>:clusters: this kubeconfig did not come from getKubeconfig, or it was edited.", server),
@@ -322,15 +324,15 @@ func examineContext(p *checks.Pass, k *facts.KubeContext, runner *checks.RunnerR
 }
 
 // examineCredentials asks client-go what it makes of the context's cluster
-// and user (facts.KubeconfigTransport): a file the context names that the
+// and user (kubefacts.KubeconfigTransport): a file the context names that the
 // runner cannot read as client-go reads it (missing, unreadable, too large,
 // or not a regular file: a FIFO blocks client-go's open, /dev/zero its read
 // of tokenFile without end), or client-go's refusal of what it read, in its
 // words, at the stage it refuses.
 // badServer: the server finding was reported, and ClientConfig's refusal
 // of the same server ("no server found for cluster") would say it again.
-func examineCredentials(p *checks.Pass, k *facts.KubeContext, origin facts.Origins, report func(checks.Finding), scope *facts.FixScope, src checks.Evidence, badServer bool) {
-	t := facts.KubeconfigTransport(k.Kubeconfig.Reader, k.Kubeconfig.Merged, k.ContextName)
+func examineCredentials(p *checks.Pass, k *kubefacts.KubeContext, origin kubefacts.Origins, report func(checks.Finding), scope *kubefacts.FixScope, src checks.Evidence, badServer bool) {
+	t := kubefacts.KubeconfigTransport(k.Kubeconfig.Reader, k.Kubeconfig.Merged, k.ContextName)
 	if err := t.ReadErr; err != nil {
 		report(checks.Finding{
 			Cause: fmt.Sprintf("The context %q names a file client-go cannot use: %v. The runner's client-go reads it when it builds its client, "+
@@ -340,7 +342,7 @@ func examineCredentials(p *checks.Pass, k *facts.KubeContext, origin facts.Origi
 		})
 		return
 	}
-	if t.Err == nil || badServer && t.Stage == facts.StageClientConfig {
+	if t.Err == nil || badServer && t.Stage == kubefacts.StageClientConfig {
 		return
 	}
 	cluster := aboutCluster(t)
@@ -351,9 +353,9 @@ func examineCredentials(p *checks.Pass, k *facts.KubeContext, origin facts.Origi
 	material := describeMaterial(p, k, cluster)
 	var cause string
 	switch t.Stage {
-	case facts.StageClientConfig:
+	case kubefacts.StageClientConfig:
 		cause = fmt.Sprintf("client-go refuses the context %q when it loads the runner's client config: %v. Every job fails with `%s`.", k.ContextName, t.Err, t.JobLogWords())
-	case facts.StageNewClient:
+	case kubefacts.StageNewClient:
 		cause = fmt.Sprintf("client-go refuses to build the runner's client from the context %q: %v. Every job fails with `%s`.", k.ContextName, t.Err, t.JobLogWords())
 	default:
 		cause = fmt.Sprintf("client-go builds the runner's client from the context %q, and then every TLS handshake with the apiserver fails: %v. "+
@@ -370,7 +372,7 @@ func examineCredentials(p *checks.Pass, k *facts.KubeContext, origin facts.Origi
 // and insecure-skip-tls-verify), not the user's (client certificate and
 // key), as client-go words them (transport/transport.go, tools/clientcmd/
 // validation.go, v0.37.2).
-func aboutCluster(t *facts.Transport) bool {
+func aboutCluster(t *kubefacts.Transport) bool {
 	msg := t.Err.Error()
 	for _, w := range []string{"root certificates", "certificate-authority", "x509: certificate signed by unknown authority"} {
 		if strings.Contains(msg, w) {
@@ -383,14 +385,14 @@ func aboutCluster(t *facts.Transport) bool {
 // describeMaterial says how the context's cluster (or user) carries its TLS
 // material: which keys are set, files by path, inline data by its key;
 // never a byte of it.
-func describeMaterial(p *checks.Pass, k *facts.KubeContext, cluster bool) string {
+func describeMaterial(p *checks.Pass, k *kubefacts.KubeContext, cluster bool) string {
 	var parts []string
 	add := func(key, path string, data []byte) {
 		switch {
 		case path != "" && len(data) > 0:
-			parts = append(parts, fmt.Sprintf("%s %s and %s-data", key, facts.HostPath(p.Env, path), key))
+			parts = append(parts, fmt.Sprintf("%s %s and %s-data", key, kubefacts.HostPath(p.Env, path), key))
 		case path != "":
-			parts = append(parts, key+" "+facts.HostPath(p.Env, path))
+			parts = append(parts, key+" "+kubefacts.HostPath(p.Env, path))
 		case len(data) > 0:
 			parts = append(parts, key+"-data")
 		}
@@ -416,7 +418,7 @@ func describeMaterial(p *checks.Pass, k *facts.KubeContext, cluster bool) string
 // a CA is a setting to remove (client-go takes one or the other); the rest
 // is material that is not the pair and CA getKubeconfig issued, which a new
 // download replaces.
-func credentialFix(p *checks.Pass, k *facts.KubeContext, t *facts.Transport, origin facts.Origins, scope *facts.FixScope) checks.Steps {
+func credentialFix(p *checks.Pass, k *kubefacts.KubeContext, t *kubefacts.Transport, origin kubefacts.Origins, scope *kubefacts.FixScope) checks.Steps {
 	if k.Cluster != nil && k.Cluster.InsecureSkipTLSVerify && strings.Contains(t.Err.Error(), "insecure flag") {
 		say := fmt.Sprintf("Remove insecure-skip-tls-verify from the cluster %q in %s: the CA verifies the apiserver, and client-go refuses to be given both", k.Context.Cluster, origin.Cluster)
 		if strings.Contains(k.Context.Cluster, ".") {
@@ -430,13 +432,13 @@ func credentialFix(p *checks.Pass, k *facts.KubeContext, t *facts.Transport, ori
 			"config", "unset", "clusters."+k.Context.Cluster+".insecure-skip-tls-verify").Sudo())}
 	}
 	return checks.Steps{checks.Say("The certificate, its key and the CA must be the ones getKubeconfig issued together, each of its PEM type " +
-		"(CERTIFICATE; a PRIVATE KEY of the certificate's public key). " + facts.GetKubeconfig +
+		"(CERTIFICATE; a PRIVATE KEY of the certificate's public key). " + kubefacts.GetKubeconfig +
 		" Install it over " + origin.User + ", or point the keys at the files of that download.")}
 }
 
 // loadedFiles are the files of the list client-go loaded: all but the
 // missing ones it skips.
-func loadedFiles(k *facts.Kubeconfig) []string {
+func loadedFiles(k *kubefacts.Kubeconfig) []string {
 	var out []string
 	for _, f := range k.Files {
 		if !errors.Is(f.Err, os.ErrNotExist) {
@@ -446,7 +448,7 @@ func loadedFiles(k *facts.Kubeconfig) []string {
 	return out
 }
 
-func clusterNames(k *facts.Kubeconfig) string {
+func clusterNames(k *kubefacts.Kubeconfig) string {
 	var names []string
 	for n := range k.Merged.Clusters {
 		names = append(names, n)
@@ -461,8 +463,8 @@ func clusterNames(k *facts.Kubeconfig) string {
 // installFix installs a kubeconfig where the runner looks, for its user:
 // its directory made first when it does not exist (install -d re-owns one
 // that does, so an existing directory is left as it is).
-func installFix(p *checks.Pass, f *facts.KubeFile, ra *facts.RunAs, scope *facts.FixScope) checks.Steps {
-	say := checks.Say(facts.GetKubeconfig + " Save it as new.kubeconfig.yaml and install it where the runner loads it, readable by the runner's user alone:")
+func installFix(p *checks.Pass, f *kubefacts.KubeFile, ra *hostfacts.RunAs, scope *kubefacts.FixScope) checks.Steps {
+	say := checks.Say(kubefacts.GetKubeconfig + " Save it as new.kubeconfig.yaml and install it where the runner loads it, readable by the runner's user alone:")
 	dir := path.Dir(f.Path)
 	for _, q := range []string{f.Path, dir} {
 		if err := scope.Path(q); err != nil {
@@ -486,7 +488,7 @@ func installFix(p *checks.Pass, f *facts.KubeFile, ra *facts.RunAs, scope *facts
 // useContext sets the current-context of the runner's kubeconfig file, as
 // its owner (sudo: the file is the runner's, never the operator's own
 // kubeconfig).
-func useContext(k *facts.KubeContext, scope *facts.FixScope) checks.Steps {
+func useContext(k *kubefacts.KubeContext, scope *kubefacts.FixScope) checks.Steps {
 	var names []string
 	for n := range k.Kubeconfig.Merged.Contexts {
 		names = append(names, n)
@@ -508,7 +510,7 @@ func useContext(k *facts.KubeContext, scope *facts.FixScope) checks.Steps {
 		checks.Commands(fixcode.Command("kubectl", "--kubeconfig", file, "config", "use-context", names[0]).Sudo())}
 }
 
-func contextNames(k *facts.Kubeconfig) string {
+func contextNames(k *kubefacts.Kubeconfig) string {
 	var names []string
 	for n := range k.Merged.Contexts {
 		names = append(names, n)

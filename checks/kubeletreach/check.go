@@ -17,8 +17,9 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/client/kube"
-	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/checks/facts/kubelet"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/redact"
@@ -69,7 +70,7 @@ POD=$(`+checks.CatalogKubectl+` get pods -A --field-selector spec.nodeName="$NOD
 			{Endpoints: []string{checks.EndpointKubelet}, Causes: []string{checks.CauseTimeout, checks.CauseRefused, checks.CauseUnreachable, checks.CauseReset}},
 		},
 	},
-	Requires:  []checks.Node{kubelet.KubeSystemRunningPodsFact, kubelet.RememberedReadsFact, kubelet.KubeSystemLogReadsFact, cluster.ListsFact, facts.APIClientFact, facts.RunnerEntryFact},
+	Requires:  []checks.Node{kubelet.KubeSystemRunningPodsFact, kubelet.RememberedReadsFact, kubelet.KubeSystemLogReadsFact, cluster.ListsFact, kubefacts.APIClientFact, configfacts.RunnerEntryFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run: func(p *checks.Pass) error {
@@ -77,8 +78,8 @@ POD=$(`+checks.CatalogKubectl+` get pods -A --field-selector spec.nodeName="$NOD
 		if err := l.Err("nodes"); err != nil {
 			return err
 		}
-		api := facts.APIClientFact.Get(p)
-		e := facts.RunnerEntryFact.Get(p)
+		api := kubefacts.APIClientFact.Get(p)
+		e := configfacts.RunnerEntryFact.Get(p)
 		in := inputs{label: e.Label(), target: api.TapeKey, nodes: l.Nodes, client: api.Client, wait: runnerconfig.WaitsForReachable(e.Runner), timeout: kubelet.ReadTimeout(p),
 			cacheKey: api.Key, remembered: kubelet.RememberedReadsFact.Get(p), kubectl: api.Kubectl()}
 		if len(in.nodes) == 0 {
@@ -102,21 +103,21 @@ POD=$(`+checks.CatalogKubectl+` get pods -A --field-selector spec.nodeName="$NOD
 // inputs are what run reads from the facts, so a test gives them directly.
 type inputs struct {
 	label string
-	// target names the API target as a bundle keeps it (facts.APIClient.TapeKey):
+	// target names the API target as a bundle keeps it (kubefacts.APIClient.TapeKey):
 	// reads are shared by it, and their durations recorded under it.
 	target     string
 	nodes      []corev1.Node
 	pods       []corev1.Pod // the node-local DNS add-on's, in kube-system
 	runnerPods []corev1.Pod // the runner namespace's
 	sysErr     error        // listing kube-system's pods failed (403 for a namespaced identity)
-	kubectl    fixcode.Cmd  // the runner's cluster's kubectl (facts.APIClient.Kubectl)
+	kubectl    fixcode.Cmd  // the runner's cluster's kubectl (kubefacts.APIClient.Kubectl)
 	// podsOn lists a node's Running kube-system pods, for a node where no
 	// add-on pod runs; nil: none but pods and runnerPods are candidates.
 	podsOn  func(ctx context.Context, node string) ([]corev1.Pod, error)
 	client  kube.Interface
 	wait    runnerconfig.Waiting
 	timeout time.Duration
-	// cacheKey names the target in the cache (facts.APIClient.Key); remembered
+	// cacheKey names the target in the cache (kubefacts.APIClient.Key); remembered
 	// is what the last run saved there, nil in a test that keeps no cache.
 	cacheKey   string
 	remembered *kubelet.RememberedReads

@@ -18,8 +18,9 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/client/kube/keep"
-	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
@@ -65,7 +66,7 @@ var Check = &checks.Check{
 			{Endpoints: []string{checks.EndpointKubelet}, Causes: []string{checks.CauseTLSRemote, checks.CauseX509Authority, checks.CauseX509Hostname}},
 		},
 	},
-	Requires:  []checks.Node{cluster.ListsFact, cluster.CSRsFact, facts.RunnerEntryFact},
+	Requires:  []checks.Node{cluster.ListsFact, cluster.CSRsFact, configfacts.RunnerEntryFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run: func(p *checks.Pass) error {
@@ -73,7 +74,7 @@ var Check = &checks.Check{
 		if err := l.Err("nodes"); err != nil {
 			return err
 		}
-		e := facts.RunnerEntryFact.Get(p)
+		e := configfacts.RunnerEntryFact.Get(p)
 		return judge(p, e.Label(), l.Nodes, cluster.CSRsFact.Get(p), runnerconfig.WaitsForReachable(e.Runner))
 	},
 }
@@ -119,7 +120,7 @@ func judge(p *checks.Pass, label string, nodes []corev1.Node, csrs *cluster.CSRs
 		if apierrors.IsForbidden(csrs.Err) {
 			// Without the list doctor cannot see whether a kubelet serving
 			// CSR is Pending.
-			return facts.LacksRBAC(facts.Access{Verb: "list", Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}, csrs.Err)
+			return kubefacts.LacksRBAC(kubefacts.Access{Verb: "list", Group: "certificates.k8s.io", Resource: "certificatesigningrequests"}, csrs.Err)
 		}
 		return fmt.Errorf("listing certificatesigningrequests: %w", csrs.Err)
 	}

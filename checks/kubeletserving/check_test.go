@@ -148,6 +148,6 @@ func TestJudge(t *testing.T) {
 
 // The check reads the cluster's lists (given above); here, the hosts it
 // does not apply to.
-// The lists gate on api-auth by its ID (facts.AfterAPIAuth): it is put in
+// The lists gate on api-auth by its ID (kubefacts.AfterAPIAuth): it is put in
 // the catalog.
 func TestCases(t *testing.T) { checktest.Cases(t, Check, apigatetest.With()) }

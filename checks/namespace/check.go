@@ -9,8 +9,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 )
 
@@ -32,14 +33,14 @@ var Check = &checks.Check{
 			"namespaces \"*\" not found",
 		},
 	},
-	Requires:  []checks.Node{facts.AfterAPIAuth, facts.APIClientFact, facts.RunnerEntryFact, facts.ConfigFact},
+	Requires:  []checks.Node{kubefacts.AfterAPIAuth, kubefacts.APIClientFact, configfacts.RunnerEntryFact, configfacts.ConfigFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run:       run,
 }
 
 func run(p *checks.Pass) error {
-	r := facts.RunnerEntryFact.Get(p)
+	r := configfacts.RunnerEntryFact.Get(p)
 	if r.Kube().NamespacePerJob {
 		return checks.Skip("namespace_per_job is set: the runner creates a namespace per job")
 	}
@@ -57,7 +58,7 @@ func run(p *checks.Pass) error {
 	}
 	ctx, cancel := context.WithTimeout(p.Context, p.Env.APITimeout())
 	defer cancel()
-	obj, src, err := cluster.NamespaceObject(p, ctx, facts.APIClientFact.Get(p), ns, cluster.AcrossNamespaces(p))
+	obj, src, err := cluster.NamespaceObject(p, ctx, kubefacts.APIClientFact.Get(p), ns, cluster.AcrossNamespaces(p))
 	switch {
 	case apierrors.IsNotFound(err):
 		p.Report(checks.Finding{
@@ -69,7 +70,7 @@ func run(p *checks.Pass) error {
 	case apierrors.IsForbidden(err):
 		// The authorizer files GET /api/v1/namespaces/<ns> under that
 		// namespace: a Role there can grant it.
-		return facts.LacksRBAC(facts.Access{Verb: "get", Resource: "namespaces", Namespace: ns}, err)
+		return kubefacts.LacksRBAC(kubefacts.Access{Verb: "get", Resource: "namespaces", Namespace: ns}, err)
 	case err != nil:
 		return fmt.Errorf("%s: %w", src, err)
 	case obj.Status.Phase == corev1.NamespaceTerminating:
@@ -78,7 +79,7 @@ func run(p *checks.Pass) error {
 			Evidence: []checks.Evidence{{Source: src, Detail: fmt.Sprintf("status.phase=Terminating since %s", obj.DeletionTimestamp)}},
 			Fix: checks.Steps{
 				checks.Say("Wait for the deletion to finish (or clear its stuck finalizers); what still holds it:"),
-				checks.Commands(facts.APIClientFact.Get(p).Kubectl().Arg("get", "namespace", ns, "-o", "jsonpath={.status.conditions}")),
+				checks.Commands(kubefacts.APIClientFact.Get(p).Kubectl().Arg("get", "namespace", ns, "-o", "jsonpath={.status.conditions}")),
 				checks.Say("Then create it again:"),
 				checks.Commands(createNamespace(p, ns)),
 			},
@@ -90,11 +91,11 @@ func run(p *checks.Pass) error {
 // createNamespace is the command that creates namespace ns with kubectl,
 // a command aimed at the runner's cluster.
 func createNamespace(p *checks.Pass, ns string) fixcode.Cmd {
-	return facts.APIClientFact.Get(p).Kubectl().Arg("create", "namespace", ns)
+	return kubefacts.APIClientFact.Get(p).Kubectl().Arg("create", "namespace", ns)
 }
 
 // namespaceAt is the evidence of where config.toml sets the namespace.
-func namespaceAt(r *facts.RunnerEntry) checks.Evidence {
+func namespaceAt(r *configfacts.RunnerEntry) checks.Evidence {
 	src, text := r.At("kubernetes", "namespace")
 	if text == "" {
 		return checks.Evidence{Source: "--namespace", Detail: "given to doctor"}

@@ -14,8 +14,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/runnerconfig/jobpod"
 )
@@ -62,7 +63,7 @@ var Check = &checks.Check{
 	// The dry run (job-admission's fact) is the verdict where it reached
 	// the quota and the LimitRange; the model explains it, and stays where
 	// the dry run cannot say (the most a job may ask, leaked objects).
-	Requires: []checks.Node{cluster.NamespaceQuotaObjectsFact, cluster.ListsFact, facts.APIClientFact, facts.RunnerEntryFact,
+	Requires: []checks.Node{cluster.NamespaceQuotaObjectsFact, cluster.ListsFact, kubefacts.APIClientFact, configfacts.RunnerEntryFact,
 		checks.Optional(cluster.AdmissionFact)},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
@@ -74,7 +75,7 @@ var Check = &checks.Check{
 const LeakAge = time.Hour
 
 func run(p *checks.Pass) error {
-	e := facts.RunnerEntryFact.Get(p)
+	e := configfacts.RunnerEntryFact.Get(p)
 	if e.Kube().NamespacePerJob {
 		return checks.Skip("namespace_per_job is set: each job's namespace is created for it, with no quota of its own")
 	}
@@ -142,7 +143,7 @@ func (r Refusal) Stage() cluster.Stage {
 // reportDryRun reports the apiserver's refusal of the dry run at the
 // LimitRange or the quota, in its words; the model's refusals explain it
 // (which container, which numbers).
-func reportDryRun(p *checks.Pass, e *facts.RunnerEntry, ns string, pod *corev1.Pod, adm *cluster.Admission, refusals []Refusal) {
+func reportDryRun(p *checks.Pass, e *configfacts.RunnerEntry, ns string, pod *corev1.Pod, adm *cluster.Admission, refusals []Refusal) {
 	r := adm.Refusal
 	ev := []checks.Evidence{{Source: adm.Request + " (the runner's identity)", Detail: fmt.Sprintf("%d %s: %s", r.Code, r.Reason, r.Message)}}
 	always, explained := false, false
@@ -165,7 +166,7 @@ func reportDryRun(p *checks.Pass, e *facts.RunnerEntry, ns string, pod *corev1.P
 	p.Report(checks.Finding{Cause: cause + ".", Evidence: ev})
 }
 
-func report(p *checks.Pass, e *facts.RunnerEntry, ns string, pod *corev1.Pod, refusals []Refusal, ask jobpod.Ask, adm *cluster.Admission) {
+func report(p *checks.Pass, e *configfacts.RunnerEntry, ns string, pod *corev1.Pod, refusals []Refusal, ask jobpod.Ask, adm *cluster.Admission) {
 	ev := []checks.Evidence{}
 	for _, r := range refusals {
 		ev = append(ev, checks.Evidence{Source: "GET " + r.Object, Detail: r.Message})
@@ -194,7 +195,7 @@ func report(p *checks.Pass, e *facts.RunnerEntry, ns string, pod *corev1.Pod, re
 // concurrency reports a quota that admits a job pod now but fewer than the
 // runner runs at once: what a dry run of one pod cannot see. The runner
 // runs up to concurrent jobs (1 when unset), and at most its own limit.
-func concurrency(p *checks.Pass, e *facts.RunnerEntry, ns string, pod *corev1.Pod, quotas []corev1.ResourceQuota) {
+func concurrency(p *checks.Pass, e *configfacts.RunnerEntry, ns string, pod *corev1.Pod, quotas []corev1.ResourceQuota) {
 	jobs, how := 1, "concurrent unset: 1"
 	if c := e.File.Config; c != nil && c.Concurrent > 0 {
 		jobs, how = c.Concurrent, fmt.Sprintf("concurrent = %d", c.Concurrent)
@@ -274,7 +275,7 @@ func forbidden(err error, resource, ns string) error {
 	case err == nil:
 		return nil
 	case apierrors.IsForbidden(err):
-		return facts.LacksRBAC(facts.Access{Verb: "list", Resource: resource, Namespace: ns}, err)
+		return kubefacts.LacksRBAC(kubefacts.Access{Verb: "list", Resource: resource, Namespace: ns}, err)
 	}
 	return fmt.Errorf("listing %s in %s: %w", resource, ns, err)
 }
@@ -317,7 +318,7 @@ func leaked(p *checks.Pass, label, ns string, o *cluster.NamespaceQuotaObjects, 
 			Cause: fmt.Sprintf("%s: %d runner-… %s in %s have no owner pod (leaked by jobs that ended badly) and count toward quota %s (%d of %d used).",
 				label, len(names), kind.resource, ns, name, used, hard),
 			Evidence: []checks.Evidence{{Source: "GET /api/v1/namespaces/" + ns + "/" + kind.resource + " (metadata only)", Detail: strings.Join(shown, ", ")}},
-			Fix:      checks.Steps{checks.Say("Delete the leaked ones (the first 20 here):"), deleteLeaked(facts.APIClientFact.Get(p).Kubectl(), kind.resource, ns, names[:min(len(names), 20)])},
+			Fix:      checks.Steps{checks.Say("Delete the leaked ones (the first 20 here):"), deleteLeaked(kubefacts.APIClientFact.Get(p).Kubectl(), kind.resource, ns, names[:min(len(names), 20)])},
 		})
 	}
 }

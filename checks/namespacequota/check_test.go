@@ -11,5 +11,5 @@ import (
 // The check reads the namespace's quotas and limit ranges itself: its
 // judging is proven on its pure parts (judge_test.go) and on a real
 // apiserver (check_integration_test.go); here, the hosts it does not apply
-// to. The lists gate on api-auth by its ID (facts.AfterAPIAuth).
+// to. The lists gate on api-auth by its ID (kubefacts.AfterAPIAuth).
 func TestCases(t *testing.T) { checktest.Cases(t, Check, apigatetest.With()) }

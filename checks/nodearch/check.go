@@ -13,8 +13,8 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/client/kube/keep"
-	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
@@ -68,7 +68,7 @@ sudo grep -A3 'node_selector' "$RUNNER_CONFIG"`)),
 			`container not found ("helper")`,
 		},
 	},
-	Requires:  []checks.Node{cluster.ListsFact, facts.RunnerEntryFact},
+	Requires:  []checks.Node{cluster.ListsFact, configfacts.RunnerEntryFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run: func(p *checks.Pass) error {
@@ -76,7 +76,7 @@ sudo grep -A3 'node_selector' "$RUNNER_CONFIG"`)),
 		if err := l.Err("nodes"); err != nil {
 			return err
 		}
-		e := facts.RunnerEntryFact.Get(p)
+		e := configfacts.RunnerEntryFact.Get(p)
 		live := p.Env.Root == "" || p.Env.Root == "/"
 		return judge(p, e, HelperArch(e.Kube(), live), l.Nodes, l.RunnerPods)
 	},
@@ -116,7 +116,7 @@ func NodeArch(n *corev1.Node) string {
 	return n.Status.NodeInfo.Architecture
 }
 
-func judge(p *checks.Pass, e *facts.RunnerEntry, h Helper, nodes []corev1.Node, pods []corev1.Pod) error {
+func judge(p *checks.Pass, e *configfacts.RunnerEntry, h Helper, nodes []corev1.Node, pods []corev1.Pod) error {
 	label, sel := e.Label(), e.Kube().NodeSelector
 	src, line := e.At("kubernetes", "node_selector")
 	admitted, archs := admittedBy(nodes, sel)

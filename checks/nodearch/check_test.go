@@ -8,8 +8,8 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
-	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 	"github.com/socialwebcomputer/doctor/testkit/testroot"
 )
@@ -20,7 +20,7 @@ func node(name, arch string) corev1.Node {
 
 const configTOML = "[[runners]]\n  name = \"k\"\n  executor = \"kubernetes\"\n  [runners.kubernetes]\n    namespace = \"gitlab-runner\"\n"
 
-func entry(t *testing.T, k runnerconfig.Kubernetes) *facts.RunnerEntry {
+func entry(t *testing.T, k runnerconfig.Kubernetes) *configfacts.RunnerEntry {
 	t.Helper()
 	cfg, _, err := runnerconfig.Decode([]byte(configTOML))
 	if err != nil {
@@ -28,7 +28,7 @@ func entry(t *testing.T, k runnerconfig.Kubernetes) *facts.RunnerEntry {
 	}
 	r := cfg.Runners[0]
 	r.Kubernetes = &k
-	return &facts.RunnerEntry{Runner: r, File: &facts.ConfigFile{Path: "/etc/gitlab-runner/config.toml", Data: []byte(configTOML), Config: cfg}}
+	return &configfacts.RunnerEntry{Runner: r, File: &configfacts.ConfigFile{Path: "/etc/gitlab-runner/config.toml", Data: []byte(configTOML), Config: cfg}}
 }
 
 // runJudge runs the check on a host whose one runner's [runners.kubernetes]
@@ -38,7 +38,7 @@ func runJudge(t *testing.T, k runnerconfig.Kubernetes, nodes []corev1.Node, pods
 	root := testroot.New(t)
 	root.Write("/etc/gitlab-runner/config.toml", configTOML, 0o600)
 	return checktest.One(t, Check, checktest.Root(root.Dir),
-		checktest.Fact(facts.RunnerEntryFact, entry(t, k)),
+		checktest.Fact(configfacts.RunnerEntryFact, entry(t, k)),
 		checktest.Fact(cluster.ListsFact, &cluster.Lists{Namespace: "gitlab-runner", Nodes: nodes, RunnerPods: pods}))
 }
 

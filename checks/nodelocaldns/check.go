@@ -11,8 +11,9 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/client/kube"
-	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/checks/facts/nodedns"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 )
@@ -60,7 +61,7 @@ var Check = &checks.Check{
 	},
 	// The cluster side needs the API; the direct probe does not, and in a job
 	// pod with no kubeconfig it is the whole check. So the API is optional.
-	Requires:  []checks.Node{checks.Optional(checks.Ref("api-auth")), checks.Optional(cluster.ListsFact), checks.Optional(nodedns.AddonFact), checks.Optional(facts.APIClientFact), facts.RunnerEntryFact, nodedns.ProbeFact},
+	Requires:  []checks.Node{checks.Optional(checks.Ref("api-auth")), checks.Optional(cluster.ListsFact), checks.Optional(nodedns.AddonFact), checks.Optional(kubefacts.APIClientFact), configfacts.RunnerEntryFact, nodedns.ProbeFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	// Two UDP+TCP timeouts of the probe and the two lists fit well inside.
@@ -69,7 +70,7 @@ var Check = &checks.Check{
 		in := inputs{probe: nodedns.ProbeFact.Get(p), kubectl: fixcode.Command("kubectl")}
 		if l := cluster.ListsFact.Get(p); l != nil {
 			in.api, in.nodes, in.nodesErr = true, l.Nodes, l.Err("nodes")
-			api := facts.APIClientFact.Get(p)
+			api := kubefacts.APIClientFact.Get(p)
 			in.client, in.target, in.kubectl = api.Client, api.Key, api.Kubectl()
 			in.addon = nodedns.AddonFact.Get(p)
 		}
@@ -86,7 +87,7 @@ type inputs struct {
 	target   string         // the API target's key: runners of one cluster share its view
 	addon    *nodedns.Addon // the add-on as AddonFact listed it; nil: fetch it
 	probe    *nodedns.Probe // the DNS server's answers (ProbeFact, probeRunner); nil: no server to ask
-	kubectl  fixcode.Cmd    // the runner's cluster's kubectl (facts.APIClient.Kubectl)
+	kubectl  fixcode.Cmd    // the runner's cluster's kubectl (kubefacts.APIClient.Kubectl)
 }
 
 // run looks at the cluster and, when doctor is where a job resolves (or was

@@ -14,7 +14,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/client/dnsq/dnsqtest"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
 	"github.com/socialwebcomputer/doctor/checks/facts/nodedns"
 	"github.com/socialwebcomputer/doctor/report"
 	"github.com/socialwebcomputer/doctor/testkit/fixture"
@@ -97,7 +97,7 @@ func TestLive(t *testing.T) {
 			live.EnsureNamespace("gitlab-runner")
 			tc.shape(live)
 			addr, queries := tc.server(t)
-			opts := []checktest.Option{checktest.Setting(facts.RepositoryURLSetting.Name, "https://gitlab-ci-token:"+jobToken+"@git.example.invalid/group/project.git")}
+			opts := []checktest.Option{checktest.Setting(configfacts.RepositoryURLSetting.Name, "https://gitlab-ci-token:"+jobToken+"@git.example.invalid/group/project.git")}
 			if addr != "" {
 				opts = append(opts, checktest.Setting(nodedns.ServerSetting.Name, addr))
 			}

@@ -20,8 +20,8 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/checktest"
 	"github.com/socialwebcomputer/doctor/checks/client/dnsq/dnsqtest"
 	"github.com/socialwebcomputer/doctor/checks/client/kube/kubefake"
-	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/checks/facts/nodedns"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/report"
@@ -101,7 +101,7 @@ func config(t *testing.T) *runnerconfig.Runner {
 // configTOML, its real Run and its probe (nodedns.ProbeFact asking the
 // --dns-server env names, a real DNS server on loopback). The cluster is
 // given: its lists (cluster.ListsFact), an API client on a fake clientset
-// holding cl's objects (facts.APIClientFact), whose add-on list
+// holding cl's objects (kubefacts.APIClientFact), whose add-on list
 // (nodedns.AddonFact) computes against it, and an identity api-auth passes.
 // With cl.noAPI nothing is given and the host has no kubeconfig. A
 // timeout bounds the whole run, as --timeout does.
@@ -118,9 +118,9 @@ func runCheck(t *testing.T, cl apiState, env *hostio.Env, timeout time.Duration)
 			cs.PrependReactor("list", "daemonsets", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, cl.listErr })
 		}
 		opts = append(opts,
-			checktest.Fact(facts.APIClientFact, &facts.APIClient{Client: kubefake.Wrap(cs), Server: "https://127.0.0.1:6443"}),
-			checktest.Fact(facts.IdentityFact, &facts.Identity{User: "owner", Server: "https://127.0.0.1:6443"}),
-			checktest.Fact(facts.ClientCertFact, &facts.ClientCert{}),
+			checktest.Fact(kubefacts.APIClientFact, &kubefacts.APIClient{Client: kubefake.Wrap(cs), Server: "https://127.0.0.1:6443"}),
+			checktest.Fact(kubefacts.IdentityFact, &kubefacts.Identity{User: "owner", Server: "https://127.0.0.1:6443"}),
+			checktest.Fact(kubefacts.ClientCertFact, &kubefacts.ClientCert{}),
 			checktest.Fact(cluster.ListsFact, &cluster.Lists{Namespace: "gitlab-runner", Nodes: cl.nodes}))
 	}
 	if timeout > 0 {

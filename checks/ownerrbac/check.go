@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 )
 
 var Check = &checks.Check{
@@ -34,7 +34,7 @@ var Check = &checks.Check{
 			"Error cleaning up pod: *is forbidden: User \"",
 		},
 	},
-	Requires:  []checks.Node{checks.Ref("api-auth"), facts.OwnerAccessReviewFact, facts.APIClientFact, facts.IdentityFact},
+	Requires:  []checks.Node{checks.Ref("api-auth"), kubefacts.OwnerAccessReviewFact, kubefacts.APIClientFact, kubefacts.IdentityFact},
 	Executors: []string{checks.Kubernetes},
 	Explains:  []string{"runner-rbac"},
 	Network:   true,
@@ -42,24 +42,24 @@ var Check = &checks.Check{
 }
 
 func run(p *checks.Pass) error {
-	api, id := facts.APIClientFact.Get(p), facts.IdentityFact.Get(p)
-	if id.User != "" && !slices.Contains(id.Groups, facts.OwnersGroup) {
+	api, id := kubefacts.APIClientFact.Get(p), kubefacts.IdentityFact.Get(p)
+	if id.User != "" && !slices.Contains(id.Groups, kubefacts.OwnersGroup) {
 		// A service account or an identity of the operator's own: its RBAC
 		// is scoped by design, and runner-rbac checks what the runner needs.
-		return checks.Skip("%s is not a gateway owner (no group %s); cluster-admin is not expected", id.User, facts.OwnersGroup)
+		return checks.Skip("%s is not a gateway owner (no group %s); cluster-admin is not expected", id.User, kubefacts.OwnersGroup)
 	}
-	rev := facts.OwnerAccessReviewFact.Get(p)
+	rev := kubefacts.OwnerAccessReviewFact.Get(p)
 	ok, err := rev.Answer, rev.Err
 	if ok == nil && err == nil {
 		// The certificate did not say owner, the server did: ask now.
 		ctx, cancel := context.WithTimeout(p.Context, p.Env.APITimeout())
 		defer cancel()
-		ok, err = facts.Allowed(p, ctx, api, []facts.Access{facts.ClusterAdmin})
+		ok, err = kubefacts.Allowed(p, ctx, api, []kubefacts.Access{kubefacts.ClusterAdmin})
 	}
 	if err != nil {
 		return fmt.Errorf("access review: %w", err)
 	}
-	if ok[facts.ClusterAdmin] {
+	if ok[kubefacts.ClusterAdmin] {
 		return nil
 	}
 	p.Report(checks.Finding{

@@ -9,8 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
@@ -50,7 +50,7 @@ var Check = &checks.Check{
 			{Pattern: "timedout waiting for pod to start", Or: podStartCauses, Tell: podStartTell},
 		},
 	},
-	Requires:  []checks.Node{cluster.ListsFact, facts.RunnerEntryFact},
+	Requires:  []checks.Node{cluster.ListsFact, configfacts.RunnerEntryFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run:       run,
@@ -61,7 +61,7 @@ func run(p *checks.Pass) error {
 	if err := l.Err("runner pods", "nodes"); err != nil {
 		return err
 	}
-	poll := runnerconfig.PollTimeout(facts.RunnerEntryFact.Get(p).Runner)
+	poll := runnerconfig.PollTimeout(configfacts.RunnerEntryFact.Get(p).Runner)
 	now := p.Env.Now()
 	var waiting []*corev1.Pod
 	for i := range l.RunnerPods {

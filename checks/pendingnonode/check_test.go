@@ -106,7 +106,7 @@ func TestJudge(t *testing.T) {
 }
 
 // withAPIAuth puts api-auth in the catalog of a run that lists the cluster:
-// the lists gate on it by its ID (facts.AfterAPIAuth).
+// the lists gate on it by its ID (kubefacts.AfterAPIAuth).
 var withAPIAuth = apigatetest.With()
 
 func TestCases(t *testing.T) { checktest.Cases(t, Check, withAPIAuth) }

@@ -17,7 +17,7 @@ import (
 )
 
 // withAPIAuth puts api-auth in the catalog of a run that lists the cluster:
-// the lists gate on it by its ID (facts.AfterAPIAuth).
+// the lists gate on it by its ID (kubefacts.AfterAPIAuth).
 var withAPIAuth = apigatetest.With()
 
 func rl(cpu, memory string) corev1.ResourceList {

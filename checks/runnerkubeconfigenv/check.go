@@ -8,7 +8,9 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/source/systemd"
 )
@@ -44,36 +46,36 @@ var Check = &checks.Check{
 		},
 	},
 	// Not runner-process: a stopped runner is diagnosed from its unit.
-	Requires:  []checks.Node{facts.RunAsFact, facts.EnvironFact, facts.ServiceFact, facts.RunnerEntryFact, facts.InClusterFact, facts.FixScopeFact},
+	Requires:  []checks.Node{hostfacts.RunAsFact, hostfacts.EnvironFact, hostfacts.ServiceFact, configfacts.RunnerEntryFact, kubefacts.InClusterFact, kubefacts.FixScopeFact},
 	Executors: []string{checks.Kubernetes},
 	Run:       run,
 }
 
 func run(p *checks.Pass) error {
-	e := facts.RunnerEntryFact.Get(p)
+	e := configfacts.RunnerEntryFact.Get(p)
 	if e.Kube().Host != "" {
 		return checks.Skip("host is set: the executor does not load a kubeconfig")
 	}
-	env, ra := facts.EnvironFact.Get(p), facts.RunAsFact.Get(p)
+	env, ra := hostfacts.EnvironFact.Get(p), hostfacts.RunAsFact.Get(p)
 	if env.Err != nil {
 		return fmt.Errorf("the runner's environment is unknown: %v%s", env.Err, env.AccessHint())
 	}
 	if v, ok := env.Lookup("KUBECONFIG"); ok && v != "" {
 		return nil // kubeconfig-file examines what it names
 	}
-	if facts.InClusterFact.Get(p).Config != nil {
+	if kubefacts.InClusterFact.Get(p).Config != nil {
 		return nil // in-cluster config: the runner runs in a pod (cluster-override weighs this)
 	}
 	home, how := ra.KubeHome()
 	if _, err := p.Env.Stat(home); err == nil {
 		return nil // client-go falls back to it; kubeconfig-file examines it
 	}
-	svc, scope := facts.ServiceFact.Get(p), facts.FixScopeFact.Get(p)
+	svc, scope := hostfacts.ServiceFact.Get(p), kubefacts.FixScopeFact.Get(p)
 	ev := []checks.Evidence{
 		{Source: env.Source, Detail: "KUBECONFIG is not set in the environment of " + ra.Label()},
 		{Source: home, Detail: "does not exist: " + how},
 	}
-	candidates := facts.CandidateKubeconfigs(p.Env, path.Dir(e.File.Path), facts.DefaultRootConfigDir)
+	candidates := kubefacts.CandidateKubeconfigs(p.Env, path.Dir(e.File.Path), kubefacts.DefaultRootConfigDir)
 	var fix checks.Steps
 	want := path.Join(path.Dir(e.File.Path), "kubeconfig.yaml")
 	if len(candidates) > 0 {
@@ -100,7 +102,7 @@ func run(p *checks.Pass) error {
 			" (kubeconfig-file says how), then give the runner's service its path.")
 	}
 	fix = append(fix, hostDropIn(scope, ra, svc, want, "")...)
-	if v, ok := facts.EnvironmentValue(e.Runner.Environment, "KUBECONFIG"); ok {
+	if v, ok := kubefacts.EnvironmentValue(e.Runner.Environment, "KUBECONFIG"); ok {
 		src, _ := e.At("environment")
 		ev = append(ev, checks.Evidence{Source: src, Detail: "environment = [...] sets KUBECONFIG=" + v})
 		cause += " KUBECONFIG appears only in [[runners]] environment = [...], which reaches the job container, not the runner."
@@ -108,7 +110,7 @@ func run(p *checks.Pass) error {
 			hostDropIn(scope, ra, svc, v, "environment = [...] of "+e.Label())...)
 	}
 	f := checks.Finding{Cause: cause, Evidence: ev, Fix: fix}
-	if svc := facts.ServiceFact.Get(p); svc.Found() && !env.FromUnit {
+	if svc := hostfacts.ServiceFact.Get(p); svc.Found() && !env.FromUnit {
 		if vars, origin := svc.Unit.Environ(); vars["KUBECONFIG"] != "" {
 			// The unit gives it; the process started before it did.
 			f.CausedBy = "runner-service"
@@ -117,14 +119,14 @@ func run(p *checks.Pass) error {
 			f.Fix = checks.Steps{checks.Say("Restart the runner, so that it starts with its unit's environment:"), restart(svc.Name)}
 		}
 	}
-	if ic := facts.InClusterFact.Get(p); ic.Vars() && ic.Config == nil {
+	if ic := kubefacts.InClusterFact.Get(p); ic.Vars() && ic.Config == nil {
 		// In a pod, in-cluster config would have served it: the token it
 		// cannot read is the cause (cluster-override), not a missing
 		// drop-in.
 		f.CausedBy = "cluster-override"
 		f.Cause += fmt.Sprintf(" The runner is in a pod (KUBERNETES_SERVICE_HOST=%s), where in-cluster config would serve it, but its service-account token cannot be read (cluster-override).", ic.HostPort)
 	}
-	if svc := facts.ServiceFact.Get(p); env.FromUnit {
+	if svc := hostfacts.ServiceFact.Get(p); env.FromUnit {
 		if refused := svc.RefusedEnvironmentFiles(); len(refused) > 0 {
 			// The unit's environment is what it would have: systemd starts nothing.
 			f.CausedBy = "runner-service"
@@ -178,7 +180,7 @@ func sourcesText(srcs []systemd.Source) string {
 // runs in, so it gets no drop-in; and the drop-in is written (tee, as
 // root) only for a unit systemd has, in the runner's own drop-in
 // directory (FixScope).
-func hostDropIn(scope *facts.FixScope, ra *facts.RunAs, svc *facts.Service, kubeconfig, from string) checks.Steps {
+func hostDropIn(scope *kubefacts.FixScope, ra *hostfacts.RunAs, svc *hostfacts.Service, kubeconfig, from string) checks.Steps {
 	unit := svc.Name
 	if relativeList(kubeconfig) {
 		where, of := "", unit

@@ -6,7 +6,8 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/testkit/docshape"
 	"github.com/socialwebcomputer/doctor/testkit/hostile"
 	"github.com/socialwebcomputer/doctor/testkit/hostilefix"
@@ -15,9 +16,9 @@ import (
 
 // rootRunner is a root runner process whose unit systemd does not have on
 // this root: dropInAllowed lets its drop-in be written.
-func rootRunner() (*facts.FixScope, *facts.RunAs, *facts.Service) {
-	return &facts.FixScope{Roots: []string{"/etc/systemd/system/gitlab-runner.service.d"}}, &facts.RunAs{Process: &facts.Process{PID: 4242, UIDKnown: true}, UIDKnown: true},
-		&facts.Service{Name: "gitlab-runner.service"}
+func rootRunner() (*kubefacts.FixScope, *hostfacts.RunAs, *hostfacts.Service) {
+	return &kubefacts.FixScope{Roots: []string{"/etc/systemd/system/gitlab-runner.service.d"}}, &hostfacts.RunAs{Process: &hostfacts.Process{PID: 4242, UIDKnown: true}, UIDKnown: true},
+		&hostfacts.Service{Name: "gitlab-runner.service"}
 }
 
 // environment is what systemd reads from a drop-in's Environment= line
@@ -115,7 +116,7 @@ func TestInvalidUnitGetsNoCommand(t *testing.T) {
 }
 
 // FixScope decides whose drop-in directory a fix may write (a root
-// process's unit's, even without a unit file: facts.TestScopeRoots), and a
+// process's unit's, even without a unit file: kubefacts.TestScopeRoots), and a
 // runner it cannot vouch for gets the drop-in's text and no command.
 func TestDropInOfAnotherUsersProcessIsWithheld(t *testing.T) {
 	scope, ra, svc := rootRunner()

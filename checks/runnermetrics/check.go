@@ -14,7 +14,8 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
 	rm "github.com/socialwebcomputer/doctor/checks/facts/runnermetrics"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
@@ -53,7 +54,7 @@ var Check = &checks.Check{
 			"Metrics server terminated",
 		},
 	},
-	Requires: []checks.Node{rm.Fact, facts.ConfigFact, facts.VersionFact, facts.RunAsFact},
+	Requires: []checks.Node{rm.Fact, configfacts.ConfigFact, hostfacts.VersionFact, hostfacts.RunAsFact},
 	Network:  true,
 	Run:      run,
 }
@@ -90,19 +91,19 @@ func run(p *checks.Pass) error {
 	}
 	j := &judge{p: p, m: m, s: m.Scrape, where: checks.Evidence{Source: m.Source, Detail: m.Detail}, get: "GET " + m.URL,
 		since: "since the process started"}
-	if ra := facts.RunAsFact.Get(p); ra.Process != nil && !ra.Process.Started.IsZero() {
+	if ra := hostfacts.RunAsFact.Get(p); ra.Process != nil && !ra.Process.Started.IsZero() {
 		j.since += " (" + ra.Process.Started.UTC().Format("2006-01-02T15:04Z") + ")"
 	}
 	if j.s.Err != nil {
 		j.unreachable()
 		return nil
 	}
-	j.reloads(facts.ConfigFact.Get(p))
+	j.reloads(configfacts.ConfigFact.Get(p))
 	refused := j.requests()
 	j.health(refused)
 	j.failures()
 	j.saturation()
-	j.version(facts.VersionFact.Get(p))
+	j.version(hostfacts.VersionFact.Get(p))
 	if len(j.s.Mismatches) > 0 {
 		return fmt.Errorf("the exposition at %s does not match the runner's metric definitions, so these were not judged: %s",
 			m.URL, strings.Join(j.s.Mismatches, "; "))
@@ -134,7 +135,7 @@ func (j *judge) unreachable() {
 // inContainer says the runner process runs in a container, by its cgroup
 // (Docker, containerd, Podman and Kubernetes name theirs).
 func inContainer(p *checks.Pass) bool {
-	ra := facts.RunAsFact.Get(p)
+	ra := hostfacts.RunAsFact.Get(p)
 	if ra.Process == nil {
 		return false
 	}
@@ -171,7 +172,7 @@ func (j *judge) evidence(ss ...rm.Sample) []checks.Evidence {
 
 // reloads: config.toml edits the running process rejected, with
 // config-decode's verdict on the file as it is now.
-func (j *judge) reloads(cfg *facts.ConfigFile) {
+func (j *judge) reloads(cfg *configfacts.ConfigFile) {
 	errs := j.samples(rm.ConfigLoadingErrors)
 	if len(errs) == 0 {
 		return
@@ -207,7 +208,7 @@ func (j *judge) reloads(cfg *facts.ConfigFile) {
 
 // fileLoads is config-decode's verdict: the file decodes, and the runner
 // refuses nothing of it at load.
-func fileLoads(cfg *facts.ConfigFile) (bool, string) {
+func fileLoads(cfg *configfacts.ConfigFile) (bool, string) {
 	switch {
 	case cfg.Path == "":
 		return true, "" // nothing to judge: the reload count stands alone
@@ -439,7 +440,7 @@ func (j *judge) saturation() {
 }
 
 // version: the version actually running against the binary on disk.
-func (j *judge) version(v *facts.Version) {
+func (j *judge) version(v *hostfacts.Version) {
 	running := j.s.Version
 	if running == "" || v.Err != nil || v.Version.Version == "" || same(running, v.Version.Version) {
 		return

@@ -6,7 +6,8 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
@@ -43,7 +44,7 @@ var Check = &checks.Check{
 			"gitlab-runner.service: Failed with result '",
 		},
 	},
-	Requires: []checks.Node{facts.RunnerFact, facts.ServiceFact},
+	Requires: []checks.Node{hostfacts.RunnerFact, hostfacts.ServiceFact},
 	Run:      run,
 }
 
@@ -68,7 +69,7 @@ func startAndRead(unit string) checks.Step {
 }
 
 func run(p *checks.Pass) error {
-	r, svc := facts.RunnerFact.Get(p), facts.ServiceFact.Get(p)
+	r, svc := hostfacts.RunnerFact.Get(p), hostfacts.ServiceFact.Get(p)
 	if r.ScanErr != nil {
 		return fmt.Errorf("cannot look for runner processes: %w", r.ScanErr)
 	}
@@ -105,14 +106,14 @@ func run(p *checks.Pass) error {
 		// A gitlab-runner by its comm, but `run` or `register`, and with
 		// which --config, only its command line says.
 		return fmt.Errorf("%s is gitlab-runner by its comm alone: %v, so whether it is `gitlab-runner run`, and its flags, are unknown%s",
-			proc.Label(), proc.CmdlineErr, facts.PermissionHint(proc.CmdlineErr))
+			proc.Label(), proc.CmdlineErr, hostfacts.PermissionHint(proc.CmdlineErr))
 	}
 	return nil
 }
 
 // several examines each runner process: two that serve one config.toml poll
 // GitLab with the same token and split its jobs between them.
-func several(p *checks.Pass, r *facts.Runner) {
+func several(p *checks.Pass, r *hostfacts.Runner) {
 	cfgs := configs(p.Env, r)
 	ev := listed(r, cfgs)
 	// Group in pid order, so the finding is the same on every run.
@@ -150,15 +151,15 @@ func several(p *checks.Pass, r *facts.Runner) {
 
 // configs locates each process's config.toml once ("" when it cannot be),
 // in the order of r.All.
-func configs(env *hostio.Env, r *facts.Runner) []string {
+func configs(env *hostio.Env, r *hostfacts.Runner) []string {
 	out := make([]string, len(r.All))
 	for i, proc := range r.All {
-		out[i] = facts.LocateConfigFor(env, proc)
+		out[i] = configfacts.LocateConfigFor(env, proc)
 	}
 	return out
 }
 
-func listed(r *facts.Runner, cfgs []string) []checks.Evidence {
+func listed(r *hostfacts.Runner, cfgs []string) []checks.Evidence {
 	var ev []checks.Evidence
 	for i, proc := range r.All {
 		cfg := cfgs[i]

@@ -8,7 +8,8 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 )
 
@@ -45,7 +46,7 @@ systemctl status --no-pager "$PID"`),
 			"$ sudo gitlab-runner...",
 		},
 	},
-	Requires: []checks.Node{facts.RunnerFact, facts.ServiceFact, facts.FixScopeFact},
+	Requires: []checks.Node{hostfacts.RunnerFact, hostfacts.ServiceFact, kubefacts.FixScopeFact},
 	// What doctor found about the files such a process names is about that
 	// process: its config.toml that does not decode, files it cannot read.
 	Explains: []string{"config-decode", "config-file", "kubeconfig-file", "runner-kubeconfig-env"},
@@ -53,7 +54,7 @@ systemctl status --no-pager "$PID"`),
 }
 
 func run(p *checks.Pass) error {
-	r, svc, scope := facts.RunnerFact.Get(p), facts.ServiceFact.Get(p), facts.FixScopeFact.Get(p)
+	r, svc, scope := hostfacts.RunnerFact.Get(p), hostfacts.ServiceFact.Get(p), kubefacts.FixScopeFact.Get(p)
 	proc := r.Selected
 	switch {
 	case proc == nil:
@@ -70,11 +71,11 @@ func run(p *checks.Pass) error {
 
 // uninstalled reports a runner process nobody installed: a process named
 // gitlab-runner that runs as neither root nor the user its unit names, and
-// is not the main process of a container (facts.FixScope.Refused). Any
+// is not the main process of a container (kubefacts.FixScope.Refused). Any
 // local user can start one, naming root's files as its config and
 // kubeconfig; doctor diagnoses it, but no fix acts for it. What it
 // prints are commands that only read: who started it, and from where.
-func uninstalled(p *checks.Pass, proc *facts.Process, svc *facts.Service, refused string) {
+func uninstalled(p *checks.Pass, proc *hostfacts.Process, svc *hostfacts.Service, refused string) {
 	pid := strconv.Itoa(proc.PID)
 	ev := []checks.Evidence{{Source: "/proc/" + pid + "/status", Detail: uidDetail(proc)}}
 	if proc.CmdlineErr == nil {
@@ -118,7 +119,7 @@ func uninstalledFix(pid int) checks.Steps {
 	}
 }
 
-func uidDetail(proc *facts.Process) string {
+func uidDetail(proc *hostfacts.Process) string {
 	if !proc.UIDKnown {
 		return proc.UIDProblem()
 	}

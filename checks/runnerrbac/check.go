@@ -7,7 +7,8 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 )
 
 // runnerRequests are the requests of the runner's RBAC table (verb and
@@ -59,14 +60,14 @@ var Check = &checks.Check{
 			{Core: "is forbidden: User \"", Reason: runnerRequests, Unless: []string{"Error from server (", "from server for: "}},
 		},
 	},
-	Requires:  []checks.Node{checks.Ref("api-auth"), facts.RunnerAccessReviewFact, facts.IdentityFact, facts.RunnerEntryFact},
+	Requires:  []checks.Node{checks.Ref("api-auth"), kubefacts.RunnerAccessReviewFact, kubefacts.IdentityFact, configfacts.RunnerEntryFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run:       run,
 }
 
 func run(p *checks.Pass) error {
-	id, r, rev := facts.IdentityFact.Get(p), facts.RunnerEntryFact.Get(p), facts.RunnerAccessReviewFact.Get(p)
+	id, r, rev := kubefacts.IdentityFact.Get(p), configfacts.RunnerEntryFact.Get(p), kubefacts.RunnerAccessReviewFact.Get(p)
 	ns := r.Namespace()
 	want, allowed := rev.Want, rev.Allowed
 	if rev.Err != nil {
@@ -74,7 +75,7 @@ func run(p *checks.Pass) error {
 	}
 	var ev []checks.Evidence
 	var missing []string
-	var lacking []facts.Access
+	var lacking []kubefacts.Access
 	for _, a := range want {
 		if allowed[a] {
 			continue

@@ -19,7 +19,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 	"github.com/socialwebcomputer/doctor/testkit/testenv"
 	"github.com/socialwebcomputer/doctor/testkit/testpki"
@@ -46,20 +46,20 @@ func withFlags(env []string, flags ...string) string {
 	return c
 }
 
-// neededOf is facts.NeededFor of config's only runner, decoded as doctor
+// neededOf is kubefacts.NeededFor of config's only runner, decoded as doctor
 // decodes it.
-func neededOf(t *testing.T, config string) []facts.Access {
+func neededOf(t *testing.T, config string) []kubefacts.Access {
 	t.Helper()
 	cfg, _, err := runnerconfig.Decode([]byte(config))
 	if err != nil || len(cfg.Runners) != 1 {
 		t.Fatalf("config: %v, %d runners\n%s", err, len(cfg.Runners), config)
 	}
-	return facts.NeededFor(cfg.Runners[0])
+	return kubefacts.NeededFor(cfg.Runners[0])
 }
 
 // rulesFor is a Role's rules granting exactly want but the resources in
 // drop: one rule per (group, resource).
-func rulesFor(want []facts.Access, drop string) []rbacv1.PolicyRule {
+func rulesFor(want []kubefacts.Access, drop string) []rbacv1.PolicyRule {
 	type gr struct{ group, resource string }
 	var order []gr
 	verbs := map[gr][]string{}
@@ -82,7 +82,7 @@ func rulesFor(want []facts.Access, drop string) []rbacv1.PolicyRule {
 	return rules
 }
 
-func permits(rules []rbacv1.PolicyRule, a facts.Access) bool {
+func permits(rules []rbacv1.PolicyRule, a kubefacts.Access) bool {
 	for _, r := range rules {
 		if slices.Contains(r.APIGroups, a.Group) && slices.Contains(r.Resources, a.Resource) && slices.Contains(r.Verbs, a.Verb) {
 			return true
@@ -127,7 +127,7 @@ func denied(t *testing.T, f checks.Finding) []string {
 	t.Helper()
 	var out []string
 	for _, e := range f.Evidence {
-		if facts.CitesEffectiveCluster(e) {
+		if kubefacts.CitesEffectiveCluster(e) {
 			continue // the engine's, on every finding of a check that reads the cluster
 		}
 		s, ok := strings.CutPrefix(e.Source, "can-i ")

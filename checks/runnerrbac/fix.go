@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/redact"
 )
@@ -37,7 +37,7 @@ const adminGuard = `: "${ADMIN_CONTEXT:?set ADMIN_CONTEXT to a context with admi
 // so pasted into a shell whose current context is another cluster it acts
 // on none. The objects are typed (rbacv1) and rendered by fixcode.Manifest;
 // the server is one word of the comparison, printed without userinfo.
-func grantFix(user, server, ns string, missing []facts.Access) checks.Steps {
+func grantFix(user, server, ns string, missing []kubefacts.Access) checks.Steps {
 	bind := "Bind the runner's identity to a Role in namespace " + ns + " with the missing verbs (the Deckhouse guide's code-runner Role lists them)."
 	if err := fixcode.NamespaceName(ns); err != nil {
 		// No Role can exist in it: the namespace is what is wrong (the
@@ -86,7 +86,7 @@ func grantFix(user, server, ns string, missing []facts.Access) checks.Steps {
 }
 
 // rules groups the missing accesses by resource, each with its verbs.
-func rules(missing []facts.Access) []rbacv1.PolicyRule {
+func rules(missing []kubefacts.Access) []rbacv1.PolicyRule {
 	at := map[[2]string]*rbacv1.PolicyRule{}
 	var out []*rbacv1.PolicyRule
 	for _, a := range missing {

@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/testkit/docshape"
 	"github.com/socialwebcomputer/doctor/testkit/fixproof"
@@ -15,7 +15,7 @@ import (
 	"github.com/socialwebcomputer/doctor/testkit/hostilefix"
 )
 
-var missing = []facts.Access{
+var missing = []kubefacts.Access{
 	{Verb: "create", Resource: "pods/exec", Namespace: "ci"},
 	{Verb: "create", Resource: "secrets", Namespace: "ci"},
 	{Verb: "get", Resource: "pods/exec", Namespace: "ci"},

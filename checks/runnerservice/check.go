@@ -9,7 +9,8 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/source/systemd"
 )
@@ -43,7 +44,7 @@ sudo cat "/proc/$(systemctl show -p MainPID --value "$RUNNER_UNIT")/environ" | t
 			"was skipped because of an unmet condition check (ConditionFileIsExecutable=*gitlab-runner)",
 		},
 	},
-	Requires: []checks.Node{facts.ServiceFact, facts.RunnerFact, facts.EnvironFact, facts.FixScopeFact},
+	Requires: []checks.Node{hostfacts.ServiceFact, hostfacts.RunnerFact, hostfacts.EnvironFact, kubefacts.FixScopeFact},
 	// A unit systemd cannot start (its condition, an EnvironmentFile=, its
 	// ExecStart= binary), masked or not enabled is why no runner process
 	// runs: runner-process's "not running" folds under it.
@@ -52,7 +53,7 @@ sudo cat "/proc/$(systemctl show -p MainPID --value "$RUNNER_UNIT")/environ" | t
 }
 
 func run(p *checks.Pass) error {
-	svc, r := facts.ServiceFact.Get(p), facts.RunnerFact.Get(p)
+	svc, r := hostfacts.ServiceFact.Get(p), hostfacts.RunnerFact.Get(p)
 	if err := fixcode.UnitName(svc.Name); err != nil {
 		// The name is the process's --service: no unit systemd loads can
 		// have it, and a command carrying it would carry whatever it holds.
@@ -87,7 +88,7 @@ func run(p *checks.Pass) error {
 	if proc == nil && len(r.All) == 0 {
 		// systemd tests the conditions first, and a skipped start goes no
 		// further: no environment file is read, nothing is executed.
-		scope := facts.FixScopeFact.Get(p)
+		scope := kubefacts.FixScopeFact.Get(p)
 		skipped, err := skippedStart(p, svc, scope)
 		unknown = err
 		if !skipped {
@@ -117,7 +118,7 @@ func run(p *checks.Pass) error {
 	if proc == nil {
 		return unknown // runner-process says that nothing runs
 	}
-	staleEnvironment(p, svc, facts.EnvironFact.Get(p), restart)
+	staleEnvironment(p, svc, hostfacts.EnvironFact.Get(p), restart)
 	if !proc.Started.IsZero() {
 		for _, f := range u.Files {
 			if f.ModTime.After(proc.Started) {
@@ -142,7 +143,7 @@ func run(p *checks.Pass) error {
 // "Unit gitlab-runner.service not found." until systemd reads its unit
 // directories again (the manager's unit path cache, src/core/manager.c,
 // systemd 252).
-func notLoaded(p *checks.Pass, svc *facts.Service) {
+func notLoaded(p *checks.Pass, svc *hostfacts.Service) {
 	p.Report(checks.Finding{
 		Severity: checks.Error,
 		Cause: fmt.Sprintf("%s exists (%s), but the running systemd has not loaded it: it was written after the last "+
@@ -159,7 +160,7 @@ func notLoaded(p *checks.Pass, svc *facts.Service) {
 // unit files changed since it loaded them (NeedDaemonReload=yes), so a
 // restart runs what it loaded, not what the files say; and, for a runner
 // that is down, the last start's failure as systemd recorded it.
-func systemdView(p *checks.Pass, svc *facts.Service, down bool, restart checks.Step) {
+func systemdView(p *checks.Pass, svc *hostfacts.Service, down bool, restart checks.Step) {
 	sd := svc.Systemd()
 	if sd == nil {
 		return
@@ -195,7 +196,7 @@ func systemdView(p *checks.Pass, svc *facts.Service, down bool, restart checks.S
 // staleEnvironment compares what the unit sets with what the running
 // process has: a variable the unit sets that the process lacks, or has with
 // another value, came from a unit or drop-in the process predates.
-func staleEnvironment(p *checks.Pass, svc *facts.Service, env *facts.Environ, restart checks.Step) {
+func staleEnvironment(p *checks.Pass, svc *hostfacts.Service, env *hostfacts.Environ, restart checks.Step) {
 	if env.Err != nil || env.FromUnit {
 		return
 	}
@@ -245,7 +246,7 @@ func reload(unit string) []fixcode.Cmd {
 // so no unit file by that name is ever loaded, and this process was not
 // started from one. The name is shown escaped (%q), and no command names
 // it.
-func reportInvalidName(p *checks.Pass, name string, proc *facts.Process, err error) {
+func reportInvalidName(p *checks.Pass, name string, proc *hostfacts.Process, err error) {
 	ev := checks.Evidence{Source: "--service", Detail: fmt.Sprintf("%q", name)}
 	if proc != nil {
 		ev = checks.Evidence{Source: fmt.Sprintf("/proc/%d/cmdline", proc.PID), Detail: fmt.Sprintf("--service %q", name)}

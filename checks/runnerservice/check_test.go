@@ -10,7 +10,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/source/systemd"
 	"github.com/socialwebcomputer/doctor/testkit/hostile"
@@ -87,7 +87,7 @@ func TestNoUnitIsSkipped(t *testing.T) {
 func TestServiceNameThatIsNoUnitNameIsTheFinding(t *testing.T) {
 	for _, v := range hostile.Values {
 		if !utf8.ValidString(v) || strings.Contains(v, "\x00") {
-			continue // no cmdline the kernel shows: not a runner process (facts.parseCmdline); a NUL ends an argument
+			continue // no cmdline the kernel shows: not a runner process (hostfacts.parseCmdline); a NUL ends an argument
 		}
 		root := testroot.New(t)
 		root.Runner(4242, 0, nil, "/usr/bin/gitlab-runner", "run", "--config", "/etc/gitlab-runner/config.toml", "--service", v)
@@ -119,7 +119,7 @@ func TestServiceNameThatIsNoUnitNameIsTheFinding(t *testing.T) {
 func TestChmodCarriesTheBinaryAsOneWord(t *testing.T) {
 	build := func(v string) checks.Steps {
 		p := "/opt/runner-" + v + "/gitlab-runner"
-		return installBinary(&facts.FixScope{Binary: path.Clean(p)}, p, systemd.ErrNoExecuteBit, reload("gitlab-runner.service")...)
+		return installBinary(&kubefacts.FixScope{Binary: path.Clean(p)}, p, systemd.ErrNoExecuteBit, reload("gitlab-runner.service")...)
 	}
 	benign := build("plain")
 	if len(benign) != 1 || benign[0].Kind != checks.KindShell {

@@ -7,7 +7,8 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/source/systemd"
@@ -19,7 +20,7 @@ import (
 // in the environment the unit would have given, is why the runner is down.
 // It returns the lines it reported, so the generic problem is not
 // reported twice.
-func missingEnvironmentFiles(p *checks.Pass, svc *facts.Service) map[systemd.Source]bool {
+func missingEnvironmentFiles(p *checks.Pass, svc *hostfacts.Service) map[systemd.Source]bool {
 	done := map[systemd.Source]bool{}
 	for _, f := range svc.RefusedEnvironmentFiles() {
 		done[f.Source] = true
@@ -54,7 +55,7 @@ func missingEnvironmentFiles(p *checks.Pass, svc *facts.Service) map[systemd.Sou
 // service_shall_restart(), src/core/service.c), so nothing runs and
 // nothing retries. It says whether it reported: the rest of the unit is
 // never reached.
-func skippedStart(p *checks.Pass, svc *facts.Service, scope *facts.FixScope) (bool, error) {
+func skippedStart(p *checks.Pass, svc *hostfacts.Service, scope *kubefacts.FixScope) (bool, error) {
 	u := svc.Unit
 	c, st, err := u.UnmetCondition(p.Env)
 	if c == nil {
@@ -93,7 +94,7 @@ func skippedStart(p *checks.Pass, svc *facts.Service, scope *facts.FixScope) (bo
 // binary systemd cannot execute: the forked child fails before execve, the
 // main process exits 203/EXEC, and with Restart= the unit retries without
 // end.
-func unexecutableStart(p *checks.Pass, svc *facts.Service, scope *facts.FixScope) error {
+func unexecutableStart(p *checks.Pass, svc *hostfacts.Service, scope *kubefacts.FixScope) error {
 	u := svc.Unit
 	if u.ExecStartPath == "" || u.Masked {
 		return nil
@@ -173,7 +174,7 @@ func statusName(u *systemd.Unit, name string) string {
 // package installs it where the unit names it), then start. The chmod
 // runs as root on a path a unit names: only the unit's own gitlab-runner
 // binary (FixScope.Binary) or a path of the runner's own gets one.
-func installBinary(scope *facts.FixScope, path string, err error, start ...fixcode.Cmd) checks.Steps {
+func installBinary(scope *kubefacts.FixScope, path string, err error, start ...fixcode.Cmd) checks.Steps {
 	if errors.Is(err, fs.ErrNotExist) {
 		return checks.Steps{
 			checks.Say("Install the gitlab-runner binary at " + path + " (the gitlab-runner package puts it at /usr/bin/gitlab-runner), or point ExecStart= at where it is, then start the unit:"),

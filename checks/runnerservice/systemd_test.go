@@ -5,7 +5,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/checktest"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/source/systemd"
 	"github.com/socialwebcomputer/doctor/testkit/testroot"
@@ -22,7 +22,7 @@ func withSystemd(t *testing.T, root *testroot.Root, show *systemd.Show) checktes
 	}
 	u.UseSystemd(env, show)
 	enabled, wants := systemd.Enabled(env, "gitlab-runner.service")
-	return checktest.Fact(facts.ServiceFact, &facts.Service{Name: "gitlab-runner.service", Unit: u, Enabled: enabled, Wants: wants})
+	return checktest.Fact(hostfacts.ServiceFact, &hostfacts.Service{Name: "gitlab-runner.service", Unit: u, Enabled: enabled, Wants: wants})
 }
 
 // A unit file written after the last daemon-reload: systemd does not know

@@ -12,7 +12,9 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/client/gitlab"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/redact"
@@ -58,7 +60,7 @@ sudo systemctl restart "$RUNNER_UNIT"`)),
 		},
 	},
 	// A GitLab that does not answer cannot judge a token.
-	Requires: []checks.Node{checks.Ref("gitlab-reachability"), checks.Ref("config-decode"), facts.RunnerEntryFact, facts.ServiceFact, facts.FixScopeFact},
+	Requires: []checks.Node{checks.Ref("gitlab-reachability"), checks.Ref("config-decode"), configfacts.RunnerEntryFact, hostfacts.ServiceFact, kubefacts.FixScopeFact},
 	Settings: []*checks.Setting{gitlab.ResolverSetting},
 	Network:  true,
 	Timeout:  25 * time.Second,
@@ -71,12 +73,12 @@ const unhealthyTell = "the `Checking for jobs...` lines before it: `forbidden` (
 	"`failed … couldn't execute POST` or `error`/`client error` is GitLab not reached (gitlab-reachability); both checks decide"
 
 func run(p *checks.Pass) error {
-	e := facts.RunnerEntryFact.Get(p)
+	e := configfacts.RunnerEntryFact.Get(p)
 	f, err := verify(p.Context, p.Env, e.File, e.Label(), e.Runner, gitlab.StageDeadlines(p.Env))
 	if f != nil {
-		unit := facts.ServiceFact.Get(p).Name
+		unit := hostfacts.ServiceFact.Get(p).Name
 		if len(f.Fix) == 0 {
-			f.Fix = registerFix(facts.FixScopeFact.Get(p), e.Runner.URL, e.File.Path, unit)
+			f.Fix = registerFix(kubefacts.FixScopeFact.Get(p), e.Runner.URL, e.File.Path, unit)
 		}
 		if f.disables {
 			f.Fix = append(f.Fix, disabledNote(e.Runner, unit)...)
@@ -112,7 +114,7 @@ func disabledNote(r *runnerconfig.Runner, unit string) checks.Steps {
 // are data words; the config file is written by register, so it must be
 // one of the runner's own (FixScope); a unit name systemd would refuse
 // gets no restart.
-func registerFix(scope *facts.FixScope, rawURL, config, unit string) checks.Steps {
+func registerFix(scope *kubefacts.FixScope, rawURL, config, unit string) checks.Steps {
 	say := "Create the runner again in GitLab (the project's, group's or instance's Settings > CI/CD > Runners > New runner) " +
 		"and copy its new glrt- token. Register it in this runner's config.toml, pasting the token when read asks, then restart the runner:"
 	if err := scope.Path(config); err != nil {
@@ -159,7 +161,7 @@ type refusal struct {
 	disables bool
 }
 
-func verify(ctx context.Context, env *hostio.Env, cfg *facts.ConfigFile, label string, r *runnerconfig.Runner, dl gitlab.Deadlines) (*refusal, error) {
+func verify(ctx context.Context, env *hostio.Env, cfg *configfacts.ConfigFile, label string, r *runnerconfig.Runner, dl gitlab.Deadlines) (*refusal, error) {
 	tokenEv := checks.Evidence{Source: cfg.Path, Detail: label + " token: " + Kind(r.Token)}
 	if r.Token == "" {
 		return &refusal{Finding: checks.Finding{
@@ -167,7 +169,7 @@ func verify(ctx context.Context, env *hostio.Env, cfg *facts.ConfigFile, label s
 			Evidence: []checks.Evidence{{Source: cfg.Path, Detail: label + " has no token key"}},
 		}}, nil
 	}
-	t, err := facts.GitLabTarget(env, cfg, label, r)
+	t, err := configfacts.GitLabTarget(env, cfg, label, r)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/client/gitlab"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/redact"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
@@ -15,7 +15,7 @@ import (
 	"github.com/socialwebcomputer/doctor/testkit/shellshape"
 )
 
-var scope = &facts.FixScope{Roots: []string{"/etc/gitlab-runner"}}
+var scope = &kubefacts.FixScope{Roots: []string{"/etc/gitlab-runner"}}
 
 // registerBlock is the one block of registerFix's steps.
 func registerBlock(t *testing.T, s checks.Steps) string {

@@ -10,8 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
@@ -37,7 +37,7 @@ var Check = &checks.Check{
 			"Updated pause pod deployment replicas",
 		},
 	},
-	Requires:  []checks.Node{cluster.ListsFact, facts.RunnerEntryFact},
+	Requires:  []checks.Node{cluster.ListsFact, configfacts.RunnerEntryFact},
 	Executors: []string{checks.Kubernetes},
 	Network:   true,
 	Run:       run,
@@ -48,7 +48,7 @@ func run(p *checks.Pass) error {
 	if err := l.Err("runner pods", "pending pods", "nodes"); err != nil {
 		return err
 	}
-	e := facts.RunnerEntryFact.Get(p)
+	e := configfacts.RunnerEntryFact.Get(p)
 	r := e.Runner
 	idleNodes(p, l, r)
 	if r.Kubernetes != nil && r.Kubernetes.Autoscaler != nil {
@@ -70,7 +70,7 @@ func run(p *checks.Pass) error {
 // validation/validation.go, kubernetes v1.37.2: ValidatePodSpec checks
 // priorityClassName with ValidatePriorityClassName, a DNS-1123
 // subdomain). The name is the finding, never a manifest's.
-func invalidPriorityClass(p *checks.Pass, e *facts.RunnerEntry, name string) bool {
+func invalidPriorityClass(p *checks.Pass, e *configfacts.RunnerEntry, name string) bool {
 	if name == "" {
 		return false
 	}

@@ -248,6 +248,7 @@ func TestLayerOf(t *testing.T) {
 		"checks/apiauth":               "check",
 		"checks/facts":                 "facts",
 		"checks/facts/cluster":         "facts",
+		"checks/facts/hostfacts":       "facts",
 		"checks/client/kube/keep":      "clients",
 		"checks/client/kube/kubefake":  testSupport,
 		"checks/checktest":             testSupport,

@@ -26,7 +26,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/testkit/testenv"
 	"github.com/socialwebcomputer/doctor/testkit/testroot"
 )
@@ -136,9 +137,9 @@ func Lay(t testing.TB, env *testenv.Env, ns string, s Shape) *World {
 	if !s.Outside {
 		environ["KUBERNETES_SERVICE_HOST"], environ["KUBERNETES_SERVICE_PORT"] = "127.0.0.1", strconv.Itoa(env.Port)
 		token := TokenFor(t, env, ns, "code-runner")
-		root.Write(facts.ServiceAccountDir+"/token", token, 0o600)
-		root.Chown(facts.ServiceAccountDir+"/token", 1001, 1001) // the pod's user reads it (a Secret mounted for it)
-		root.Write(facts.ServiceAccountDir+"/ca.crt", string(env.CAPEM), 0o644)
+		root.Write(hostfacts.ServiceAccountDir+"/token", token, 0o600)
+		root.Chown(hostfacts.ServiceAccountDir+"/token", 1001, 1001) // the pod's user reads it (a Secret mounted for it)
+		root.Write(hostfacts.ServiceAccountDir+"/ca.crt", string(env.CAPEM), 0o644)
 	}
 	if s.PluginKubeconfig {
 		cert, key := env.MintClient("dvp-plugin", nil, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
@@ -163,7 +164,7 @@ func (w *World) Secrets() []string {
 	return []string{string(w.KeyPEM[40:80]), strings.Fields(w.PublicKey)[1]}
 }
 
-var vmsGVR = schema.GroupVersionResource{Group: facts.DVPGroup, Version: facts.DVPVersion, Resource: "virtualmachines"}
+var vmsGVR = schema.GroupVersionResource{Group: kubefacts.DVPGroup, Version: kubefacts.DVPVersion, Resource: "virtualmachines"}
 
 // stuckVM adds a member of the pool, labelled and owned as the pool
 // controller makes them (deckhouse/virtualization poollabels), that entered
@@ -173,7 +174,7 @@ func stuckVM(t testing.TB, env *testenv.Env, pool *unstructured.Unstructured) {
 	ctx := t.Context()
 	ctrl := true
 	vm := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": facts.DVPGroup + "/" + facts.DVPVersion, "kind": "VirtualMachine",
+		"apiVersion": kubefacts.DVPGroup + "/" + kubefacts.DVPVersion, "kind": "VirtualMachine",
 		"metadata": map[string]any{"name": "code-runner-x7k2q", "namespace": pool.GetNamespace()},
 		"spec":     map[string]any{"virtualMachineClassName": "generic"},
 	}}

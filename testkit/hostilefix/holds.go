@@ -345,7 +345,7 @@ func OneKeyTOML(t testing.TB, v string, st checks.Step, want map[string]any) {
 	}
 }
 
-// KubectlOf is kubectl aimed at a cluster as facts.KubeContext.Kubectl
+// KubectlOf is kubectl aimed at a cluster as kubefacts.KubeContext.Kubectl
 // builds it: KUBECONFIG=kubeconfig kubectl --context context.
 func KubectlOf(kubeconfig, context string) fixcode.Cmd {
 	return fixcode.Command("kubectl", "--context", context).Env("KUBECONFIG", fixcode.Data(kubeconfig))

@@ -1,6 +1,6 @@
 // Package apigatetest is the gate of every check that reads the cluster,
 // for checktest: api-auth, which the checks and the cluster's facts name
-// by ID (checks.Ref, facts.AfterAPIAuth), and the two checks api-auth runs
+// by ID (checks.Ref, kubefacts.AfterAPIAuth), and the two checks api-auth runs
 // after. doctor run --only <check> brings them into the run from the
 // registry; a check's own test brings them with With.
 package apigatetest

@@ -55,14 +55,14 @@ type connected struct {
 }
 
 // TLSFiles are the runner's tls-ca-file, tls-cert-file and tls-key-file,
-// and how the runner reads them (facts.RunnerReader; nil reads as doctor).
+// and how the runner reads them (hostfacts.RunnerReader; nil reads as doctor).
 type TLSFiles struct {
 	CA, Cert, Key string
 	Reader        FileReader
 }
 
 // FileReader reads a file as the runner would, or refuses what the runner
-// may not read (facts.RunnerReader).
+// may not read (hostfacts.RunnerReader).
 type FileReader interface {
 	Read(p string, kind hostio.FileKind) ([]byte, error)
 }

@@ -8,16 +8,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 )
 
 // AcrossNamespaces says whether this run's Kubernetes runners use more than
 // one namespace. What each runner reads of its own namespace (the
 // Namespace, quotas, its service account) is then listed once for the
 // whole cluster: one request for N namespaces instead of N. One namespace
-// keeps the smaller, namespaced read. The caller must require facts.ConfigFact.
+// keeps the smaller, namespaced read. The caller must require configfacts.ConfigFact.
 func AcrossNamespaces(p *checks.Pass) bool {
-	return p.Env.NamespaceOverride == "" && namespaces(facts.ConfigFact.Get(p)) > 1
+	return p.Env.NamespaceOverride == "" && namespaces(configfacts.ConfigFact.Get(p)) > 1
 }
 
 // NamespaceObject is the runner namespace's Namespace, read once per target
@@ -26,7 +27,7 @@ func AcrossNamespaces(p *checks.Pass) bool {
 // namespaces; an identity that may not list them (a Role-bound one) reads
 // its own with a GET. A namespace the list lacks is the GET's 404.
 // source names the request for evidence.
-func NamespaceObject(p *checks.Pass, ctx context.Context, api *facts.APIClient, ns string, across bool) (obj *corev1.Namespace, source string, err error) {
+func NamespaceObject(p *checks.Pass, ctx context.Context, api *kubefacts.APIClient, ns string, across bool) (obj *corev1.Namespace, source string, err error) {
 	if across {
 		type all struct {
 			byName map[string]*corev1.Namespace

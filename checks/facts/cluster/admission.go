@@ -13,7 +13,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/runnerconfig/jobpod"
 )
@@ -95,10 +97,10 @@ func DryRunTimeout(api time.Duration) time.Duration {
 var AdmissionFact = &checks.Fact[*Admission]{
 	ID:       "job-pod-admission",
 	Doc:      "the apiserver's verdict on the job pod the runner would create, asked with a dryRun=All create (nothing is persisted)",
-	Requires: []checks.Node{facts.AfterAPIAuth, facts.APIClientFact, facts.RunnerEntryFact, facts.ConfigFact, checks.Optional(facts.VersionFact)},
+	Requires: []checks.Node{kubefacts.AfterAPIAuth, kubefacts.APIClientFact, configfacts.RunnerEntryFact, configfacts.ConfigFact, checks.Optional(hostfacts.VersionFact)},
 	Network:  true,
 	Compute: func(p *checks.Pass) (*Admission, error) {
-		e := facts.RunnerEntryFact.Get(p)
+		e := configfacts.RunnerEntryFact.Get(p)
 		if e.Kube().NamespacePerJob {
 			return &Admission{Skipped: "namespace_per_job is set: each job's namespace is created for it"}, nil
 		}
@@ -107,7 +109,7 @@ var AdmissionFact = &checks.Fact[*Admission]{
 			return &Admission{Skipped: fmt.Sprintf("the runner's namespace %q is %v", ns, err)}, nil
 		}
 		version := ""
-		if v := facts.VersionFact.Get(p); v != nil && v.Err == nil {
+		if v := hostfacts.VersionFact.Get(p); v != nil && v.Err == nil {
 			version = v.Version.Version
 		}
 		created, err := jobpod.AsCreated(e.Runner, ns, version)
@@ -116,7 +118,7 @@ var AdmissionFact = &checks.Fact[*Admission]{
 			// apiserver: namespace-quota and job-identity say so.
 			return &Admission{Skipped: fmt.Sprintf("the job pod cannot be built: %v", err)}, nil
 		}
-		api := facts.APIClientFact.Get(p)
+		api := kubefacts.APIClientFact.Get(p)
 		a := &Admission{Pod: created, Request: "POST /api/v1/namespaces/" + ns + "/pods?dryRun=All"}
 		ctx, cancel := context.WithTimeout(p.Context, p.CallTimeout())
 		defer cancel()
@@ -159,7 +161,7 @@ var AdmissionFact = &checks.Fact[*Admission]{
 // DryRunCreate asks the apiserver to create pod with dryRun=All, bounded
 // by ctx and, on the apiserver's side, by serverTimeout. It is the one
 // create doctor's default mode sends.
-func DryRunCreate(ctx context.Context, api *facts.APIClient, pod *corev1.Pod, serverTimeout time.Duration) error {
+func DryRunCreate(ctx context.Context, api *kubefacts.APIClient, pod *corev1.Pod, serverTimeout time.Duration) error {
 	var out corev1.Pod
 	// The timeout parameter alone: client-go's Request.Timeout (and the
 	// client's own, which it copies, k8s.io/client-go rest/request.go,

@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 )
 
 // KubeletServingSigner is the signer a kubelet with serverTLSBootstrap asks
@@ -28,10 +28,10 @@ type CSRs struct {
 var CSRsFact = &checks.Fact[*CSRs]{
 	ID:       "cluster-csrs",
 	Doc:      "the CertificateSigningRequests for kubelet serving certificates (signer kubernetes.io/kubelet-serving), listed once per target",
-	Requires: []checks.Node{facts.AfterAPIAuth, facts.APIClientFact},
+	Requires: []checks.Node{kubefacts.AfterAPIAuth, kubefacts.APIClientFact},
 	Network:  true,
 	Compute: func(p *checks.Pass) (*CSRs, error) {
-		api := facts.APIClientFact.Get(p)
+		api := kubefacts.APIClientFact.Get(p)
 		return checks.Shared(p, "csrs "+api.Key, func() (*CSRs, error) {
 			ctx, cancel := context.WithTimeout(p.Context, p.Env.APITimeout())
 			defer cancel()

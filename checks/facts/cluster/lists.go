@@ -18,7 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 )
 
 // PageSize is the limit of every list request: 1,000, twice kubectl's
@@ -26,7 +27,7 @@ import (
 // runner pods and kube-system's pods in one page each. Every page after
 // the first waits for the one before: at 500, three of them stood on a 10k
 // run's critical path (bench/RESULTS.md). A page past the per-response
-// bound (facts.MaxResponseBytes, 16 KiB an object at this size: pods with
+// bound (kubefacts.MaxResponseBytes, 16 KiB an object at this size: pods with
 // large annotations) is asked again at a quarter of the size, so fat objects cost
 // requests, not the list.
 const PageSize = 1000
@@ -36,7 +37,7 @@ const PageSize = 1000
 // is paginated.
 type Lists struct {
 	// api is the runner's API client: Kubectl reads its command.
-	api           *facts.APIClient
+	api           *kubefacts.APIClient
 	Namespace     string // the runner namespace
 	RunnerPods    []corev1.Pod
 	PendingPods   []corev1.Pod // cluster-wide, status.phase=Pending
@@ -59,10 +60,10 @@ type Lists struct {
 var ListsFact = &checks.Fact[*Lists]{
 	ID:       "cluster-lists",
 	Doc:      "runner-namespace pods, Pending pods, nodes, their events and priority classes, listed once per target and namespace",
-	Requires: []checks.Node{facts.AfterAPIAuth, facts.APIClientFact, facts.RunnerEntryFact, facts.ConfigFact},
+	Requires: []checks.Node{kubefacts.AfterAPIAuth, kubefacts.APIClientFact, configfacts.RunnerEntryFact, configfacts.ConfigFact},
 	Network:  true,
 	Compute: func(p *checks.Pass) (*Lists, error) {
-		api, ns := facts.APIClientFact.Get(p), facts.RunnerEntryFact.Get(p).Namespace()
+		api, ns := kubefacts.APIClientFact.Get(p), configfacts.RunnerEntryFact.Get(p).Namespace()
 		// With runners in several namespaces the Warning events are listed
 		// once for the whole cluster, so each extra namespace costs one list
 		// (its pods), not two; one namespace keeps the smaller list.
@@ -101,18 +102,18 @@ var ListsFact = &checks.Fact[*Lists]{
 }
 
 // namespaces counts the distinct namespaces of the Kubernetes runners.
-func namespaces(c *facts.ConfigFile) int { return len(RunnerNamespaces(c)) }
+func namespaces(c *configfacts.ConfigFile) int { return len(RunnerNamespaces(c)) }
 
 // RunnerNamespaces are the distinct namespaces of the Kubernetes runners,
 // sorted: a choice made from them is the same on every run and on replay.
-func RunnerNamespaces(c *facts.ConfigFile) []string {
+func RunnerNamespaces(c *configfacts.ConfigFile) []string {
 	if !c.Decoded() {
 		return nil
 	}
 	seen := map[string]bool{}
 	var out []string
 	for _, r := range c.Config.Runners {
-		if ns := facts.NamespaceOf(r); checks.NormalizeExecutor(r.Executor) == checks.Kubernetes && !seen[ns] {
+		if ns := configfacts.NamespaceOf(r); checks.NormalizeExecutor(r.Executor) == checks.Kubernetes && !seen[ns] {
 			seen[ns] = true
 			out = append(out, ns)
 		}
@@ -151,7 +152,7 @@ type eventList struct {
 //     the largest a node offers, kubelet-reach samples them, node-arch,
 //     helper-image, job-terminations, kubelet-serving and pending-no-node read them;
 //   - priority classes (scale-to-zero's pause pods' class), cluster-scoped.
-func listCluster(ctx context.Context, api *facts.APIClient) *clusterLists {
+func listCluster(ctx context.Context, api *kubefacts.APIClient) *clusterLists {
 	l := &clusterLists{}
 	core := api.Client.CoreV1()
 	var wg sync.WaitGroup
@@ -192,7 +193,7 @@ func listCluster(ctx context.Context, api *facts.APIClient) *clusterLists {
 // listPods lists the runner namespace's pods, all of them: the job pods
 // (image-pull, pending-unschedulable, job-terminations, kubelet-reach's
 // fallback reads) and what else runs there (namespace-quota counts it).
-func listPods(ctx context.Context, api *facts.APIClient, ns string) *namespaceLists {
+func listPods(ctx context.Context, api *kubefacts.APIClient, ns string) *namespaceLists {
 	l := &namespaceLists{}
 	l.pods = pages(ctx, func(o metav1.ListOptions) (string, error) {
 		r, err := api.Client.CoreV1().Pods(ns).List(ctx, o)
@@ -210,7 +211,7 @@ func listPods(ctx context.Context, api *facts.APIClient, ns string) *namespaceLi
 // errors). Cluster-wide Warning events can run to thousands on a real
 // cluster, so they are listed cluster-wide only when runners use several
 // namespaces.
-func listEvents(ctx context.Context, api *facts.APIClient, ns string) *eventList {
+func listEvents(ctx context.Context, api *kubefacts.APIClient, ns string) *eventList {
 	l := &eventList{}
 	l.err = pages(ctx, func(o metav1.ListOptions) (string, error) {
 		r, err := api.Client.CoreV1().Events(ns).List(ctx, o)
@@ -234,7 +235,7 @@ func join(ns string, wide *clusterLists, local *namespaceLists, events *eventLis
 	for name, err := range map[string]error{"runner pods": local.pods, "events": events.err,
 		"pending pods": wide.pending, "nodes": wide.nodes, "priorityclasses": wide.priority} {
 		if err != nil {
-			l.Errs[name] = facts.LacksRBAC(listAccess(name, ns), err)
+			l.Errs[name] = kubefacts.LacksRBAC(listAccess(name, ns), err)
 		}
 	}
 	pending := map[string]bool{}
@@ -260,7 +261,7 @@ func pages(ctx context.Context, list func(metav1.ListOptions) (string, error), o
 	o.Limit = PageSize
 	for i := 0; i < 1000; i++ {
 		next, err := list(o)
-		var tooLarge *facts.ErrBodyTooLarge
+		var tooLarge *kubefacts.ErrBodyTooLarge
 		if errors.As(err, &tooLarge) && !tooLarge.Run && !tooLarge.InFlight && o.Limit == PageSize {
 			// The same page again, a quarter of the size (64 KiB an object),
 			// once: a server whose every answer is endless (a hostile one)
@@ -285,12 +286,12 @@ func pages(ctx context.Context, list func(metav1.ListOptions) (string, error), o
 // Err returns the error of a named list, for a check that needs it: the
 // check is unknown. A list the identity may not read (the view ClusterRole
 // lists no nodes, a Role-scoped service account nothing cluster-wide) says
-// the RBAC it lacks (facts.RBACError): the credential may be scoped by
+// the RBAC it lacks (kubefacts.RBACError): the credential may be scoped by
 // design, but the check proved nothing, so it is not skipped.
 func (l *Lists) Err(names ...string) error {
 	for _, n := range names {
 		if err := l.Errs[n]; err != nil {
-			var denied *facts.RBACError
+			var denied *kubefacts.RBACError
 			if errors.As(err, &denied) {
 				return err
 			}
@@ -303,18 +304,18 @@ func (l *Lists) Err(names ...string) error {
 // listAccess is the access each shared list needs. The events are the
 // runner namespace's: a cluster-wide list that is refused falls back to
 // them (ListsFact).
-func listAccess(name, ns string) facts.Access {
+func listAccess(name, ns string) kubefacts.Access {
 	switch name {
 	case "runner pods":
-		return facts.Access{Verb: "list", Resource: "pods", Namespace: ns}
+		return kubefacts.Access{Verb: "list", Resource: "pods", Namespace: ns}
 	case "events":
-		return facts.Access{Verb: "list", Resource: "events", Namespace: ns}
+		return kubefacts.Access{Verb: "list", Resource: "events", Namespace: ns}
 	case "pending pods":
-		return facts.Access{Verb: "list", Resource: "pods"}
+		return kubefacts.Access{Verb: "list", Resource: "pods"}
 	case "priorityclasses":
-		return facts.Access{Verb: "list", Group: "scheduling.k8s.io", Resource: "priorityclasses"}
+		return kubefacts.Access{Verb: "list", Group: "scheduling.k8s.io", Resource: "priorityclasses"}
 	}
-	return facts.Access{Verb: "list", Resource: name}
+	return kubefacts.Access{Verb: "list", Resource: name}
 }
 
 // Nodes are the nodes of api's target, from the same shared list ListsFact
@@ -323,8 +324,8 @@ func listAccess(name, ns string) facts.Access {
 // ListsFact, whose api-auth requirement would diagnose a kubeconfig those
 // runners do not have (helper-image, for the Docker and Kubernetes
 // executors). The caller gates it on an authenticated identity
-// (facts.IdentityFact), as ListsFact is gated on api-auth.
-func Nodes(p *checks.Pass, api *facts.APIClient) ([]corev1.Node, error) {
+// (kubefacts.IdentityFact), as ListsFact is gated on api-auth.
+func Nodes(p *checks.Pass, api *kubefacts.APIClient) ([]corev1.Node, error) {
 	ctx, cancel := context.WithTimeout(p.Context, 15*time.Second)
 	defer cancel()
 	wide, err := checks.Shared(p, "lists "+api.Key, func() (*clusterLists, error) { return listCluster(ctx, api), nil })
@@ -332,13 +333,13 @@ func Nodes(p *checks.Pass, api *facts.APIClient) ([]corev1.Node, error) {
 		return nil, err
 	}
 	if wide.nodes != nil {
-		return nil, fmt.Errorf("listing nodes: %w", facts.LacksRBAC(listAccess("nodes", ""), wide.nodes))
+		return nil, fmt.Errorf("listing nodes: %w", kubefacts.LacksRBAC(listAccess("nodes", ""), wide.nodes))
 	}
 	return wide.Nodes, nil
 }
 
 // Kubectl is the kubectl command aimed at the runner's cluster, for fixes
-// (facts.APIClient.Kubectl).
+// (kubefacts.APIClient.Kubectl).
 func (l *Lists) Kubectl() fixcode.Cmd {
 	if l == nil {
 		return fixcode.Command("kubectl")

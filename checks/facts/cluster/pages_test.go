@@ -8,7 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 )
 
 // TestPagesAsksAgainInQuarters: a page past the per-response bound (fat
@@ -22,7 +22,7 @@ func TestPagesAsksAgainInQuarters(t *testing.T) {
 	list := func(o metav1.ListOptions) (string, error) {
 		limits = append(limits, o.Limit)
 		if o.Limit > fits {
-			return "", fmt.Errorf("reading: %w", &facts.ErrBodyTooLarge{URL: "/api/v1/pods", Limit: facts.MaxResponseBytes})
+			return "", fmt.Errorf("reading: %w", &kubefacts.ErrBodyTooLarge{URL: "/api/v1/pods", Limit: kubefacts.MaxResponseBytes})
 		}
 		from := 0
 		if o.Continue != "" {
@@ -50,16 +50,16 @@ func TestPagesAsksAgainInQuarters(t *testing.T) {
 	n := 0
 	err := pages(context.Background(), func(metav1.ListOptions) (string, error) {
 		n++
-		return "", &facts.ErrBodyTooLarge{Limit: facts.MaxResponseBytes}
+		return "", &kubefacts.ErrBodyTooLarge{Limit: kubefacts.MaxResponseBytes}
 	}, metav1.ListOptions{})
-	if !errors.As(err, new(*facts.ErrBodyTooLarge)) || n != 2 {
+	if !errors.As(err, new(*kubefacts.ErrBodyTooLarge)) || n != 2 {
 		t.Errorf("endless pages: %d requests, err %v; want 2 and the error", n, err)
 	}
 
-	for _, e := range []*facts.ErrBodyTooLarge{{Run: true}, {InFlight: true}} {
+	for _, e := range []*kubefacts.ErrBodyTooLarge{{Run: true}, {InFlight: true}} {
 		n := 0
 		err := pages(context.Background(), func(metav1.ListOptions) (string, error) { n++; return "", e }, metav1.ListOptions{})
-		if !errors.As(err, new(*facts.ErrBodyTooLarge)) || n != 1 {
+		if !errors.As(err, new(*kubefacts.ErrBodyTooLarge)) || n != 1 {
 			t.Errorf("%+v: %d requests, err %v; want the one request's error", e, n, err)
 		}
 	}

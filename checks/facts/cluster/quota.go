@@ -14,7 +14,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 )
 
 // NamespaceQuotaObjects is what a runner namespace holds that namespace-quota
@@ -28,13 +29,13 @@ type NamespaceQuotaObjects struct {
 	SecErr, CMErr    error
 }
 
-func listNamespaceQuota(ctx context.Context, api *facts.APIClient, ns string) *NamespaceQuotaObjects {
+func listNamespaceQuota(ctx context.Context, api *kubefacts.APIClient, ns string) *NamespaceQuotaObjects {
 	return withCounted(ctx, api, ns, listQuotas(ctx, api, ns))
 }
 
 // listQuotas lists the ResourceQuotas and LimitRanges of ns, or of every
 // namespace when ns is "".
-func listQuotas(ctx context.Context, api *facts.APIClient, ns string) *NamespaceQuotaObjects {
+func listQuotas(ctx context.Context, api *kubefacts.APIClient, ns string) *NamespaceQuotaObjects {
 	o := &NamespaceQuotaObjects{}
 	core := api.Client.CoreV1()
 	var wg sync.WaitGroup
@@ -71,7 +72,7 @@ func (all *NamespaceQuotaObjects) inNamespace(ns string) *NamespaceQuotaObjects 
 }
 
 // withCounted adds to o the objects a quota of ns counts, when one does.
-func withCounted(ctx context.Context, api *facts.APIClient, ns string, o *NamespaceQuotaObjects) *NamespaceQuotaObjects {
+func withCounted(ctx context.Context, api *kubefacts.APIClient, ns string, o *NamespaceQuotaObjects) *NamespaceQuotaObjects {
 	var wg sync.WaitGroup
 	// Secrets and ConfigMaps are listed only where a quota counts them,
 	// names and owners only: a metadata list never carries a Secret's data.
@@ -87,7 +88,7 @@ func withCounted(ctx context.Context, api *facts.APIClient, ns string, o *Namesp
 
 // metadataList lists objects as PartialObjectMetadata (the apiserver's
 // as=PartialObjectMetadataList), one page.
-func metadataList(ctx context.Context, api *facts.APIClient, ns, resource string) ([]metav1.PartialObjectMetadata, error) {
+func metadataList(ctx context.Context, api *kubefacts.APIClient, ns, resource string) ([]metav1.PartialObjectMetadata, error) {
 	raw, err := api.Client.CoreV1().RESTClient().Get().Namespace(ns).Resource(resource).
 		Param("limit", fmt.Sprint(PageSize)).
 		SetHeader("Accept", "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1").
@@ -132,14 +133,14 @@ func Hard(q *corev1.ResourceQuota) corev1.ResourceList {
 var NamespaceQuotaObjectsFact = &checks.Fact[*NamespaceQuotaObjects]{
 	ID:       "namespace-quota-objects",
 	Doc:      "the runner namespace's ResourceQuotas and LimitRanges, listed once per target and namespace",
-	Requires: []checks.Node{facts.AfterAPIAuth, facts.APIClientFact, facts.RunnerEntryFact, facts.ConfigFact},
+	Requires: []checks.Node{kubefacts.AfterAPIAuth, kubefacts.APIClientFact, configfacts.RunnerEntryFact, configfacts.ConfigFact},
 	Network:  true,
 	Compute: func(p *checks.Pass) (*NamespaceQuotaObjects, error) {
-		e := facts.RunnerEntryFact.Get(p)
+		e := configfacts.RunnerEntryFact.Get(p)
 		if e.Kube().NamespacePerJob {
 			return nil, nil // the check skips; nothing to list
 		}
-		api, ns := facts.APIClientFact.Get(p), e.Namespace()
+		api, ns := kubefacts.APIClientFact.Get(p), e.Namespace()
 		ctx, cancel := context.WithTimeout(p.Context, p.Env.APITimeout())
 		defer cancel()
 		if AcrossNamespaces(p) {

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
@@ -37,7 +37,7 @@ func TestServerEndedItOnAStreamReset(t *testing.T) {
 	srv.StartTLS()
 	defer srv.Close()
 
-	api, err := facts.NewAPI(&hostio.Env{Root: t.TempDir()}, &rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{Insecure: true}})
+	api, err := kubefacts.NewAPI(&hostio.Env{Root: t.TempDir()}, &rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{Insecure: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ const SystemNamespace = "kube-system"
 // a few DaemonSet pods on every node, and at 2,000 nodes listing them all
 // was 65% of a run's bytes and six pages on its critical path (issue 24).
 //
-// target is the API target's key (facts.APIClient.Key): runners of one cluster
+// target is the API target's key (kubefacts.APIClient.Key): runners of one cluster
 // share the list. Without one (a unit test's client) it is listed afresh.
 func SystemPods(p *checks.Pass, ctx context.Context, target string, c kube.Interface, selector string) ([]corev1.Pod, error) {
 	list := func() ([]corev1.Pod, error) {

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 )
 
 // Webhook is one admission webhook of the cluster, as far as a finding
@@ -56,7 +56,7 @@ const WebhooksSource = "GET " + validatingPath + ", " + mutatingPath
 // configurations, once per target and run, in parallel: only a check that
 // found a webhook in a refusal asks, so a run whose pods are admitted
 // never sends these two requests.
-func ReadWebhooks(p *checks.Pass, ctx context.Context, api *facts.APIClient) *Webhooks {
+func ReadWebhooks(p *checks.Pass, ctx context.Context, api *kubefacts.APIClient) *Webhooks {
 	w, _ := checks.Shared(p, "webhooks "+api.Key, func() (*Webhooks, error) {
 		out := &Webhooks{}
 		type got struct {
@@ -108,7 +108,7 @@ func conditions(cs []admissionv1.MatchCondition) []string {
 
 // listJSON reads one page of a list as JSON (no typed client of doctor's
 // knows the group: its answer is cut by keep like any other).
-func listJSON(ctx context.Context, api *facts.APIClient, path string, into any) error {
+func listJSON(ctx context.Context, api *kubefacts.APIClient, path string, into any) error {
 	raw, err := api.Client.CoreV1().RESTClient().Get().AbsPath(path).Param("limit", fmt.Sprint(PageSize)).
 		SetHeader("Accept", "application/json").DoRaw(ctx)
 	if err != nil {

@@ -7,7 +7,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
 )
 
 // DefaultHost is where the runner's Docker client connects when neither
@@ -60,7 +61,7 @@ type Ignored struct {
 
 // resolveAddress applies the runner's choice to one runner's
 // [runners.docker] and the runner process's environment.
-func resolveAddress(e *facts.RunnerEntry, env *facts.Environ) Address {
+func resolveAddress(e *configfacts.RunnerEntry, env *hostfacts.Environ) Address {
 	d := e.Runner.Docker
 	var a Address
 	var cfgHost, cfgCert string

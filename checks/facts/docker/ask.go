@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
@@ -34,7 +34,7 @@ type Answer struct {
 // have answered the fact's probe (d.Probe.Version set); the request goes
 // where that one went, under the pass's call deadline, and a bundle keeps
 // the answer.
-func AskAs(p *checks.Pass, d *Daemon, e *facts.RunnerEntry, api string) *Answer {
+func AskAs(p *checks.Pass, d *Daemon, e *configfacts.RunnerEntry, api string) *Answer {
 	network, addr, key := "tcp", d.Addr.HostPort, "tcp "+d.Addr.HostPort
 	if d.Socket != nil {
 		network, addr, key = "unix", d.Socket.Local, "unix "+d.Socket.Seen

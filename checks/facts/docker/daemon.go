@@ -7,7 +7,8 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
@@ -29,13 +30,13 @@ type Daemon struct {
 var DaemonFact = &checks.Fact[*Daemon]{
 	ID:       "docker-daemon",
 	Doc:      "a Docker runner's daemon address (host, DOCKER_HOST or the default socket), its socket file, and the daemon's /_ping and /version",
-	Requires: []checks.Node{facts.RunnerEntryFact, facts.EnvironFact, facts.RunnerFact},
+	Requires: []checks.Node{configfacts.RunnerEntryFact, hostfacts.EnvironFact, hostfacts.RunnerFact},
 	Compute: func(p *checks.Pass) (*Daemon, error) {
-		e := facts.RunnerEntryFact.Get(p)
+		e := configfacts.RunnerEntryFact.Get(p)
 		if checks.NormalizeExecutor(e.Runner.Executor) != checks.Docker {
 			return &Daemon{}, nil
 		}
-		env := facts.EnvironFact.Get(p)
+		env := hostfacts.EnvironFact.Get(p)
 		d := &Daemon{Applies: true, Addr: resolveAddress(e, env)}
 		if env.Err != nil && d.Addr.FromEnv {
 			d.EnvErr = env.Err
@@ -45,7 +46,7 @@ var DaemonFact = &checks.Fact[*Daemon]{
 		}
 		switch d.Addr.Scheme {
 		case "unix":
-			d.Socket = statSocket(p.Env, facts.RunnerFact.Get(p).Selected, d.Addr.Socket)
+			d.Socket = statSocket(p.Env, hostfacts.RunnerFact.Get(p).Selected, d.Addr.Socket)
 		case "tcp", "http", "https":
 		default:
 			d.NotProbed = "doctor probes unix and tcp daemon addresses, not " + d.Addr.Scheme + "://"
@@ -61,7 +62,7 @@ func gather(p *checks.Pass, d *Daemon) {
 	var tlsConf *tls.Config
 	if d.Addr.TLSVerify && d.Addr.Scheme != "unix" {
 		// The files are the host's: read (as the runner) offline too.
-		c, err := tlsConfig(facts.RunnerEntryFact.Get(p).File.Files, &d.Addr)
+		c, err := tlsConfig(configfacts.RunnerEntryFact.Get(p).File.Files, &d.Addr)
 		if err != nil {
 			d.TLSErr, d.NotProbed = err, "the TLS settings do not load"
 			return

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
@@ -157,10 +157,10 @@ func (e *TLSError) Unwrap() error { return e.Err }
 // tlsConfig is what the runner's configureTransport builds
 // (helpers/docker/options.go, v19.3.0) when TLSVerify is set: ca.pem,
 // cert.pem and key.pem of CertPath, exclusive root pool, TLS 1.2 at least.
-// The files are read as the runner reads them (facts.RunnerReader), under
+// The files are read as the runner reads them (hostfacts.RunnerReader), under
 // --root, in tlsconfig.Client's order (CA, certificate, key), so the first
 // that fails is the one the runner names.
-func tlsConfig(r facts.RunnerReader, a *Address) (*tls.Config, *TLSError) {
+func tlsConfig(r hostfacts.RunnerReader, a *Address) (*tls.Config, *TLSError) {
 	c := &tls.Config{MinVersion: tls.VersionTLS12}
 	if h, _, err := net.SplitHostPort(a.HostPort); err == nil {
 		c.ServerName = h

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
@@ -17,7 +17,7 @@ import (
 // host's socket bind-mounted at /var/run/docker.sock) sees its own mount
 // namespace, which /proc/<pid>/root shows to doctor on the host; without a
 // live process, or when that is not there, the path under --root.
-func socketView(env *hostio.Env, proc *facts.Process, sock string) string {
+func socketView(env *hostio.Env, proc *hostfacts.Process, sock string) string {
 	if proc != nil {
 		nsRoot := "/proc/" + strconv.Itoa(proc.PID) + "/root"
 		if _, err := env.Lstat(nsRoot); err == nil {
@@ -89,7 +89,7 @@ type Socket struct {
 // IsSocket reports whether the file is a unix socket.
 func (s *Socket) IsSocket() bool { return s.Err == nil && s.Mode&os.ModeSocket != 0 }
 
-func statSocket(env *hostio.Env, proc *facts.Process, sock string) *Socket {
+func statSocket(env *hostio.Env, proc *hostfacts.Process, sock string) *Socket {
 	s := &Socket{Path: sock, Seen: socketView(env, proc, sock)}
 	resolved, err := inRoot(env, s.Seen)
 	if err != nil {
@@ -103,18 +103,18 @@ func statSocket(env *hostio.Env, proc *facts.Process, sock string) *Socket {
 		return s
 	}
 	s.Mode = st.Mode()
-	s.Owner, s.Group = facts.Ownership(st)
+	s.Owner, s.Group = hostfacts.Ownership(st)
 	return s
 }
 
 // FindDenied fills Denied for the runner's identity: the socket and the
 // directories above it the runner may not use. Root passes the bits.
-func (s *Socket) FindDenied(env *hostio.Env, ra *facts.RunAs) {
+func (s *Socket) FindDenied(env *hostio.Env, ra *hostfacts.RunAs) {
 	s.Denied = nil
 	if ra.UID == 0 {
 		return
 	}
-	if !facts.Permits(s.Mode, s.Owner, s.Group, ra, 2) {
+	if !hostfacts.Permits(s.Mode, s.Owner, s.Group, ra, 2) {
 		s.Denied = append(s.Denied, fmt.Sprintf("%s (%s, owner %d, group %d)", s.Path, s.Mode.Perm(), s.Owner, s.Group))
 	}
 	ns := strings.TrimSuffix(s.Seen, s.Path) // "/proc/<pid>/root", or ""
@@ -127,8 +127,8 @@ func (s *Socket) FindDenied(env *hostio.Env, ra *facts.RunAs) {
 		if err != nil {
 			continue
 		}
-		o, g := facts.Ownership(st)
-		if !facts.Permits(st.Mode(), o, g, ra, 1) {
+		o, g := hostfacts.Ownership(st)
+		if !hostfacts.Permits(st.Mode(), o, g, ra, 1) {
 			s.Denied = append(s.Denied, fmt.Sprintf("directory %s (%s, owner %d, group %d)", strings.TrimPrefix(dir, ns), st.Mode().Perm(), o, g))
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 )
 
 // KubeSystemLogReadsFact sends the log reads as soon as the node-local DNS
@@ -24,7 +24,7 @@ import (
 var KubeSystemLogReadsFact = &checks.Fact[struct{}]{
 	ID:       "kube-system-log-reads",
 	Doc:      "one-byte log reads of a Running node-local DNS pod per node, sent when the add-on's pods are listed",
-	Requires: []checks.Node{facts.AfterAPIAuth, KubeSystemRunningPodsFact, facts.APIClientFact},
+	Requires: []checks.Node{kubefacts.AfterAPIAuth, KubeSystemRunningPodsFact, kubefacts.APIClientFact},
 	Network:  true,
 	Compute: func(p *checks.Pass) (struct{}, error) {
 		sys := KubeSystemRunningPodsFact.Get(p)
@@ -35,7 +35,7 @@ var KubeSystemLogReadsFact = &checks.Fact[struct{}]{
 		if len(nodes) == 0 {
 			return struct{}{}, nil
 		}
-		api := facts.APIClientFact.Get(p)
+		api := kubefacts.APIClientFact.Get(p)
 		timeout := ReadTimeout(p)
 		var wg sync.WaitGroup
 		for _, n := range nodes {

@@ -12,8 +12,8 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/client/kube"
-	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/checks/facts/nodedns"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
@@ -39,7 +39,7 @@ type KubeSystemRunningPods struct {
 
 // running is the add-on's pods, from the list node-local-dns shares: the
 // list itself, not a copy of its Running pods.
-func running(p *checks.Pass, api *facts.APIClient, timeout time.Duration) *KubeSystemRunningPods {
+func running(p *checks.Pass, api *kubefacts.APIClient, timeout time.Duration) *KubeSystemRunningPods {
 	ctx, cancel := context.WithTimeout(p.Context, timeout)
 	defer cancel()
 	pods, err := cluster.SystemPods(p, ctx, api.Key, api.Client, nodedns.PodSelector)
@@ -231,10 +231,10 @@ func containerOf(p *corev1.Pod) string {
 var KubeSystemRunningPodsFact = &checks.Fact[*KubeSystemRunningPods]{
 	ID:       "kube-system-running-pods",
 	Doc:      "the node-local DNS add-on's pods in kube-system, listed by its label once per target: one per node is read from to reach its kubelet",
-	Requires: []checks.Node{facts.AfterAPIAuth, facts.APIClientFact},
+	Requires: []checks.Node{kubefacts.AfterAPIAuth, kubefacts.APIClientFact},
 	Network:  true,
 	Compute: func(p *checks.Pass) (*KubeSystemRunningPods, error) {
-		api := facts.APIClientFact.Get(p)
+		api := kubefacts.APIClientFact.Get(p)
 		return running(p, api, p.Env.APITimeout()), nil
 	},
 }

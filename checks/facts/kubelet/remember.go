@@ -17,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/hostio/atomicfile"
 )
@@ -47,7 +47,7 @@ const (
 
 type cacheFile struct {
 	Version int                     `json:"version"`
-	Targets map[string]cachedTarget `json:"targets"` // by facts.APIClient.Key: the server and a hash of the credential
+	Targets map[string]cachedTarget `json:"targets"` // by kubefacts.APIClient.Key: the server and a hash of the credential
 }
 
 type cachedTarget struct {
@@ -141,13 +141,13 @@ func rememberedFor(env *hostio.Env, key string) *RememberedReads {
 var RememberedReadsFact = &checks.Fact[*RememberedReads]{
 	ID:       "kubelet-reach-remembered-reads",
 	Doc:      "the log reads of the pods the last run read on this target (--cache-dir), sent with the first requests",
-	Requires: []checks.Node{facts.AfterAPIAuth, facts.APIClientFact},
+	Requires: []checks.Node{kubefacts.AfterAPIAuth, kubefacts.APIClientFact},
 	Network:  true,
 	Compute: func(p *checks.Pass) (*RememberedReads, error) {
 		if !caching(p.Env) {
 			return &RememberedReads{}, nil
 		}
-		api := facts.APIClientFact.Get(p)
+		api := kubefacts.APIClientFact.Get(p)
 		return checks.Shared(p, "kubelet-reach remembered "+api.Key, func() (*RememberedReads, error) {
 			r := rememberedFor(p.Env, api.Key)
 			// The reads outlive this fact, whose context ends when it

@@ -24,8 +24,10 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/client/dnsq"
 	"github.com/socialwebcomputer/doctor/checks/client/kube"
-	"github.com/socialwebcomputer/doctor/checks/facts"
 	"github.com/socialwebcomputer/doctor/checks/facts/cluster"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
@@ -84,10 +86,10 @@ func fetch(ctx context.Context, c kube.Interface, systemPods func(context.Contex
 	})
 	wg.Wait()
 	if dsErr != nil {
-		return nil, fmt.Errorf("%s: %w", DaemonSetsSource, facts.LacksRBAC(facts.Access{Verb: "list", Group: "apps", Resource: "daemonsets", Namespace: Namespace}, dsErr))
+		return nil, fmt.Errorf("%s: %w", DaemonSetsSource, kubefacts.LacksRBAC(kubefacts.Access{Verb: "list", Group: "apps", Resource: "daemonsets", Namespace: Namespace}, dsErr))
 	}
 	if podsErr != nil {
-		return nil, fmt.Errorf("%s: %w", PodsSource, facts.LacksRBAC(facts.Access{Verb: "list", Resource: "pods", Namespace: Namespace}, podsErr))
+		return nil, fmt.Errorf("%s: %w", PodsSource, kubefacts.LacksRBAC(kubefacts.Access{Verb: "list", Resource: "pods", Namespace: Namespace}, podsErr))
 	}
 	return v, nil
 }
@@ -178,13 +180,13 @@ func inCluster(env *hostio.Env) string {
 // PodSignals reads the signs of a pod under the root: KUBERNETES_SERVICE_HOST
 // in doctor's own environment, or a mounted service account.
 func PodSignals(env *hostio.Env) string {
-	if vars, err, _ := facts.ReadEnviron(env, "/proc/self/environ"); err == nil {
+	if vars, err, _ := hostfacts.ReadEnviron(env, "/proc/self/environ"); err == nil {
 		if h := vars["KUBERNETES_SERVICE_HOST"]; h != "" {
 			return "doctor runs in a pod (KUBERNETES_SERVICE_HOST=" + h + " in its environment)"
 		}
 	}
-	if st, err := env.Stat(facts.ServiceAccountDir); err == nil && st.IsDir() {
-		return "doctor runs in a pod (" + facts.ServiceAccountDir + " exists)"
+	if st, err := env.Stat(hostfacts.ServiceAccountDir); err == nil && st.IsDir() {
+		return "doctor runs in a pod (" + hostfacts.ServiceAccountDir + " exists)"
 	}
 	return ""
 }
@@ -268,11 +270,11 @@ func ask(ctx context.Context, env *hostio.Env, server, name, netw string) dnsq.A
 var ProbeFact = &checks.Fact[*Probe]{
 	ID:       "node-dns-probe",
 	Doc:      "the DNS server a job resolves through (or --dns-server), asked for the runner's GitLab names over UDP and TCP",
-	Requires: []checks.Node{facts.RunnerEntryFact},
+	Requires: []checks.Node{configfacts.RunnerEntryFact},
 	Network:  true,
-	Settings: []*checks.Setting{ServerSetting, facts.RepositoryURLSetting},
+	Settings: []*checks.Setting{ServerSetting, configfacts.RepositoryURLSetting},
 	Compute: func(p *checks.Pass) (*Probe, error) {
-		e := facts.RunnerEntryFact.Get(p)
+		e := configfacts.RunnerEntryFact.Get(p)
 		// Only for a runner the check applies to: no query for a Docker
 		// runner's sake.
 		if e.Executor != checks.Kubernetes {
@@ -291,7 +293,7 @@ func ProbeRunner(ctx context.Context, env *hostio.Env, r *runnerconfig.Runner) *
 	if server == "" {
 		return nil
 	}
-	return Ask(ctx, env, server, why, Targets(r, facts.RepositoryURLSetting.Value(env)))
+	return Ask(ctx, env, server, why, Targets(r, configfacts.RepositoryURLSetting.Value(env)))
 }
 
 // AddonOnce lists the node-local DNS add-on once per target (a client
@@ -336,10 +338,10 @@ type Addon struct {
 var AddonFact = &checks.Fact[*Addon]{
 	ID:       "node-dns-addon",
 	Doc:      "the node-local DNS add-on's DaemonSet and pods in kube-system, listed once per target",
-	Requires: []checks.Node{facts.AfterAPIAuth, facts.APIClientFact},
+	Requires: []checks.Node{kubefacts.AfterAPIAuth, kubefacts.APIClientFact},
 	Network:  true,
 	Compute: func(p *checks.Pass) (*Addon, error) {
-		api := facts.APIClientFact.Get(p)
+		api := kubefacts.APIClientFact.Get(p)
 		ctx, cancel := Budget(p.Context)
 		defer cancel()
 		v, err := AddonOnce(p, ctx, api.Client, api.Key)

@@ -14,7 +14,8 @@ import (
 	"strings"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
@@ -52,11 +53,11 @@ type Exposition struct {
 var Fact = &checks.Fact[*Exposition]{
 	ID:       "runner-metrics-scrape",
 	Doc:      "the runner's own Prometheus metrics: one bounded GET of the /metrics its listen_address (or --metrics-url) serves, checked against the runner version's metric definitions",
-	Requires: []checks.Node{facts.ConfigFact, facts.RunAsFact, facts.EnvironFact},
+	Requires: []checks.Node{configfacts.ConfigFact, hostfacts.RunAsFact, hostfacts.EnvironFact},
 	Settings: []*checks.Setting{MetricsURLSetting},
 	Network:  true,
 	Compute: func(p *checks.Pass) (*Exposition, error) {
-		cfg, ra, env := facts.ConfigFact.Get(p), facts.RunAsFact.Get(p), facts.EnvironFact.Get(p)
+		cfg, ra, env := configfacts.ConfigFact.Get(p), hostfacts.RunAsFact.Get(p), hostfacts.EnvironFact.Get(p)
 		m := &Exposition{}
 		ep, none, err := endpoint(p.Env, cfg, ra, env)
 		if err != nil {
@@ -80,7 +81,7 @@ var Fact = &checks.Fact[*Exposition]{
 // v19.3.0): the run command's --listen-address (or LISTEN_ADDRESS, its
 // environment variable), else config.toml's listen_address; without a port,
 // DefaultPort. An error is a --metrics-url doctor cannot use.
-func endpoint(env *hostio.Env, cfg *facts.ConfigFile, ra *facts.RunAs, e *facts.Environ) (Endpoint, string, error) {
+func endpoint(env *hostio.Env, cfg *configfacts.ConfigFile, ra *hostfacts.RunAs, e *hostfacts.Environ) (Endpoint, string, error) {
 	if raw := MetricsURLSetting.Value(env); raw != "" {
 		u, err := url.Parse(raw)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -140,7 +141,7 @@ var rawAddressLine = regexp.MustCompile(`^\s*listen_address\s*=\s*(?:"([^"\\]*)"
 
 // rawListenAddress is listen_address as written in a config.toml that does
 // not decode: the first such line before any table, "" when there is none.
-func rawListenAddress(cfg *facts.ConfigFile) string {
+func rawListenAddress(cfg *configfacts.ConfigFile) string {
 	for _, line := range strings.Split(string(cfg.Data), "\n") {
 		if strings.HasPrefix(strings.TrimSpace(line), "[") {
 			return ""
@@ -153,11 +154,11 @@ func rawListenAddress(cfg *facts.ConfigFile) string {
 }
 
 func flagAddress(cmdline []string) string {
-	v, _ := facts.FlagValue(cmdline, "--listen-address")
+	v, _ := hostfacts.FlagValue(cmdline, "--listen-address")
 	return strings.TrimSpace(v)
 }
 
-func lookup(e *facts.Environ, k string) string {
+func lookup(e *hostfacts.Environ, k string) string {
 	v, _ := e.Lookup(k)
 	return strings.TrimSpace(v)
 }

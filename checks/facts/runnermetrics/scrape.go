@@ -20,7 +20,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
@@ -101,13 +101,13 @@ type runner struct {
 
 // runnersOf lists config.toml's runners with the short forms of their
 // tokens the metrics carry in their runner label.
-func runnersOf(cfg *facts.ConfigFile) []runner {
+func runnersOf(cfg *configfacts.ConfigFile) []runner {
 	if !cfg.Decoded() {
 		return nil
 	}
 	var out []runner
 	for i, r := range cfg.Config.Runners {
-		out = append(out, runner{ref: *facts.RefOf(i, r), shorts: ShortTokens(r.Token)})
+		out = append(out, runner{ref: *configfacts.RefOf(i, r), shorts: ShortTokens(r.Token)})
 	}
 	return out
 }

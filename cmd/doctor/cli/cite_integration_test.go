@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/report"
 	"github.com/socialwebcomputer/doctor/testkit/testenv"
 	"github.com/socialwebcomputer/doctor/testkit/testroot"
@@ -36,7 +36,7 @@ func TestAPIFindingsCiteTheEffectiveCluster(t *testing.T) {
 		"cluster defined in " + testroot.KubeconfigPath, "kubeconfig path list from KUBECONFIG in /proc/4242/environ"}
 	cited := 0
 	for _, f := range rep.Findings {
-		i := slices.IndexFunc(f.Evidence, facts.CitesEffectiveCluster)
+		i := slices.IndexFunc(f.Evidence, kubefacts.CitesEffectiveCluster)
 		if i < 0 {
 			continue
 		}

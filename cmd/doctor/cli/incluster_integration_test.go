@@ -13,7 +13,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
 	"github.com/socialwebcomputer/doctor/testkit/fixture"
 	"github.com/socialwebcomputer/doctor/testkit/testenv"
 	"github.com/socialwebcomputer/doctor/testkit/testroot"
@@ -71,9 +71,9 @@ func TestInClusterRunner(t *testing.T) {
 			}, "gitlab-runner", "run", "--config", "/etc/gitlab-runner/config.toml")
 			root.Write("/etc/gitlab-runner/config.toml", deckhouseConfig, 0o600)
 			root.Chown("/etc/gitlab-runner/config.toml", 1001, 1001) // the pod's user reads it (a Secret mounted for it)
-			root.Write(facts.ServiceAccountDir+"/token", token, 0o600)
-			root.Chown(facts.ServiceAccountDir+"/token", 1001, 1001) // the pod's user reads it (a Secret mounted for it)
-			root.Write(facts.ServiceAccountDir+"/ca.crt", string(env.CAPEM), 0o644)
+			root.Write(hostfacts.ServiceAccountDir+"/token", token, 0o600)
+			root.Chown(hostfacts.ServiceAccountDir+"/token", 1001, 1001) // the pod's user reads it (a Secret mounted for it)
+			root.Write(hostfacts.ServiceAccountDir+"/ca.crt", string(env.CAPEM), 0o644)
 			rep, out := runReport(t, "run", "--root", root.Dir, "-o", "json", "--timeout", "60s", "--skip", "gitlab-reachability")
 			fixture.AssertWant(t, rep, tc.want)
 			if len(token) > 20 && strings.Contains(out, token[len(token)-20:]) {
@@ -181,9 +181,9 @@ func TestInClusterDeployment(t *testing.T) {
 			// The container's files, as the node sees them.
 			root.Write("/proc/77/root/etc/gitlab-runner/config.toml", config, 0o600)
 			root.Chown("/proc/77/root/etc/gitlab-runner/config.toml", 1001, 1001) // the pod's user reads it (a Secret mounted for it)
-			root.Write("/proc/77/root"+facts.ServiceAccountDir+"/token", token, 0o600)
-			root.Chown("/proc/77/root"+facts.ServiceAccountDir+"/token", 1001, 1001) // the pod's user reads it (a Secret mounted for it)
-			root.Write("/proc/77/root"+facts.ServiceAccountDir+"/ca.crt", string(env.CAPEM), 0o644)
+			root.Write("/proc/77/root"+hostfacts.ServiceAccountDir+"/token", token, 0o600)
+			root.Chown("/proc/77/root"+hostfacts.ServiceAccountDir+"/token", 1001, 1001) // the pod's user reads it (a Secret mounted for it)
+			root.Write("/proc/77/root"+hostfacts.ServiceAccountDir+"/ca.crt", string(env.CAPEM), 0o644)
 			root.Write("/proc/77/mountinfo", "3012 2990 0:312 / / rw,relatime - overlay overlay rw\n"+
 				"3021 3012 253:1 /var/lib/kubelet/pods/5e3c/volumes/kubernetes.io~empty-dir/config /etc/gitlab-runner rw,relatime - ext4 /dev/vda1 rw\n", 0o444)
 			rep, out := runReport(t, "run", "--root", root.Dir, "-o", "json", "--timeout", "60s", "--skip", "gitlab-reachability")

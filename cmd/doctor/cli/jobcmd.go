@@ -16,7 +16,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/all"
 	"github.com/socialwebcomputer/doctor/checks/client/gitlab"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
 	"github.com/socialwebcomputer/doctor/cmd/doctor/app/job"
 	"github.com/socialwebcomputer/doctor/cmd/doctor/app/symptom"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
@@ -149,12 +149,12 @@ func (a *app) readJob(ctx context.Context, f *runFlags, env *hostio.Env) (*sympt
 		return nil, "", err
 	}
 	cfgCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	values, err := checks.Evaluate(cfgCtx, env, facts.ConfigFact, checks.Options{Timeout: 30 * time.Second})
+	values, err := checks.Evaluate(cfgCtx, env, configfacts.ConfigFact, checks.Options{Timeout: 30 * time.Second})
 	cancel()
 	if err != nil {
 		return nil, "", usageError("%v", err)
 	}
-	var cfg *facts.ConfigFile
+	var cfg *configfacts.ConfigFile
 	if len(values) == 1 {
 		cfg = values[0].Value
 	}

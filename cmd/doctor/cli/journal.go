@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
 	"github.com/socialwebcomputer/doctor/cmd/doctor/app/symptom"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
@@ -84,7 +84,7 @@ func scanJournal(ctx context.Context, m *symptom.Matcher, env *hostio.Env) (*sym
 // runnerUnit is the unit the service fact names (the process's --service,
 // else gitlab-runner.service), evaluated as every check reads it.
 func runnerUnit(ctx context.Context, env *hostio.Env) (string, error) {
-	values, err := checks.Evaluate(ctx, env, facts.ServiceFact, checks.Options{Timeout: JournalTimeout})
+	values, err := checks.Evaluate(ctx, env, hostfacts.ServiceFact, checks.Options{Timeout: JournalTimeout})
 	if err != nil {
 		return "", err
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/checks"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/cmd/doctor/app/bundle"
 	"github.com/socialwebcomputer/doctor/report"
 )
@@ -68,7 +68,7 @@ func checkCutWhenDone(t *testing.T, rep *report.Report, bundlePath string, args 
 
 // assertCutIsSufficient runs a run that talked to an apiserver twice more,
 // without --bundle and at the recorded run's clock: once as a live run is
-// (protobuf, cut), once with the cut off (facts.WholeAnswersForTests).
+// (protobuf, cut), once with the cut off (kubefacts.WholeAnswersForTests).
 // Both must conclude what the recorded run did: the allow-list of
 // keep.Kinds holds every field a check read on this scenario, and the
 // protobuf cut decodes as the JSON one.
@@ -84,10 +84,10 @@ func assertCutIsSufficient(t *testing.T, recorded *report.Report, bundlePath str
 	}
 	want := verdictsOf(recorded)
 	for _, whole := range []bool{false, true} {
-		facts.WholeAnswersForTests.Store(whole)
+		kubefacts.WholeAnswersForTests.Store(whole)
 		var out, errb bytes.Buffer
 		code := Main(args, IO{Out: &out, Err: &errb, Getenv: func(string) string { return "" }})
-		facts.WholeAnswersForTests.Store(false)
+		kubefacts.WholeAnswersForTests.Store(false)
 		var rep report.Report
 		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 			t.Fatalf("whole=%v: exit %d, %s: %v", whole, code, errb.String(), err)

@@ -12,7 +12,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/report"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 	"github.com/socialwebcomputer/doctor/testkit/testenv"
@@ -58,9 +58,9 @@ func flagsConfig(env []string, flags map[string]bool) string {
 	return c
 }
 
-// neededOf is facts.NeededFor of config's only runner, the config
+// neededOf is kubefacts.NeededFor of config's only runner, the config
 // decoded as doctor decodes it.
-func neededOf(t *testing.T, config string) []facts.Access {
+func neededOf(t *testing.T, config string) []kubefacts.Access {
 	t.Helper()
 	cfg, _, err := runnerconfig.Decode([]byte(config))
 	if err != nil {
@@ -69,12 +69,12 @@ func neededOf(t *testing.T, config string) []facts.Access {
 	if len(cfg.Runners) != 1 {
 		t.Fatalf("config has %d runners, want 1", len(cfg.Runners))
 	}
-	return facts.NeededFor(cfg.Runners[0])
+	return kubefacts.NeededFor(cfg.Runners[0])
 }
 
 // rulesFor is a Role's rules granting exactly want, less the resources in
 // drop: one rule per (group, resource), verbs in NeededFor's order.
-func rulesFor(t *testing.T, want []facts.Access, namespace string, drop ...string) []rbacv1.PolicyRule {
+func rulesFor(t *testing.T, want []kubefacts.Access, namespace string, drop ...string) []rbacv1.PolicyRule {
 	t.Helper()
 	type gr struct{ group, resource string }
 	var order []gr

@@ -16,7 +16,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/client/kube"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/cmd/doctor/app/metrics"
 	"github.com/socialwebcomputer/doctor/cmd/doctor/app/state"
 	"github.com/socialwebcomputer/doctor/cmd/doctor/app/symptom"
@@ -530,7 +530,7 @@ func (a *app) buildEnv(f *runFlags, absRoot string) (*hostio.Env, error) {
 	}
 	env.Log = newLogger(a.io.Err, level)
 	// klog's lines (client-go's) go to the same logger, or nowhere.
-	facts.LogClientGoTo(env.Log)
+	kubefacts.LogClientGoTo(env.Log)
 	return env, nil
 }
 

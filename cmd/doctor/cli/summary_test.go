@@ -10,7 +10,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/all"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/report"
 	"github.com/socialwebcomputer/doctor/testkit/fixture"
 )
@@ -83,7 +83,7 @@ func runReport(t *testing.T, args ...string) (*report.Report, string) {
 }
 
 // assertCitesCluster fails the test when a finding of a check that reads
-// the runner's cluster (it cannot run without facts.APIClientFact) lacks
+// the runner's cluster (it cannot run without kubefacts.APIClientFact) lacks
 // the effective cluster and its provenance: the engine adds it
 // (APIClientFact's Cites), so a finding without it is a check that reads
 // the cluster by another way, or an engine that lost the seam.
@@ -96,10 +96,10 @@ func assertCitesCluster(t *testing.T, rep *report.Report) {
 	}
 	for _, f := range rep.Findings {
 		c := byID[f.Check]
-		if c == nil || !checks.Reads(catalog, c, facts.APIClientFact) {
+		if c == nil || !checks.Reads(catalog, c, kubefacts.APIClientFact) {
 			continue
 		}
-		if !slices.ContainsFunc(f.Evidence, facts.CitesEffectiveCluster) {
+		if !slices.ContainsFunc(f.Evidence, kubefacts.CitesEffectiveCluster) {
 			t.Errorf("%s reads the cluster, and its finding %q does not cite the effective cluster: %v", f.Check, f.Cause, f.Evidence)
 		}
 	}

@@ -182,7 +182,7 @@ func modelOf(t *testing.T, mergedUsr bool, row diffRow) (*Unit, bool) {
 	enabled := false
 	if u.Found() {
 		// A masked unit's .wants/ link still makes the target want it
-		// (its start then fails): facts.ServiceFact asks Enabled of it too.
+		// (its start then fails): hostfacts.ServiceFact asks Enabled of it too.
 		enabled, _ = Enabled(env, row.unit)
 	}
 	return u, enabled

@@ -129,7 +129,7 @@ func encodingOf(media string, b []byte) string {
 }
 
 // maxPrealloc is the most a body's Content-Length makes the cut set aside
-// before reading: the per-response byte bound (facts.MaxResponseBytes).
+// before reading: the per-response byte bound (kubefacts.MaxResponseBytes).
 const maxPrealloc = 16 << 20
 
 // cutBody reads the whole answer on its first Read (the byte bounds below

@@ -6,7 +6,7 @@ import (
 )
 
 // The bounds on the work an answer makes, checked while it is cut, before
-// client-go decodes a byte of it. The byte bounds (facts.MaxResponseBytes
+// client-go decodes a byte of it. The byte bounds (kubefacts.MaxResponseBytes
 // and the rest) do not bound this: an empty object is two bytes of
 // protobuf and a corev1.Pod of 1,240 bytes once decoded, so a 16 MiB
 // answer of "{}" items is billions of bytes of structs.

@@ -1,6 +1,6 @@
 // Package keep is what doctor keeps of the API answers it reads: for each
 // kind, the fields some check or fact reads, and nothing else. Every answer
-// is cut down to them where it arrives (the transport of facts.NewAPI),
+// is cut down to them where it arrives (the transport of kubefacts.NewAPI),
 // before client-go decodes it, for a live run (protobuf), a recorded one
 // (JSON, which the bundle's tape then holds) and a replayed one alike: the
 // checks see the same objects in all three, and what they never read (env
@@ -220,15 +220,15 @@ var Kinds = []Kind{
 		"status.certificate",          // kubelet-serving: whether it was issued (a public certificate)
 	}, Transforms: map[string]func(string) string{"status.conditions[].message": Message}},
 	{APIVersion: "authentication.k8s.io/v1", Kind: "SelfSubjectReview", Go: authnv1.SelfSubjectReview{}, Fields: []string{
-		"status.userInfo.username", // facts.IdentityFact: api-auth, owner-rbac
-		"status.userInfo.groups[]", // facts.IdentityFact: owner-rbac
+		"status.userInfo.username", // kubefacts.IdentityFact: api-auth, owner-rbac
+		"status.userInfo.groups[]", // kubefacts.IdentityFact: owner-rbac
 	}},
 	{APIVersion: "authorization.k8s.io/v1", Kind: "SelfSubjectAccessReview", Go: authzv1.SelfSubjectAccessReview{}, Fields: []string{
-		"status.allowed", // facts.Allowed: runner-rbac, owner-rbac, dvp-rbac
+		"status.allowed", // kubefacts.Allowed: runner-rbac, owner-rbac, dvp-rbac
 	}},
 	{APIVersion: "authorization.k8s.io/v1", Kind: "SelfSubjectRulesReview", Go: authzv1.SelfSubjectRulesReview{}, Fields: []string{
-		"status.incomplete",                  // facts.Allowed
-		"status.resourceRules[].verbs[]",     // facts.Allowed (permits)
+		"status.incomplete",                  // kubefacts.Allowed
+		"status.resourceRules[].verbs[]",     // kubefacts.Allowed (permits)
 		"status.resourceRules[].apiGroups[]", // same
 		"status.resourceRules[].resources[]", // same
 	}},
@@ -312,7 +312,7 @@ var podSaid = func() map[string]func(string) string {
 }()
 
 // dvpAPIVersion is the group and version of the Deckhouse virtualization
-// objects (facts.DVPGroup, facts.DVPVersion).
+// objects (kubefacts.DVPGroup, kubefacts.DVPVersion).
 const dvpAPIVersion = "virtualization.deckhouse.io/v1alpha2"
 
 // webhookFields are what job-admission reads of a webhook configuration,

@@ -28,7 +28,7 @@ import (
 	"time"
 
 	cut "github.com/socialwebcomputer/doctor/checks/client/kube/keep"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/hostio/atomicfile"
 	"github.com/socialwebcomputer/doctor/internal/redact"
@@ -282,7 +282,7 @@ func redactSystemdShow(b []byte) []byte {
 	if err := json.Unmarshal(b, &s); err != nil || s == nil {
 		return redactJSON(b)
 	}
-	out, err := json.Marshal(s.Redacted(facts.ProcessVariableRead, redact.StandIn, redactFreeText))
+	out, err := json.Marshal(s.Redacted(hostfacts.ProcessVariableRead, redact.StandIn, redactFreeText))
 	if err != nil {
 		return redactJSON(b)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
 	"github.com/socialwebcomputer/doctor/internal/redact"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
@@ -24,7 +24,7 @@ import (
 //     its description: its strings become stand-ins described the same
 //     (redact.StandInLike: same length, as secret-looking, nothing of it);
 //   - the job's environment keeps its names, and the values of the
-//     variables a check reads (facts.JobVariableRead); the others become
+//     variables a check reads (hostfacts.JobVariableRead); the others become
 //     such stand-ins too;
 //   - a secret-named key (token, SecretKey, password) is a credential:
 //     its stand-in is redact.StandIn, which keeps a token's kind and which
@@ -121,7 +121,7 @@ func tomlStandIn(key toml.Key, known bool, v string) (string, string) {
 	case key.String() == "runners.environment":
 		// The job's variables: names stay, and the values the checks read
 		// (feature flags, the job's KUBECONFIG).
-		if n, _, ok := strings.Cut(v, "="); !ok || !facts.JobVariableRead(n) {
+		if n, _, ok := strings.Cut(v, "="); !ok || !hostfacts.JobVariableRead(n) {
 			return redact.StandInLike(name, v), "values of job variables no check reads"
 		}
 	case redact.SecretKey(name) && v != "" && !strings.HasPrefix(v, "/"):

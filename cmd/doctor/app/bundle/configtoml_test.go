@@ -7,7 +7,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
 	"github.com/socialwebcomputer/doctor/internal/redact"
 )
 
@@ -178,7 +178,7 @@ func TestRedactEnviron(t *testing.T) {
 			t.Errorf("keeps %q: %q", secret, s)
 		}
 	}
-	vars := facts.ParseEnviron(out)
+	vars := hostfacts.ParseEnviron(out)
 	if vars["KUBECONFIG"] != "/etc/k.yaml" || !strings.HasSuffix(vars["DOCKER_HOST"], "@127.0.0.1:2376") || vars["EMPTY"] != "" ||
 		len(vars) != 4 || strings.Count(s, "\x00") != 4 {
 		t.Errorf("shape or read values lost: %q", s)

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/redact"
 	"github.com/socialwebcomputer/doctor/internal/source/sshkey"
@@ -89,7 +89,7 @@ func (f *fileCopy) redact(si *standIns) ([]byte, []string) {
 			if r.Kind == hostio.KindEnvironmentFile {
 				redactUnit = systemd.RedactEnvFile
 			}
-			if out, err = redactUnit(f.path, b, facts.ProcessVariableRead, redact.StandIn); err == nil {
+			if out, err = redactUnit(f.path, b, hostfacts.ProcessVariableRead, redact.StandIn); err == nil {
 				// The net under it: ExecStart's flags, URL userinfo.
 				var net []string
 				if !bytes.Equal(out, b) {
@@ -139,7 +139,7 @@ func describeUndecodable(p string, kind hostio.FileKind, content []byte, why str
 }
 
 // redactEnviron keeps of an environ (NAME=value\0…) the names, and the
-// values only of the variables a check reads (facts.ProcessVariableRead),
+// values only of the variables a check reads (hostfacts.ProcessVariableRead),
 // without URL userinfo; every other value is a stand-in. The block keeps
 // its shape: the same entries, NULs where they were.
 func redactEnviron(b []byte) ([]byte, []string) {
@@ -151,7 +151,7 @@ func redactEnviron(b []byte) ([]byte, []string) {
 			continue
 		}
 		nv := redact.StandIn(val)
-		if facts.ProcessVariableRead(name) {
+		if hostfacts.ProcessVariableRead(name) {
 			nv = redactFreeText(val)
 		}
 		if nv != val {

@@ -11,7 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/hostfacts"
 	"github.com/socialwebcomputer/doctor/internal/redact"
 )
 
@@ -266,7 +266,7 @@ func FuzzRedactEnviron(f *testing.F) {
 	f.Add([]byte("KUBECONFIG=/etc/k.yaml\x00SMTP_RELAY=EnvSmtp8Kq2Zm6Tx1Lp\x00"))
 	f.Add([]byte("A=\x00B=c=d\x00HOME=/root\x00"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if facts.CheckEnviron(b) != nil {
+		if hostfacts.CheckEnviron(b) != nil {
 			return
 		}
 		out, _ := redactEnviron(b)
@@ -275,7 +275,7 @@ func FuzzRedactEnviron(f *testing.F) {
 		}
 		for _, kv := range bytes.Split(b, []byte{0}) {
 			name, v, ok := strings.Cut(string(kv), "=")
-			if ok && !facts.ProcessVariableRead(name) && len(v) >= 12 && !strings.Contains(v, "REDACTED-") && bytes.Contains(out, []byte(v)) {
+			if ok && !hostfacts.ProcessVariableRead(name) && len(v) >= 12 && !strings.Contains(v, "REDACTED-") && bytes.Contains(out, []byte(v)) {
 				t.Fatalf("%s's value kept: %q", name, out)
 			}
 		}

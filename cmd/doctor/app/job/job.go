@@ -19,7 +19,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/client/gitlab"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 )
 
@@ -63,15 +63,15 @@ type Entry struct {
 // Locate finds the job's GitLab among this host's runners' (or
 // --gitlab-url) and its project and id, and refuses a job whose host is
 // neither: the token goes nowhere else.
-func Locate(env *hostio.Env, cfg *facts.ConfigFile, ref Ref) (*Located, error) {
+func Locate(env *hostio.Env, cfg *configfacts.ConfigFile, ref Ref) (*Located, error) {
 	var entries []Entry
 	if cfg != nil && cfg.Decoded() {
 		for i, r := range cfg.Config.Runners {
-			t, err := facts.GitLabTarget(env, cfg, facts.RunnerLabel(i, r), r)
+			t, err := configfacts.GitLabTarget(env, cfg, configfacts.RunnerLabel(i, r), r)
 			if err != nil {
 				continue
 			}
-			entries = append(entries, Entry{Ref: *facts.RefOf(i, r), Name: r.Name, Token: r.Token, Target: t})
+			entries = append(entries, Entry{Ref: *configfacts.RefOf(i, r), Name: r.Name, Token: r.Token, Target: t})
 		}
 	}
 	var given *gitlab.Target

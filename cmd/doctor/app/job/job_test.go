@@ -5,13 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
 // config is a decoded config.toml of runners at these urls.
-func config(t *testing.T, urls ...string) *facts.ConfigFile {
+func config(t *testing.T, urls ...string) *configfacts.ConfigFile {
 	t.Helper()
 	cfg := &runnerconfig.Config{}
 	for i, u := range urls {
@@ -20,7 +20,7 @@ func config(t *testing.T, urls ...string) *facts.ConfigFile {
 		cfg.Runners[i].URL = u
 		cfg.Runners[i].Token = "glrt-token-" + string(rune('a'+i))
 	}
-	return &facts.ConfigFile{Config: cfg}
+	return &configfacts.ConfigFile{Config: cfg}
 }
 
 func TestLocateReadsTheJobsURL(t *testing.T) {

@@ -14,23 +14,24 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks"
 	"github.com/socialwebcomputer/doctor/checks/client/kube"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/configfacts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/internal/redact"
 	"github.com/socialwebcomputer/doctor/runnerconfig"
 )
 
 // Target is a Kubernetes runner's cluster, reached as its executor reaches
-// it (facts.APIClientFact: host, in-cluster config, then the kubeconfig).
+// it (kubefacts.APIClientFact: host, in-cluster config, then the kubeconfig).
 type Target struct {
 	Runner      checks.RunnerRef
 	RunnerName  string // the [[runners]] name, for the job pods' manager label
 	Namespace   string
 	PollTimeout time.Duration
-	Source      string // which credential, as facts.APIClient.Source says
-	// API is doctor's client for the runner (facts.NewAPI: every dial
+	Source      string // which credential, as kubefacts.APIClient.Source says
+	// API is doctor's client for the runner (kubefacts.NewAPI: every dial
 	// through hostio.Env.Dial, bounded bodies, a 15s overall timeout).
-	API *facts.APIClient
+	API *kubefacts.APIClient
 	// Client is the same transport without the overall timeout, for
 	// watches (WatchClient).
 	Client kube.Interface
@@ -45,7 +46,7 @@ func (t *Target) Selector() string {
 	return strconv.Itoa(t.Runner.Index)
 }
 
-// WatchClient is a client for watches on cfg, a facts.APIClient's Config: the same
+// WatchClient is a client for watches on cfg, a kubefacts.APIClient's Config: the same
 // dialer (hostio.Env.Dial), bounded transport and request counter, but no
 // overall request timeout, which would end every watch after 15 seconds.
 // Each list the trace makes has its own deadline (Options.RequestTimeout),
@@ -58,17 +59,17 @@ func WatchClient(cfg *rest.Config) (kube.Interface, error) {
 
 // runnerAPI is a runner with its API client, as doctor run builds it.
 type runnerAPI struct {
-	entry *facts.RunnerEntry
-	api   *facts.APIClient
+	entry *configfacts.RunnerEntry
+	api   *kubefacts.APIClient
 }
 
 // runnerAPIFact is what Resolve evaluates for each Kubernetes runner.
 var runnerAPIFact = &checks.Fact[runnerAPI]{
 	ID:       "trace-runner-api",
 	Doc:      "a Kubernetes runner's [[runners]] entry and its API client, for doctor trace",
-	Requires: []checks.Node{facts.APIClientFact, facts.RunnerEntryFact},
+	Requires: []checks.Node{kubefacts.APIClientFact, configfacts.RunnerEntryFact},
 	Compute: func(p *checks.Pass) (runnerAPI, error) {
-		return runnerAPI{entry: facts.RunnerEntryFact.Get(p), api: facts.APIClientFact.Get(p)}, nil
+		return runnerAPI{entry: configfacts.RunnerEntryFact.Get(p), api: kubefacts.APIClientFact.Get(p)}, nil
 	},
 }
 

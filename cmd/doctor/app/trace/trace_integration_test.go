@@ -22,7 +22,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks/all"
 	"github.com/socialwebcomputer/doctor/checks/client/kube"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/testkit/testenv"
 	"github.com/socialwebcomputer/doctor/testkit/testpki"
@@ -43,7 +43,7 @@ const traceUser = "doctor-trace-test"
 type traceWorld struct {
 	env   *testenv.Env
 	admin kubernetes.Interface
-	// client is the trace's: facts.NewAPI's transport (hostio.Env.Dial,
+	// client is the trace's: kubefacts.NewAPI's transport (hostio.Env.Dial,
 	// bounded bodies) without the overall timeout (WatchClient).
 	client kube.Interface
 }
@@ -52,7 +52,7 @@ func startWorld(t *testing.T, opts ...testenv.Option) *traceWorld {
 	env := testenv.Start(t, opts...)
 	env.BindOwnersToClusterAdmin()
 	cert, key := env.MintClient(traceUser, []string{testenv.OwnersGroup}, time.Now().Add(-time.Hour), time.Now().Add(24*time.Hour))
-	api, err := facts.NewAPI(&hostio.Env{}, env.ClientConfig(cert, key))
+	api, err := kubefacts.NewAPI(&hostio.Env{}, env.ClientConfig(cert, key))
 	if err != nil {
 		t.Fatal(err)
 	}

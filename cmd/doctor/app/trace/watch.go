@@ -16,7 +16,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks/client/kube"
 	"github.com/socialwebcomputer/doctor/checks/client/kube/keep"
-	"github.com/socialwebcomputer/doctor/checks/facts"
+	"github.com/socialwebcomputer/doctor/checks/facts/kubefacts"
 )
 
 // kind is one of the three streams a trace reads.
@@ -356,7 +356,7 @@ func isGone(err error) bool {
 // be read, or the run's bound on API bytes or on decoded objects is spent
 // (a flood of events): retrying would only meet it again.
 func fatal(err error) bool {
-	var big *facts.ErrBodyTooLarge
+	var big *kubefacts.ErrBodyTooLarge
 	if errors.As(err, &big) && big.Run {
 		return true
 	}
