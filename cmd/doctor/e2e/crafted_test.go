@@ -97,7 +97,7 @@ func peakRSSBin(t *testing.T) string {
 			return
 		}
 		peakRSS.path = filepath.Join(dir, "peakrss")
-		if out, err := exec.Command("go", "build", "-o", peakRSS.path, "../testing/testenv/peakrss").CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", "build", "-o", peakRSS.path, "github.com/socialwebcomputer/doctor/testkit/testenv/peakrss").CombinedOutput(); err != nil {
 			peakRSS.err = fmt.Errorf("go build peakrss: %v\n%s", err, out)
 		}
 	})
