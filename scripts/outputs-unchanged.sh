@@ -7,7 +7,7 @@
 #   scripts/outputs-unchanged.sh dump BIN DIR           dump one binary into DIR
 #   scripts/outputs-unchanged.sh compare DIR_A DIR_B    compare two dumps
 #
-# A dump (TestDumpOutputs in cmd/doctor/cli, which says what it holds) is
+# A dump (TestDumpOutputs in cmd/doctor/e2e, which says what it holds) is
 # every fixture of testdata/fixtures laid out as TestScenarios lays it, run
 # in every format with and without --verbose, bundled and analyzed, and
 # asked `doctor why` of every log in testdata/logs; then `doctor checks`,
@@ -43,7 +43,7 @@ dump() {
   mkdir -p "$dir" "$stage"
   install -m 0755 "$bin" "$stage/doctor"
   DOCTOR_LOOPBACK_ONLY=1 DOCTOR_DUMP_BIN="$stage/doctor" DOCTOR_DUMP_DIR="$dir" \
-    go test ./cmd/doctor/cli -run '^TestDumpOutputs$' -count=1 -timeout 30m >&2
+    go test ./cmd/doctor/e2e -run '^TestDumpOutputs$' -count=1 -timeout 30m >&2
   echo "$(find "$dir" -type f | wc -l) outputs of $bin in $dir" >&2
 }
 

@@ -31,7 +31,10 @@ func TestCases(t *testing.T) {
 
 // TestClassifiesEachFailure points the runner's kubeconfig at loopback
 // servers that fail in each way the guide's operators meet: api-auth names
-// each one and the address, within its deadline.
+// each one and the address, within its deadline. These are the findings'
+// words; the same failures through the binary (exit code, api-auth
+// ranked first, analyze of the bundle) are cmd/doctor/e2e's
+// TestAPIAuthFailuresRankFirstAndReplay.
 func TestClassifiesEachFailure(t *testing.T) {
 	now := time.Now()
 	ca, err := testpki.NewCA("tenant PKI", now.Add(-time.Hour), now.Add(48*time.Hour))

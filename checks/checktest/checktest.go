@@ -30,7 +30,7 @@
 //
 // So `go test ./checks/<id>/` alone proves a check: its judging on given
 // facts, its reading of hosts, and, with -tags integration, its reading of
-// a real cluster. cmd/doctor/cli's tests keep what is the CLI's: exit codes,
+// a real cluster. cmd/doctor/cli and cmd/doctor/e2e keep what is the CLI's: exit codes,
 // flags, rendering and ranking across checks.
 package checktest
 

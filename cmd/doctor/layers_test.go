@@ -28,9 +28,10 @@ type layer struct {
 // layers, from the top down. The order is the tree's as it is: each row
 // was read off `go list`, and a new package fits a row or the test fails.
 var layers = []layer{
-	// bench and deploy hold only tests (and a doc.go): measurements of the
-	// binary and proofs of the manifests, which may reach anything.
-	{name: "harness", dirs: []string{"bench", "deploy"}, imports: []string{"main"}},
+	// bench, deploy and cmd/doctor/e2e hold only tests (and a doc.go):
+	// measurements of the binary, proofs of the manifests, and doctor end
+	// to end, which may reach anything.
+	{name: "harness", dirs: []string{"bench", "deploy", "cmd/doctor/e2e"}, imports: []string{"main"}},
 	{name: "main", dirs: []string{"cmd/doctor"}, imports: []string{"cli"}},
 	// cobra wiring: flags, commands, exit codes.
 	{name: "cli", dirs: []string{"cmd/doctor/cli"}, imports: []string{"app"}},
@@ -259,6 +260,8 @@ func TestLayerOf(t *testing.T) {
 		"runnerconfig/jobpod":          "runnerconfig",
 		"internal/text/safetext":       "text",
 		"cmd/doctor/app/trace":         "app",
+		"cmd/doctor/e2e":               "harness",
+		"testkit/cmdtest":              testSupport,
 		"internal/nowhere":             "",
 		"checks/apiauth/testdata/nope": "",
 	} {

@@ -19,7 +19,7 @@ import (
 // asked again in quarters). The checks list in
 // parallel, and io.ReadAll holds up to twice what it read while it grows,
 // so the in-flight bound is what keeps a run under its 150 MiB (measured
-// by cmd/doctor/cli's TestHostileServersAreBoundedInTimeAndMemory).
+// by cmd/doctor/e2e's TestHostileServersAreBoundedInTimeAndMemory).
 const (
 	MaxResponseBytes = 16 << 20
 	MaxInFlightBytes = 24 << 20

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/socialwebcomputer/doctor/testkit/cmdtest"
 	"github.com/socialwebcomputer/doctor/testkit/tools"
 )
 
@@ -77,7 +78,7 @@ func TestBashCompletionScript(t *testing.T) {
 	}
 	dir := t.TempDir()
 	file := filepath.Join(dir, "doctor.bash")
-	noErr(t, os.WriteFile(file, []byte(script), 0o644))
+	cmdtest.NoErr(t, os.WriteFile(file, []byte(script), 0o644))
 	if out, err := exec.Command(bash, "-n", file).CombinedOutput(); err != nil {
 		t.Fatalf("bash -n: %v\n%s", err, out)
 	}
@@ -88,7 +89,7 @@ func TestBashCompletionScript(t *testing.T) {
 		}
 		if path, err := exec.LookPath(shell); err == nil && shell == "zsh" {
 			f := filepath.Join(dir, "doctor."+shell)
-			noErr(t, os.WriteFile(f, []byte(s), 0o644))
+			cmdtest.NoErr(t, os.WriteFile(f, []byte(s), 0o644))
 			if out, err := exec.Command(path, "-n", f).CombinedOutput(); err != nil {
 				t.Errorf("zsh -n: %v\n%s", err, out)
 			}
@@ -101,7 +102,7 @@ func TestBashCompletionScript(t *testing.T) {
 	if _, err := os.Stat(bashCompletion); err != nil {
 		tools.Missing(t, "the bash-completion package is not installed ("+bashCompletion+": apt-get install bash-completion)")
 	}
-	bin := buildDoctor(t)
+	bin := cmdtest.BuildDoctor(t)
 	complete := func(line string) []string {
 		t.Helper()
 		driver := `source ` + bashCompletion + `

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/report"
+	"github.com/socialwebcomputer/doctor/testkit/cmdtest"
 )
 
 // doctorFileRun is doctor run in dir (its working directory), with a
@@ -19,9 +20,9 @@ import (
 func doctorFileRun(t *testing.T, dir string, args ...string) (code int, rep *report.Report, stderr string) {
 	t.Helper()
 	wd, err := os.Getwd()
-	noErr(t, err)
-	noErr(t, os.Chdir(dir))
-	defer func() { noErr(t, os.Chdir(wd)) }()
+	cmdtest.NoErr(t, err)
+	cmdtest.NoErr(t, os.Chdir(dir))
+	defer func() { cmdtest.NoErr(t, os.Chdir(wd)) }()
 	type result struct {
 		code        int
 		out, stderr string
@@ -58,7 +59,7 @@ func TestDoctorYAMLIsTrustedOnlyWhenTheInvokersAlone(t *testing.T) {
 	}
 	// Honoured, the file hides cert-expired's one finding (an error) and
 	// the run exits 0: what another user's file did before it was refused.
-	root := fixtureRoot(t, "cert-expired")
+	root := cmdtest.FixtureRoot(t, "cert-expired")
 	hides := []byte("ignores:\n  - check: cert-expiry\n    reason: planted\n")
 	args := []string{"run", "--root", root, "--offline", "--now", "2026-11-29T12:00:00Z"}
 
@@ -67,7 +68,7 @@ func TestDoctorYAMLIsTrustedOnlyWhenTheInvokersAlone(t *testing.T) {
 	lay := func(t *testing.T, spoil func(dir, file string)) string {
 		dir := t.TempDir()
 		file := filepath.Join(dir, DoctorFile)
-		noErr(t, os.WriteFile(file, hides, 0o644))
+		cmdtest.NoErr(t, os.WriteFile(file, hides, 0o644))
 		spoil(dir, file)
 		return dir
 	}
@@ -103,51 +104,51 @@ func TestDoctorYAMLIsTrustedOnlyWhenTheInvokersAlone(t *testing.T) {
 		honoured(t, lay(t, func(string, string) {}))
 	})
 	t.Run("root's in a sticky directory", func(t *testing.T) {
-		honoured(t, lay(t, func(dir, _ string) { noErr(t, os.Chmod(dir, 0o777|os.ModeSticky)) }))
+		honoured(t, lay(t, func(dir, _ string) { cmdtest.NoErr(t, os.Chmod(dir, 0o777|os.ModeSticky)) }))
 	})
 	t.Run("another user's", func(t *testing.T) {
-		refused(t, lay(t, func(_, file string) { noErr(t, os.Chown(file, nobody, nobody)) }),
+		refused(t, lay(t, func(_, file string) { cmdtest.NoErr(t, os.Chown(file, cmdtest.Nobody, cmdtest.Nobody)) }),
 			"owned by uid 65534 with mode 0644", "another user's", "chown 0 ")
 	})
 	t.Run("writable by every user", func(t *testing.T) {
-		refused(t, lay(t, func(_, file string) { noErr(t, os.Chmod(file, 0o666)) }),
+		refused(t, lay(t, func(_, file string) { cmdtest.NoErr(t, os.Chmod(file, 0o666)) }),
 			"owned by uid 0 with mode 0666", "writable by its group and every user", "chmod go-w ")
 	})
 	t.Run("in another user's directory", func(t *testing.T) {
-		refused(t, lay(t, func(dir, _ string) { noErr(t, os.Chown(dir, nobody, nobody)) }),
+		refused(t, lay(t, func(dir, _ string) { cmdtest.NoErr(t, os.Chown(dir, cmdtest.Nobody, cmdtest.Nobody)) }),
 			"owned by uid 65534")
 	})
 	t.Run("in a directory every user may write", func(t *testing.T) {
-		refused(t, lay(t, func(dir, _ string) { noErr(t, os.Chmod(dir, 0o777)) }),
+		refused(t, lay(t, func(dir, _ string) { cmdtest.NoErr(t, os.Chmod(dir, 0o777)) }),
 			"with mode 0777", "writable by its group and every user")
 	})
 	t.Run("a symlink another user made", func(t *testing.T) {
 		refused(t, lay(t, func(dir, file string) {
 			target := filepath.Join(t.TempDir(), "ignores.yaml")
-			noErr(t, os.Rename(file, target))
-			noErr(t, os.Symlink(target, file))
-			noErr(t, os.Lchown(file, nobody, nobody))
+			cmdtest.NoErr(t, os.Rename(file, target))
+			cmdtest.NoErr(t, os.Symlink(target, file))
+			cmdtest.NoErr(t, os.Lchown(file, cmdtest.Nobody, cmdtest.Nobody))
 		}), "owned by uid 65534")
 	})
 	t.Run("a symlink into a directory every user may write", func(t *testing.T) {
 		refused(t, lay(t, func(dir, file string) {
 			other := t.TempDir()
-			noErr(t, os.Chmod(other, 0o777))
+			cmdtest.NoErr(t, os.Chmod(other, 0o777))
 			target := filepath.Join(other, "ignores.yaml")
-			noErr(t, os.Rename(file, target))
-			noErr(t, os.Symlink(target, file))
+			cmdtest.NoErr(t, os.Rename(file, target))
+			cmdtest.NoErr(t, os.Symlink(target, file))
 		}), "with mode 0777")
 	})
 	t.Run("a symlink to /dev/zero", func(t *testing.T) {
 		refused(t, lay(t, func(_, file string) {
-			noErr(t, os.Remove(file))
-			noErr(t, os.Symlink("/dev/zero", file))
+			cmdtest.NoErr(t, os.Remove(file))
+			cmdtest.NoErr(t, os.Symlink("/dev/zero", file))
 		}), "mode 0666")
 	})
 	t.Run("a FIFO", func(t *testing.T) {
 		dir := lay(t, func(_, file string) {
-			noErr(t, os.Remove(file))
-			noErr(t, syscall.Mkfifo(file, 0o644))
+			cmdtest.NoErr(t, os.Remove(file))
+			cmdtest.NoErr(t, syscall.Mkfifo(file, 0o644))
 		})
 		code, _, errs := doctorFileRun(t, dir, args...)
 		if code != report.ExitCantRun || !strings.Contains(errs, filepath.Join(dir, DoctorFile)+": not a regular file (a FIFO)") {
@@ -156,7 +157,7 @@ func TestDoctorYAMLIsTrustedOnlyWhenTheInvokersAlone(t *testing.T) {
 	})
 	t.Run("past the bound", func(t *testing.T) {
 		dir := lay(t, func(_, file string) {
-			noErr(t, os.WriteFile(file, append(hides, make([]byte, maxDoctorFile)...), 0o644))
+			cmdtest.NoErr(t, os.WriteFile(file, append(hides, make([]byte, maxDoctorFile)...), 0o644))
 		})
 		code, _, errs := doctorFileRun(t, dir, args...)
 		if code != report.ExitCantRun || !strings.Contains(errs, filepath.Join(dir, DoctorFile)+": larger than") {
@@ -166,7 +167,7 @@ func TestDoctorYAMLIsTrustedOnlyWhenTheInvokersAlone(t *testing.T) {
 	// --config-file names a file the operator chose: bounded alike, and
 	// honoured whoever owns it.
 	t.Run("--config-file, another user's", func(t *testing.T) {
-		dir := lay(t, func(_, file string) { noErr(t, os.Chown(file, nobody, nobody)) })
+		dir := lay(t, func(_, file string) { cmdtest.NoErr(t, os.Chown(file, cmdtest.Nobody, cmdtest.Nobody)) })
 		code, rep, errs := doctorFileRun(t, t.TempDir(), append(args, "--config-file", filepath.Join(dir, DoctorFile))...)
 		if code != report.ExitOK || findingOf(rep, "cert-expiry") != nil {
 			t.Errorf("exit %d: want the named file honoured\n%s", code, errs)
@@ -174,7 +175,7 @@ func TestDoctorYAMLIsTrustedOnlyWhenTheInvokersAlone(t *testing.T) {
 	})
 	t.Run("--config-file, a FIFO", func(t *testing.T) {
 		fifo := filepath.Join(t.TempDir(), "fifo.yaml")
-		noErr(t, syscall.Mkfifo(fifo, 0o600))
+		cmdtest.NoErr(t, syscall.Mkfifo(fifo, 0o600))
 		code, _, errs := doctorFileRun(t, t.TempDir(), append(args, "--config-file", fifo)...)
 		if code != report.ExitCantRun || !strings.Contains(errs, "--config-file "+fifo+": not a regular file (a FIFO)") {
 			t.Errorf("exit %d, %s; want exit 3 naming the FIFO", code, errs)

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/socialwebcomputer/doctor/report"
-	"github.com/socialwebcomputer/doctor/testkit/fixture"
+	"github.com/socialwebcomputer/doctor/testkit/cmdtest"
 )
 
 // runDoctor runs doctor with args and returns the exit code, stdout and stderr.
@@ -18,16 +18,6 @@ func runDoctor(args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
 	code := Main(args, IO{Out: &out, Err: &errb, Getenv: func(string) string { return "" }})
 	return code, out.String(), errb.String()
-}
-
-func fixtureRoot(t *testing.T, name string) string {
-	t.Helper()
-	dir := filepath.Join(fixtures, name)
-	var sc fixture.Scenario
-	raw, err := os.ReadFile(filepath.Join(dir, "scenario.json"))
-	noErr(t, err)
-	noErr(t, json.Unmarshal(raw, &sc))
-	return fixture.LayRoot(t, dir, &sc)
 }
 
 // The exit code is the worst finding's, and the same in every format
@@ -40,7 +30,7 @@ func TestExitCodeIsTheSameInEveryFormat(t *testing.T) {
 		"cert-expired":              report.ExitError,
 		"host-set":                  report.ExitError,
 	} {
-		root := fixtureRoot(t, fixture)
+		root := cmdtest.FixtureRoot(t, fixture)
 		for _, format := range []string{"table", "json", "markdown", "md"} {
 			code, _, stderr := runDoctor("run", "--root", root, "--now", "2026-11-29T12:00:00Z", "--offline", "-o", format)
 			if code != want {
@@ -51,11 +41,11 @@ func TestExitCodeIsTheSameInEveryFormat(t *testing.T) {
 }
 
 func TestCannotRunIsExit3(t *testing.T) {
-	good := fixtureRoot(t, "healthy")
+	good := cmdtest.FixtureRoot(t, "healthy")
 	file := filepath.Join(t.TempDir(), "file")
-	noErr(t, os.WriteFile(file, nil, 0o644))
+	cmdtest.NoErr(t, os.WriteFile(file, nil, 0o644))
 	loop := filepath.Join(t.TempDir(), "loop")
-	noErr(t, os.Symlink("loop", loop))
+	cmdtest.NoErr(t, os.Symlink("loop", loop))
 	for name, args := range map[string][]string{
 		"no command":            {},
 		"unknown command":       {"frobnicate"},
@@ -90,7 +80,7 @@ func TestCannotRunIsExit3(t *testing.T) {
 // nobody can read (missing, a file, a symlink loop).
 func TestUnreadableRootIsExit3(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "root")
-	noErr(t, os.Mkdir(dir, 0o000))
+	cmdtest.NoErr(t, os.Mkdir(dir, 0o000))
 	code, _, stderr := runDoctor("run", "--root", dir)
 	if os.Geteuid() == 0 {
 		// Root reads a 0000 directory; that is a readable root. It holds
@@ -107,7 +97,7 @@ func TestUnreadableRootIsExit3(t *testing.T) {
 }
 
 func TestIgnoreHidesFindingsAndReportsStaleOnes(t *testing.T) {
-	root := fixtureRoot(t, "kubeconfig-world-readable")
+	root := cmdtest.FixtureRoot(t, "kubeconfig-world-readable")
 	code, out, _ := runDoctor("run", "--root", root, "--now", "2026-11-29T12:00:00Z", "--offline",
 		"--ignore", "kubeconfig-file:shared host, accepted until the move",
 		"--ignore", "cert-expiry:nothing to hide")
@@ -125,17 +115,17 @@ func TestIgnoreHidesFindingsAndReportsStaleOnes(t *testing.T) {
 	_, js, _ := runDoctor("run", "--root", root, "--now", "2026-11-29T12:00:00Z", "--offline", "-o", "json",
 		"--ignore", "kubeconfig-file:shared host")
 	var rep report.Report
-	noErr(t, json.Unmarshal([]byte(js), &rep))
+	cmdtest.NoErr(t, json.Unmarshal([]byte(js), &rep))
 	if len(rep.Findings) != 0 || len(rep.Ignores) != 1 || rep.Ignores[0].Matched != 1 {
 		t.Errorf("json: findings %d, ignores %+v", len(rep.Findings), rep.Ignores)
 	}
 }
 
 func TestOnlyAndSkipThroughTheCLI(t *testing.T) {
-	root := fixtureRoot(t, "cert-expired")
+	root := cmdtest.FixtureRoot(t, "cert-expired")
 	code, js, stderr := runDoctor("run", "--root", root, "--now", "2026-11-29T12:00:00Z", "--offline", "-o", "json", "--only", "config-lint")
 	var rep report.Report
-	noErr(t, json.Unmarshal([]byte(js), &rep))
+	cmdtest.NoErr(t, json.Unmarshal([]byte(js), &rep))
 	if code != report.ExitOK || len(rep.Findings) != 0 {
 		t.Errorf("--only config-lint: exit %d, %d findings (%s)", code, len(rep.Findings), stderr)
 	}
@@ -176,7 +166,7 @@ func TestChecksAndExplain(t *testing.T) {
 // with --docs-url (or DOCTOR_DOCS_URL) at that site's page, in the table,
 // markdown and JSON.
 func TestDocsPointers(t *testing.T) {
-	root := fixtureRoot(t, "cert-expired")
+	root := cmdtest.FixtureRoot(t, "cert-expired")
 	base := []string{"run", "--root", root, "--offline", "--now", "2026-11-29T12:00:00Z"}
 	_, out, _ := runDoctor(base...)
 	if !strings.Contains(out, "see doctor explain cert-expiry") || strings.Contains(out, "README.md") {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/internal/text/wrap"
 	"github.com/socialwebcomputer/doctor/report"
+	"github.com/socialwebcomputer/doctor/testkit/cmdtest"
 )
 
 // streamCase is one invocation and where its answer must go: help is exit
@@ -124,11 +125,11 @@ func TestEveryFlagError(t *testing.T) {
 // Bad values, arguments and commands: each exit 3 on stderr, saying what
 // was wrong, and "did you mean" for a misspelt name.
 func TestUsageErrors(t *testing.T) {
-	good := fixtureRoot(t, "healthy")
+	good := cmdtest.FixtureRoot(t, "healthy")
 	dir := t.TempDir()
 	write := func(name, content string) string {
 		p := filepath.Join(dir, name)
-		noErr(t, os.WriteFile(p, []byte(content), 0o644))
+		cmdtest.NoErr(t, os.WriteFile(p, []byte(content), 0o644))
 		return p
 	}
 	run := func(args ...string) []string {

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/socialwebcomputer/doctor/report"
+	"github.com/socialwebcomputer/doctor/testkit/cmdtest"
 	"github.com/socialwebcomputer/doctor/testkit/fixture"
 )
 
@@ -33,7 +34,7 @@ func findingOf(rep *report.Report, check string) *report.Finding {
 // --ignore ID[:RUNNER][@FINGERPRINT]:REASON through the CLI, on a fixture
 // whose cert-expiry finding is runner #1's and kubeconfig-file's host-wide.
 func TestIgnoreFormsThroughTheCLI(t *testing.T) {
-	root := fixtureRoot(t, "multi-cause-expired-cert-world-readable")
+	root := cmdtest.FixtureRoot(t, "multi-cause-expired-cert-world-readable")
 	base := []string{"run", "--root", root, "--offline", "--now", "2026-11-29T12:00:00Z"}
 	plain, code := jsonRun(t, base...)
 	if code != report.ExitError || findingOf(plain, "cert-expiry") == nil || findingOf(plain, "kubeconfig-file") == nil {
@@ -101,14 +102,14 @@ func TestIgnoreFormsThroughTheCLI(t *testing.T) {
 // The .doctor.yaml fixture: the same statuses through JSON, the warning
 // in the table, and the working directory's .doctor.yaml read by default.
 func TestDoctorYAML(t *testing.T) {
-	dir := filepath.Join(fixtures, "doctor-yaml-expired-ignore")
+	dir := filepath.Join(cmdtest.Fixtures, "doctor-yaml-expired-ignore")
 	var sc fixture.Scenario
 	raw, err := os.ReadFile(filepath.Join(dir, "scenario.json"))
-	noErr(t, err)
-	noErr(t, json.Unmarshal(raw, &sc))
+	cmdtest.NoErr(t, err)
+	cmdtest.NoErr(t, json.Unmarshal(raw, &sc))
 	root := fixture.LayRoot(t, dir, &sc)
 	cfg, err := filepath.Abs(filepath.Join(dir, "doctor.yaml"))
-	noErr(t, err)
+	cmdtest.NoErr(t, err)
 	args := []string{"run", "--root", root, "--offline", "--now", sc.Now}
 	rep, code := jsonRun(t, append(args, "--config-file", cfg)...)
 	if code != report.ExitWarning || rep.Summary.ExpiredIgnores != 1 {
@@ -128,20 +129,20 @@ func TestDoctorYAML(t *testing.T) {
 	}
 	// Without the expiry the same file hides it, and the run exits 0.
 	b, err := os.ReadFile(cfg)
-	noErr(t, err)
+	cmdtest.NoErr(t, err)
 	fresh := filepath.Join(t.TempDir(), "fresh.yaml")
-	noErr(t, os.WriteFile(fresh, []byte(strings.Replace(string(b), "expires: 2026-11-01", "expires: 2026-12-01", 1)), 0o644))
+	cmdtest.NoErr(t, os.WriteFile(fresh, []byte(strings.Replace(string(b), "expires: 2026-11-01", "expires: 2026-12-01", 1)), 0o644))
 	rep, code = jsonRun(t, append(args, "--config-file", fresh)...)
 	if code != report.ExitOK || findingOf(rep, "cert-expiry") != nil || rep.Ignores[0].Status != report.IgnoreMatched {
 		t.Errorf("a current ignore: exit %d, ignores %+v", code, rep.Ignores)
 	}
 	// .doctor.yaml in the working directory is read without a flag.
 	wd, err := os.Getwd()
-	noErr(t, err)
+	cmdtest.NoErr(t, err)
 	cwd := t.TempDir()
-	noErr(t, os.WriteFile(filepath.Join(cwd, DoctorFile), b, 0o644))
-	noErr(t, os.Chdir(cwd))
-	defer func() { noErr(t, os.Chdir(wd)) }()
+	cmdtest.NoErr(t, os.WriteFile(filepath.Join(cwd, DoctorFile), b, 0o644))
+	cmdtest.NoErr(t, os.Chdir(cwd))
+	defer func() { cmdtest.NoErr(t, os.Chdir(wd)) }()
 	rep, code = jsonRun(t, args...)
 	if code != report.ExitWarning || len(rep.Ignores) != 3 || rep.Ignores[0].Source != DoctorFile {
 		t.Errorf("from the working directory: exit %d, ignores %+v", code, rep.Ignores)

@@ -12,6 +12,7 @@ import (
 	"github.com/socialwebcomputer/doctor/checks/client/gitlab/gitlabtest"
 	"github.com/socialwebcomputer/doctor/internal/hostio"
 	"github.com/socialwebcomputer/doctor/report"
+	"github.com/socialwebcomputer/doctor/testkit/cmdtest"
 )
 
 // parseRun parses doctor run's flags as Main would and returns them.
@@ -19,7 +20,7 @@ func parseRun(t *testing.T, args ...string) *runFlags {
 	t.Helper()
 	a := &app{io: IO{Out: &bytes.Buffer{}, Err: &bytes.Buffer{}, Getenv: func(string) string { return "" }}}
 	cmd, f := a.newRunCommand()
-	noErr(t, cmd.ParseFlags(args))
+	cmdtest.NoErr(t, cmd.ParseFlags(args))
 	return f
 }
 
@@ -44,7 +45,7 @@ func TestKubectlFlagsReachTheEnv(t *testing.T) {
 	} {
 		f := parseRun(t, tc.args...)
 		env, err := a.buildEnv(f, "/")
-		noErr(t, err)
+		cmdtest.NoErr(t, err)
 		if env.ContextOverride != tc.context || env.NamespaceOverride != tc.ns || env.APITimeout() != tc.timeout || (env.Log != nil) != tc.log {
 			t.Errorf("%q: context %q namespace %q timeout %s log %v", tc.args, env.ContextOverride, env.NamespaceOverride, env.APITimeout(), env.Log != nil)
 		}
@@ -54,7 +55,7 @@ func TestKubectlFlagsReachTheEnv(t *testing.T) {
 // --kubeconfig, --context and --namespace say in the report that they
 // replaced the runner's own.
 func TestOverridesAreReported(t *testing.T) {
-	root := fixtureRoot(t, "healthy")
+	root := cmdtest.FixtureRoot(t, "healthy")
 	kc := "/etc/gitlab-runner/tenant-ci/kubeconfig.yaml"
 	args := []string{"run", "--root", root, "--offline", "--now", "2026-11-29T12:00:00Z", "--kubeconfig", kc, "--context", "tenant-ci", "-n", "ci"}
 	rep, _ := jsonRun(t, args...)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/socialwebcomputer/doctor/report"
+	"github.com/socialwebcomputer/doctor/testkit/cmdtest"
 )
 
 // doctor writes --state, --textfile and --bundle as root: into a directory
@@ -23,19 +24,19 @@ func TestOutputsRefuseAnUntrustedDirectory(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("needs root, to give directories to another user")
 	}
-	root := fixtureRoot(t, "healthy")
+	root := cmdtest.FixtureRoot(t, "healthy")
 	base := t.TempDir()
 	mine := filepath.Join(base, "mine")
-	noErr(t, os.Mkdir(mine, 0o700))
+	cmdtest.NoErr(t, os.Mkdir(mine, 0o700))
 	link := filepath.Join(base, "link")
-	noErr(t, os.Symlink(mine, link))
+	cmdtest.NoErr(t, os.Symlink(mine, link))
 	theirs := filepath.Join(base, "theirs")
-	noErr(t, os.Mkdir(theirs, 0o777))
-	noErr(t, os.Chmod(theirs, 0o777)) // past the umask
-	noErr(t, os.Chown(theirs, nobody, nobody))
+	cmdtest.NoErr(t, os.Mkdir(theirs, 0o777))
+	cmdtest.NoErr(t, os.Chmod(theirs, 0o777)) // past the umask
+	cmdtest.NoErr(t, os.Chown(theirs, cmdtest.Nobody, cmdtest.Nobody))
 	open := filepath.Join(base, "open")
-	noErr(t, os.Mkdir(open, 0o700))
-	noErr(t, os.Chmod(open, 0o777))
+	cmdtest.NoErr(t, os.Mkdir(open, 0o700))
+	cmdtest.NoErr(t, os.Chmod(open, 0o777))
 
 	for _, c := range []struct {
 		flag, path string
@@ -68,8 +69,8 @@ func TestOutputsRefuseAnUntrustedDirectory(t *testing.T) {
 	t.Run("the default cache directory", func(t *testing.T) {
 		home := t.TempDir()
 		cache := filepath.Join(home, ".cache", "doctor")
-		noErr(t, os.MkdirAll(cache, 0o700))
-		noErr(t, os.Chown(cache, nobody, nobody))
+		cmdtest.NoErr(t, os.MkdirAll(cache, 0o700))
+		cmdtest.NoErr(t, os.Chown(cache, cmdtest.Nobody, cmdtest.Nobody))
 		var out, errb bytes.Buffer
 		code := Main([]string{"run", "--root", root, "--only", "config-lint"},
 			IO{Out: &out, Err: &errb, Getenv: func(k string) string { return map[string]string{"HOME": home}[k] }})
@@ -86,19 +87,19 @@ func TestOutputsRefuseAnUntrustedDirectory(t *testing.T) {
 // (named for the file and a pid that is gone) are removed by the next run
 // that writes the file; another file's stay.
 func TestRunSweepsTheTemporaryFilesOfKilledWrites(t *testing.T) {
-	root := fixtureRoot(t, "healthy")
+	root := cmdtest.FixtureRoot(t, "healthy")
 	dir := t.TempDir()
 	gone := exec.Command("true")
-	noErr(t, gone.Run())
+	cmdtest.NoErr(t, gone.Run())
 	pid := gone.Process.Pid
 	var left []string
 	for _, f := range []string{"state.json", "doctor.prom", "b.tar.gz"} {
 		p := filepath.Join(dir, fmt.Sprintf(".%s.doctor-tmp-%d-0a1b2c3d", f, pid))
-		noErr(t, os.WriteFile(p, []byte("cut short"), 0o600))
+		cmdtest.NoErr(t, os.WriteFile(p, []byte("cut short"), 0o600))
 		left = append(left, p)
 	}
 	other := filepath.Join(dir, fmt.Sprintf(".other.doctor-tmp-%d-0a1b2c3d", pid))
-	noErr(t, os.WriteFile(other, nil, 0o600))
+	cmdtest.NoErr(t, os.WriteFile(other, nil, 0o600))
 	code, _, errs := runDoctor("run", "--root", root, "--offline", "--state", filepath.Join(dir, "state.json"),
 		"--textfile", filepath.Join(dir, "doctor.prom"), "--bundle", filepath.Join(dir, "b.tar.gz"))
 	if code == report.ExitCantRun {

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/socialwebcomputer/doctor/testkit/cmdtest"
 )
 
 // The verify line names doctor as the operator invoked it: the name alone
@@ -16,7 +18,7 @@ func TestProgramName(t *testing.T) {
 	here := filepath.Join(dir, "doctor")
 	other := filepath.Join(dir, "other-doctor")
 	for _, p := range []string{here, other} {
-		noErr(t, os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755))
+		cmdtest.NoErr(t, os.WriteFile(p, []byte("#!/bin/sh\n"), 0o755))
 	}
 	self := func() (string, error) { return here, nil }
 	onPath := func(p string) func(string) (string, error) {

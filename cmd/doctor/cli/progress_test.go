@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
+	"github.com/socialwebcomputer/doctor/testkit/cmdtest"
 	"github.com/socialwebcomputer/doctor/testkit/tools"
 )
 
@@ -21,10 +22,10 @@ import (
 func TestProgressOnATerminal(t *testing.T) {
 	tmux := tools.Need(t, "tmux", "Debian's tmux package")
 	silent, err := net.ListenPacket("udp", "127.0.0.1:0")
-	noErr(t, err)
+	cmdtest.NoErr(t, err)
 	defer silent.Close()
-	bin := buildDoctor(t)
-	root := fixtureRoot(t, "healthy")
+	bin := cmdtest.BuildDoctor(t)
+	root := cmdtest.FixtureRoot(t, "healthy")
 	args := []string{"run", "--root", root, "--now", "2026-11-29T12:00:00Z", "--resolver", silent.LocalAddr().String(),
 		"--only", "gitlab-reachability,config-lint", "--timeout", "20s"}
 	dir := t.TempDir()
@@ -34,7 +35,7 @@ func TestProgressOnATerminal(t *testing.T) {
 		quoted = append(quoted, fixcode.Quote(a))
 	}
 	script := filepath.Join(dir, "run.sh")
-	noErr(t, os.WriteFile(script, []byte("#!/bin/sh\nexport DOCTOR_LOOPBACK_ONLY=1\n"+strings.Join(quoted, " ")+"\necho doctor-exit=$?\nsleep 30\n"), 0o755))
+	cmdtest.NoErr(t, os.WriteFile(script, []byte("#!/bin/sh\nexport DOCTOR_LOOPBACK_ONLY=1\n"+strings.Join(quoted, " ")+"\necho doctor-exit=$?\nsleep 30\n"), 0o755))
 	tm := func(a ...string) string {
 		cmd := exec.Command(tmux, append([]string{"-S", sock, "-f", "/dev/null"}, a...)...)
 		cmd.Env = append(os.Environ(), "LANG=C.UTF-8", "TERM=xterm-256color")
@@ -70,7 +71,7 @@ func TestProgressOnATerminal(t *testing.T) {
 // Without a terminal on stderr nothing but the report is written: a cron's
 // mail and a CI log stay clean.
 func TestNoProgressWithoutATerminal(t *testing.T) {
-	root := fixtureRoot(t, "healthy")
+	root := cmdtest.FixtureRoot(t, "healthy")
 	var out, errb bytes.Buffer
 	Main([]string{"run", "--root", root, "--offline", "--now", "2026-11-29T12:00:00Z"}, IO{Out: &out, Err: &errb, Getenv: func(string) string { return "" }})
 	if errb.Len() != 0 {

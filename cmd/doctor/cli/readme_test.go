@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/socialwebcomputer/doctor/checks/all"
+	"github.com/socialwebcomputer/doctor/testkit/cmdtest"
 )
 
 const (
@@ -37,7 +38,7 @@ func TestReadmeCatalog(t *testing.T) {
 	}
 	want := CatalogMarkdown(all.Checks())
 	got := s[i+len(catalogStart) : j]
-	if *update {
+	if *cmdtest.Update {
 		if err := os.WriteFile(path, []byte(s[:i+len(catalogStart)]+want+s[j:]), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +74,7 @@ func TestReadmeUsage(t *testing.T) {
 	}
 	want := "\n" + UsageMarkdown(CommandTree()) + "\n"
 	got := s[i+len(usageStart) : j]
-	if *update {
+	if *cmdtest.Update {
 		if err := os.WriteFile(path, []byte(s[:i+len(usageStart)]+want+s[j:]), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -151,7 +152,7 @@ func TestReadmeDoctorYAMLExample(t *testing.T) {
 	body := s[i+start+len("```yaml\n"):]
 	body = body[:strings.Index(body, "```")]
 	p := filepath.Join(t.TempDir(), DoctorFile)
-	noErr(t, os.WriteFile(p, []byte(body), 0o644))
+	cmdtest.NoErr(t, os.WriteFile(p, []byte(body), 0o644))
 	igs, _, err := loadDoctorFile(p)
 	if err != nil || len(igs) != 2 || igs[0].ExpiresAt.IsZero() || igs[1].Runner != "2" || igs[1].Fingerprint == "" {
 		t.Errorf("docs/usage.md's example: %+v, %v", igs, err)

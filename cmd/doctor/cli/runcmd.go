@@ -579,7 +579,7 @@ func rerun(cmd *cobra.Command, f *runFlags) []string {
 // checksDeadline is --timeout less a reserve for what comes after the
 // checks (the report, the bundle, the exit): --timeout is the deadline of
 // the whole run, and against a server that never answers the checks use
-// all of theirs (cmd/doctor/cli TestHostileServersAreBoundedInTimeAndMemory).
+// all of theirs (cmd/doctor/e2e TestHostileServersAreBoundedInTimeAndMemory).
 func checksDeadline(timeout time.Duration) time.Duration {
 	if timeout <= 0 {
 		return timeout

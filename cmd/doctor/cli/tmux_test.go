@@ -14,6 +14,7 @@ import (
 	"github.com/socialwebcomputer/doctor/internal/fixcode"
 	"github.com/socialwebcomputer/doctor/internal/text/wrap"
 	"github.com/socialwebcomputer/doctor/report"
+	"github.com/socialwebcomputer/doctor/testkit/cmdtest"
 	"github.com/socialwebcomputer/doctor/testkit/tools"
 )
 
@@ -25,14 +26,14 @@ import (
 // for that width on a UTF-8 terminal.
 func TestLiveTableInTmux(t *testing.T) {
 	tmux := tools.Need(t, "tmux", "Debian's tmux package")
-	bin := buildDoctor(t)
+	bin := cmdtest.BuildDoctor(t)
 	const now = "2026-11-29T12:00:00Z"
 	for _, fixture := range []string{"multi-cause-expired-cert-world-readable", "guide-config-as-is"} {
-		root := fixtureRoot(t, fixture)
+		root := cmdtest.FixtureRoot(t, fixture)
 		args := []string{"run", "--root", root, "--offline", "--now", now}
 		_, js, _ := runDoctor(append(args, "-o", "json")...)
 		var rep report.Report
-		noErr(t, json.Unmarshal([]byte(js), &rep))
+		cmdtest.NoErr(t, json.Unmarshal([]byte(js), &rep))
 		var whole []string // lines that must appear whole: the fixes' blocks and the verify commands
 		for _, f := range rep.Findings {
 			if f.CausedBy != nil || len(f.FixSteps) == 0 {
@@ -106,13 +107,13 @@ func inTmux(t *testing.T, tmux string, width int, bin string, args []string) (jo
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "tmux.sock")
 	conf := filepath.Join(dir, "tmux.conf")
-	noErr(t, os.WriteFile(conf, []byte("set -g remain-on-exit on\nset -g history-limit 20000\nset -g status off\n"), 0o644))
+	cmdtest.NoErr(t, os.WriteFile(conf, []byte("set -g remain-on-exit on\nset -g history-limit 20000\nset -g status off\n"), 0o644))
 	var quoted []string
 	for _, a := range append([]string{bin}, args...) {
 		quoted = append(quoted, fixcode.Quote(a))
 	}
 	script := filepath.Join(dir, "run.sh")
-	noErr(t, os.WriteFile(script, []byte("#!/bin/sh\n"+strings.Join(quoted, " ")+"\necho \"doctor-exit=$?\"\n"), 0o755))
+	cmdtest.NoErr(t, os.WriteFile(script, []byte("#!/bin/sh\n"+strings.Join(quoted, " ")+"\necho \"doctor-exit=$?\"\n"), 0o755))
 	tm := func(a ...string) (string, error) {
 		cmd := exec.Command(tmux, append([]string{"-S", sock, "-f", conf}, a...)...)
 		cmd.Env = append(os.Environ(), "LANG=C.UTF-8", "LC_ALL=", "LC_CTYPE=", "TERM=xterm-256color", "NO_COLOR=")

@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/socialwebcomputer/doctor/testkit/cmdtest"
 )
 
 func TestVersionFromBuildInfo(t *testing.T) {
@@ -43,13 +45,13 @@ func TestVersionFromBuildInfo(t *testing.T) {
 // The built binary carries its commit: go build stamps it from the
 // checkout, and doctor version -o json reports it.
 func TestVersionOfTheBuiltBinary(t *testing.T) {
-	bin := buildDoctor(t)
+	bin := cmdtest.BuildDoctor(t)
 	out, err := exec.Command(bin, "version", "-o", "json").Output()
 	if err != nil {
 		t.Fatalf("doctor version -o json: %v", err)
 	}
 	var v VersionInfo
-	noErr(t, json.Unmarshal(out, &v))
+	cmdtest.NoErr(t, json.Unmarshal(out, &v))
 	if v.Version == "" || v.Go != runtime.Version() {
 		t.Errorf("version %+v, want a version and Go %s", v, runtime.Version())
 	}

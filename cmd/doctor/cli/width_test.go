@@ -10,6 +10,7 @@ import (
 
 	"github.com/socialwebcomputer/doctor/checks/all"
 	"github.com/socialwebcomputer/doctor/internal/text/wrap"
+	"github.com/socialwebcomputer/doctor/testkit/cmdtest"
 )
 
 // The outputs an operator reads on a terminal are kept at 80 and 200
@@ -19,12 +20,13 @@ import (
 // side cuts a token). Only a block's line (a verify command) and a line
 // that is one token may be longer than the terminal. doctor run's goldens
 // are the scenario fixtures' table-80.txt and table-200.txt (TestScenarios,
-// assertFits); trace's live view is TestLiveViewWidth (cmd/doctor/app/trace).
+// assertFits, cmd/doctor/e2e); trace's live view is TestLiveViewWidth
+// (cmd/doctor/app/trace).
 func TestWidthGoldens(t *testing.T) {
 	// The README's quick starts run on this fixture too.
 	const fixture = "guide-config-as-is"
-	root := fixtureRoot(t, fixture)
-	catalog := goldenCatalog(t, filepath.Join(fixtures, fixture), all.Checks())
+	root := cmdtest.FixtureRoot(t, fixture)
+	catalog := cmdtest.GoldenCatalog(t, filepath.Join(cmdtest.Fixtures, fixture), all.Checks())
 	utf8 := func(k string) string {
 		if k == "LANG" {
 			return "C.UTF-8"
@@ -67,15 +69,15 @@ func TestWidthGoldens(t *testing.T) {
 					t.Errorf("doctor %s: stderr %q", strings.Join(args, " "), errb.String())
 				}
 				text := strings.ReplaceAll(out.String(), root, "$ROOT")
-				for _, b := range wrap.Breaks(text, width, func(l string) bool { return blocks[l] || verifyLines(text)(l) }) {
+				for _, b := range wrap.Breaks(text, width, func(l string) bool { return blocks[l] || cmdtest.VerifyLines(text)(l) }) {
 					t.Errorf("doctor %s at %d columns: line %d breaks %q", strings.Join(args, " "), width, b.Line, b.Token)
 				}
 				fmt.Fprintf(&all, "$ doctor %s\n%s\n", strings.ReplaceAll(strings.Join(args, " "), root, "$ROOT"), text)
 			}
 			golden := filepath.Join("testdata", "width", fmt.Sprintf("%s-%d.txt", o.name, width))
-			if *update {
-				noErr(t, os.MkdirAll(filepath.Dir(golden), 0o755))
-				noErr(t, os.WriteFile(golden, []byte(all.String()), 0o644))
+			if *cmdtest.Update {
+				cmdtest.NoErr(t, os.MkdirAll(filepath.Dir(golden), 0o755))
+				cmdtest.NoErr(t, os.WriteFile(golden, []byte(all.String()), 0o644))
 				continue
 			}
 			want, err := os.ReadFile(golden)
@@ -83,7 +85,7 @@ func TestWidthGoldens(t *testing.T) {
 				t.Fatalf("%v (go test ./cmd/doctor/cli -run TestWidthGoldens -update writes it)", err)
 			}
 			if string(want) != all.String() {
-				t.Errorf("%s differs from what the commands print now; if the change is meant, run with -update:\n%s", golden, firstDifference(string(want), all.String()))
+				t.Errorf("%s differs from what the commands print now; if the change is meant, run with -update:\n%s", golden, cmdtest.FirstDifference(string(want), all.String()))
 			}
 		}
 	}
