@@ -138,12 +138,8 @@ func exposed(p *checks.Pass, c *configfacts.ConfigFile, st fs.FileInfo, ra *host
 		return x
 	}
 	if x := let(hostfacts.Write); x != nil {
-		sev := checks.Default
-		if x.Class == "group" {
-			sev = checks.Warning
-		}
 		p.Report(checks.Finding{
-			Severity: sev,
+			Severity: severityOf(x),
 			Cause: fmt.Sprintf("%s has mode %04o: %s can write it, and so give the runner their own "+
 				"[[runners]], tokens and commands.", c.Path, mode, x.Who),
 			Evidence: append([]checks.Evidence{modeEv}, containerEvidence(aud)...),
@@ -154,18 +150,24 @@ func exposed(p *checks.Pass, c *configfacts.ConfigFile, st fs.FileInfo, ra *host
 		return
 	}
 	if x := let(hostfacts.Read); x != nil {
-		sev := checks.Default
-		if x.Class == "group" {
-			sev = checks.Warning
-		}
 		p.Report(checks.Finding{
-			Severity: sev,
+			Severity: severityOf(x),
 			Cause: fmt.Sprintf("%s has mode %04o and holds %s: %s can read the token and take "+
 				"the runner's jobs, with their CI/CD variables.", c.Path, mode, tokensText(len(holders)), x.Who),
 			Evidence: append(append([]checks.Evidence{modeEv}, holders...), containerEvidence(aud)...),
 			Fix:      fix,
 		})
 	}
+}
+
+// severityOf is a finding's severity by the class that lets them in: the
+// check's own for the other class, a warning when it is the group's
+// members alone.
+func severityOf(x *hostfacts.Exposure) checks.Severity {
+	if x.Class == "group" {
+		return checks.Warning
+	}
+	return checks.Default
 }
 
 // containerEvidence is what shows the runner runs in a container, when it
@@ -193,12 +195,8 @@ func replaceable(p *checks.Pass, c *configfacts.ConfigFile, ra *hostfacts.RunAs,
 	uid, gid := hostfacts.Ownership(st)
 	ev := append([]checks.Evidence{{Source: path.Dir(c.Path), Detail: fmt.Sprintf("mode %04o owner %d:%d", mode, uid, gid)}}, containerEvidence(aud)...)
 	fix := kubefacts.ChangeSteps(scope, "", kubefacts.Change{Path: path.Dir(c.Path), Mode: "go-w"})
-	sev := checks.Default
-	if x.Class == "group" {
-		sev = checks.Warning
-	}
 	p.Report(checks.Finding{
-		Severity: sev,
+		Severity: severityOf(x),
 		Cause: fmt.Sprintf("%s, config.toml's directory, has mode %04o: %s can replace config.toml "+
 			"with their own, and the runner loads it on its next reload.", path.Dir(c.Path), mode, x.Who),
 		Evidence: ev,

@@ -142,16 +142,22 @@ func requestSecrets(header http.Header, body []byte) *keep.Secrets {
 	return keep.NewSecrets(vals...)
 }
 
-func (c *Conn) request(ctx context.Context, method string, u *url.URL, header http.Header, body []byte, readBody bool, d time.Duration) (*Response, error) {
-	defer c.Close()
+// bound sets the connection's deadline to d from now, or ctx's deadline
+// when that is sooner, and ends it at once when ctx is cancelled: a
+// cancelled check must not wait out the deadline. The returned func stops
+// watching ctx.
+func (c *Conn) bound(ctx context.Context, d time.Duration) (stop func() bool) {
 	dl := time.Now().Add(d)
 	if cd, ok := ctx.Deadline(); ok && cd.Before(dl) {
 		dl = cd
 	}
 	_ = c.SetDeadline(dl)
-	// A cancelled check must not wait out the deadline.
-	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
+	return context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
+}
+
+func (c *Conn) request(ctx context.Context, method string, u *url.URL, header http.Header, body []byte, readBody bool, d time.Duration) (*Response, error) {
+	defer c.Close()
+	defer c.bound(ctx, d)()
 
 	req, err := http.NewRequest(method, u.String(), bytes.NewReader(body))
 	if err != nil {

@@ -232,13 +232,7 @@ func (c *Jobs) Trace(ctx context.Context, project string, id int64) (*Trace, err
 	if d <= 0 {
 		d = 30 * time.Second
 	}
-	dl := time.Now().Add(d)
-	if cd, ok := ctx.Deadline(); ok && cd.Before(dl) {
-		dl = cd
-	}
-	_ = conn.SetDeadline(dl)
-	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
+	defer conn.bound(ctx, d)()
 	req, err := http.NewRequest(http.MethodGet, u.String(), nil)
 	if err != nil {
 		return nil, err
