@@ -29,7 +29,22 @@ func RedactUnit(file string, data []byte, keep func(name string) bool, standIn f
 	if err != nil || argv == nil {
 		return out, err
 	}
-	return redactExecStart(file, out, argv)
+	if out, err = redactExecStart(file, out, argv); err != nil {
+		return nil, err
+	}
+	// Every word argv keeps of the original command line must still be
+	// there: redactExecStart compares with the unit whose Environment= was
+	// just redacted, so a kept word that expands a variable no check reads
+	// (ExecStart=$T, --config ${CFG}) would run the variable's stand-in and
+	// still pass.
+	name := unitNameOf(file)
+	orig, after := parseUnitBytes(name, file, data).ExecStart, parseUnitBytes(name, file, out).ExecStart
+	for i, w := range argv(orig) {
+		if i < len(orig) && w == orig[i] && (i >= len(after) || after[i] != w) {
+			return nil, errors.New("redacted, its ExecStart= runs another command line")
+		}
+	}
+	return out, nil
 }
 
 // redactEnvironment rewrites the Environment= assignments of a unit file.
