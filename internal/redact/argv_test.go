@@ -180,6 +180,11 @@ func FuzzArgv(f *testing.F) {
 			t.Fatalf("%q -> %q", argv, once)
 		}
 		for i, a := range argv {
+			// A word grows by at most one stand-in: what redaction
+			// keeps is bounded by what it was given.
+			if len(once[i]) > len(a)+MaxStandInLen {
+				t.Fatalf("word %q became %d bytes: %q", a, len(once[i]), once[i])
+			}
 			if i > 0 && a == "--" {
 				break // what follows is arguments, every one replaced
 			}

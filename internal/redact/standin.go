@@ -246,6 +246,18 @@ func StandIn(v string) string {
 
 const standInMark = "REDACTED-"
 
+// MaxStandInLen is the longest word StandIn returns: the longest token
+// prefix, the mark and 8 hex digits. A short secret's stand-in is longer
+// than the secret, so what a replaced word may grow by is this, not zero:
+// bounds on redacted input (a command line, a bundle) count it per word.
+var MaxStandInLen = func() int {
+	n := 0
+	for _, p := range tokenPrefixes {
+		n = max(n, len(p))
+	}
+	return n + len(standInMark) + 8
+}()
+
 // StandInJSON is body with the string values of secret-looking keys
 // replaced by their stand-ins; a body that is not a JSON object is kept.
 func StandInJSON(body []byte) []byte {

@@ -7,11 +7,13 @@ import (
 	"testing"
 
 	"github.com/socialwebcomputer/doctor/internal/hostio"
+	"github.com/socialwebcomputer/doctor/internal/redact"
 )
 
 // Every parser here reads bytes a host (or an attacker with write access to
 // a file doctor reads) controls: none may panic, and what each returns is
-// never larger than what it was given.
+// never larger than what it was given (a word redaction replaced by at
+// most one stand-in, redact.MaxStandInLen).
 
 func FuzzParseEnviron(f *testing.F) {
 	f.Add([]byte("KUBECONFIG=/etc/k.yaml\x00PATH=/bin\x00"))
@@ -52,11 +54,22 @@ func FuzzReadProcess(f *testing.F) {
 		if !ok {
 			return
 		}
-		n := 0
-		for _, a := range proc.Cmdline {
-			n += len(a)
+		// The command line is the kernel's words, some replaced by
+		// stand-ins (redact.Argv): as many words, each at most one
+		// stand-in longer than the word it was. A short secret's
+		// stand-in is longer than the secret (FuzzReadProcess/f7b9c71cf9bd3ea6).
+		if proc.CmdlineErr == nil && len(proc.Cmdline) > 0 {
+			raw, _ := parseCmdline(cmdline)
+			if len(raw) != len(proc.Cmdline) {
+				t.Fatalf("%d words from a command line of %d: %q", len(proc.Cmdline), len(raw), proc.Cmdline)
+			}
+			for i, a := range proc.Cmdline {
+				if len(a) > len(raw[i])+redact.MaxStandInLen {
+					t.Fatalf("word %q read as %d bytes: %q", raw[i], len(a), a)
+				}
+			}
 		}
-		if n > len(cmdline) || len(proc.Groups) > len(status) || len(proc.Comm) > len(comm) {
+		if len(proc.Groups) > len(status) || len(proc.Comm) > len(comm) {
 			t.Fatalf("process larger than its /proc entry: %+v", proc)
 		}
 		// The uid is read as the kernel writes it, or unknown: never a
