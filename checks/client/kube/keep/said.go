@@ -52,10 +52,19 @@ const (
 // piece is one documented message, or a part of one that components
 // concatenate, as a regular expression whose groups are its holes.
 type piece struct {
-	re *regexp.Regexp
 	// needle is the longest literal every match holds: the expression
-	// runs only on a message that contains it.
+	// runs only on a message that contains it, and is compiled only then.
 	needle string
+	// compiled is the expression, compiled at its first use: all of them
+	// cost a fresh process 11 to 14 ms and several collections, which a
+	// warm run paid on its critical path (bench/RESULTS.md), where its
+	// answers' messages (node conditions) need four small ones.
+	compiled func() *compiledPiece
+}
+
+// compiledPiece is a piece's expression and the roles of its groups.
+type compiledPiece struct {
+	re *regexp.Regexp
 	// checked are the groups LooksSecret must not hold (names, words);
 	// elide the groups written as "…" whatever they hold (a taint's value).
 	checked, elide []int
@@ -160,24 +169,34 @@ var pieceDefs = []string{
 // messages put between the parts they join.
 var separators = map[string]bool{"": true, " ": true, ", ": true, ". ": true, ".": true, ": ": true, "; ": true, " (": true, ")": true, ") ": true}
 
-var pieces = sync.OnceValue(func() []piece {
-	out := make([]piece, len(pieceDefs))
-	for i, d := range pieceDefs {
-		re := regexp.MustCompile(d)
-		re.Longest()
-		p := piece{re: re, needle: needle(d)}
-		for j, n := range re.SubexpNames() {
-			switch n {
-			case "c":
-				p.checked = append(p.checked, j)
-			case "e":
-				p.elide = append(p.elide, j)
-			}
-		}
-		out[i] = p
+var pieces = sync.OnceValue(func() []piece { return newPieces(pieceDefs, compilePiece) })
+
+// newPieces are the pieces of defs, each compiled by compile at its first
+// use.
+func newPieces(defs []string, compile func(string) *compiledPiece) []piece {
+	out := make([]piece, len(defs))
+	for i, d := range defs {
+		out[i] = piece{needle: needle(d), compiled: sync.OnceValue(func() *compiledPiece { return compile(d) })}
 	}
 	return out
-})
+}
+
+// compilePiece compiles a piece's expression, leftmost-longest, and sorts
+// its groups by role.
+func compilePiece(def string) *compiledPiece {
+	re := regexp.MustCompile(def)
+	re.Longest()
+	c := &compiledPiece{re: re}
+	for j, n := range re.SubexpNames() {
+		switch n {
+		case "c":
+			c.checked = append(c.checked, j)
+		case "e":
+			c.elide = append(c.elide, j)
+		}
+	}
+	return c
+}
 
 // needle is the longest literal of the expression's top-level sequence.
 func needle(expr string) string {
@@ -208,17 +227,21 @@ type span struct {
 // pieces of it, joined as they were where what stood between them is a
 // separator they use, and by "…" where it is anything else. A message of
 // which nothing is documented is "…"; "" is "".
-func Message(s string) string {
+func Message(s string) string { return keptOf(pieces(), s) }
+
+// keptOf is Message with the pieces ps.
+func keptOf(ps []piece, s string) string {
 	if s == "" || s == Elided {
 		return s
 	}
 	var spans []span
-	for _, p := range pieces() {
+	for _, p := range ps {
 		if !strings.Contains(s, p.needle) {
 			continue
 		}
-		for _, m := range p.re.FindAllStringSubmatchIndex(s, -1) {
-			if sp, ok := p.kept(s, m); ok {
+		c := p.compiled()
+		for _, m := range c.re.FindAllStringSubmatchIndex(s, -1) {
+			if sp, ok := c.kept(s, m); ok {
 				spans = append(spans, sp)
 			}
 		}
@@ -262,7 +285,7 @@ func Message(s string) string {
 
 // kept is the match m of p in s as it is kept: refused when a checked
 // hole looks like a secret, its elided holes written "…".
-func (p piece) kept(s string, m []int) (span, bool) {
+func (p *compiledPiece) kept(s string, m []int) (span, bool) {
 	for _, g := range p.checked {
 		if m[2*g] >= 0 && redact.LooksSecret(s[m[2*g]:m[2*g+1]]) {
 			return span{}, false
