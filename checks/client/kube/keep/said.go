@@ -56,9 +56,9 @@ type piece struct {
 	// runs only on a message that contains it, and is compiled only then.
 	needle string
 	// compiled is the expression, compiled at its first use: all of them
-	// cost a fresh process 11 to 14 ms and several collections, which a
-	// warm run paid on its critical path (bench/RESULTS.md), where its
-	// answers' messages (node conditions) need four small ones.
+	// cost a fresh process 11 to 14 ms, which a warm run paid on its
+	// critical path (bench/RESULTS.md), where its answers' messages (node
+	// conditions) need five small ones.
 	compiled func() *compiledPiece
 }
 
