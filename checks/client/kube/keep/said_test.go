@@ -2,6 +2,7 @@ package keep
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -222,4 +223,14 @@ func TestAMessageCompilesOnlyThePiecesItHolds(t *testing.T) {
 		t.Errorf("%d of %d pieces compiled for %d node conditions", len(compiled), len(pieceDefs), len(conditions))
 	}
 	t.Logf("%d of %d pieces compiled", len(compiled), len(pieceDefs))
+}
+
+// Every piece compiles: compiled at first use, a piece no test message
+// holds would otherwise panic first on a server's message.
+func TestEveryPieceCompiles(t *testing.T) {
+	for _, def := range pieceDefs {
+		if _, err := regexp.Compile(def); err != nil {
+			t.Errorf("%q: %v", def, err)
+		}
+	}
 }
