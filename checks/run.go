@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -146,7 +147,10 @@ type nodeResult struct {
 	findings []Finding
 	observed []Observation
 	duration time.Duration
-	done     chan struct{}
+	// computing is when the node's requirements and gates were in and it
+	// began its own work; zero when it never did (skipped, blocked).
+	computing time.Time
+	done      chan struct{}
 }
 
 // worstFor is the worst severity among the findings that concern runner:
@@ -223,6 +227,8 @@ type run struct {
 	progress func(ProgressEvent)
 	// given are Options.Given by fact.
 	given map[Node]any
+	// began is when the run began: --v=5 logs each node's times from it.
+	began time.Time
 }
 
 // tell reports a check's step to the progress listener.
@@ -252,9 +258,30 @@ func (x *run) start(s *scope) {
 			t0 := time.Now()
 			execute(x, s, n, r)
 			r.duration = time.Since(t0)
+			x.logTimes(s, n, r, t0)
 			x.tell(s, n, Ended, r.status)
 		}(n)
 	}
+}
+
+// logTimes logs, at --v=5, when a node was scheduled, began its own work
+// (its requirements in) and ended, in ms since the run began: where a slow
+// run waited, and on what (bench/RESULTS.md reads the critical path so).
+func (x *run) logTimes(s *scope, n Node, r *nodeResult, scheduled time.Time) {
+	if x.env == nil || x.env.Log == nil {
+		return
+	}
+	at := func(t time.Time) string {
+		if t.IsZero() {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f", float64(t.Sub(x.began).Microseconds())/1000)
+	}
+	who := ""
+	if s.runner != nil {
+		who = " runner " + strconv.Itoa(s.runner.Ref.Index)
+	}
+	x.env.Logf(5, "node %s%s: %s; scheduled %s, working %s, ended %s ms", n.NodeID(), who, r.status, at(scheduled), at(r.computing), at(scheduled.Add(r.duration)))
 }
 
 // Run executes the selected checks of catalog and everything they require,
@@ -286,6 +313,7 @@ func runValid(ctx context.Context, env *hostio.Env, catalog []*Check, opt Option
 	}
 	start := time.Now()
 	x := newRun(ctx, env, catalog, opt)
+	x.began = start
 	perRunner := x.scheduleHost(selected)
 	// The runner list decides which per-runner scopes exist; they start as
 	// soon as it is known, while the host scope goes on.
@@ -641,6 +669,7 @@ func (x *run) compute(s *scope, n Node, values map[Node]any) (outcome, *Pass, co
 		timeout = c.Timeout
 	}
 	nctx, cancel := context.WithTimeout(x.ctx, timeout)
+	s.results[n].computing = time.Now()
 	x.tell(s, n, Started, "")
 	p := &Pass{Context: nctx, Env: x.env, node: n, values: values, cleanups: x.undo, runner: s.runner, shared: x.shared, cat: s.cat}
 

@@ -48,8 +48,9 @@ type Env struct {
 	// means APICallTimeout; APITimeout gives the one in force.
 	RequestTimeout time.Duration
 	// Log receives what -v/--v=N asks for; nil logs nothing. Levels, as
-	// kubectl's: 2 every dial (Dial logs them itself), 6 every API request
-	// (method, URL, status, latency), 8 also request and response headers.
+	// kubectl's: 2 every dial (Dial logs them itself), 5 each fact's and
+	// check's times (the engine's), 6 every API request (method, URL,
+	// status, latency), 8 also request and response headers.
 	// The CLI redacts what it prints; callers still never pass a secret.
 	Log func(level int, format string, args ...any)
 

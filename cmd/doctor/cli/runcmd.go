@@ -187,7 +187,7 @@ func registerRunFlags(cmd *cobra.Command, f *runFlags) {
 	fs.BoolVar(&f.verbose, "verbose", false, "list every check's status under the findings")
 	fs.BoolVar(&f.deep, "deep", false, "also create a probe pod in the runner namespace and exec true through the full path (the only mutating mode; the pod is always deleted)")
 	fs.BoolVar(&f.execPlugins, "exec-credential-plugins", false, "on a live host (--root /), run the kubeconfig's exec credential plugin as the runner's user, under the deadline; without it no plugin from an input is run")
-	fs.IntVarP(&f.verbosity, "v", "v", 0, "log to stderr at level `N`, redacted: 2 every dial, 6 every API request, 8 with headers")
+	fs.IntVarP(&f.verbosity, "v", "v", 0, "log to stderr at level `N`, redacted: 2 every dial, 5 when each check ran, 6 every API request, 8 with headers")
 	fs.BoolVar(&f.debug, "debug", false, "log everything -v can (--v=8)")
 	if run {
 		fs.StringVar(&f.textfile, "textfile", "", "write metrics for node_exporter's textfile collector to `PATH`, atomically")

@@ -66,7 +66,7 @@ Exit codes: 0 the job was seen through, 2 it is stuck, 3 doctor could not run.`,
 	fs.StringVar(&f.run.kubeContext, "context", "", "use the kubeconfig context `NAME` instead of the runner's")
 	fs.StringVarP(&f.run.namespace, "namespace", "n", "", "watch `NAMESPACE` instead of the runner's")
 	fs.Var(&f.run.requestTimeout, "request-timeout", "the bound of one API call, a duration (5s) or whole seconds")
-	fs.IntVarP(&f.run.verbosity, "v", "v", 0, "log to stderr at level `N`, redacted: 2 every dial, 6 every API request, 8 with headers")
+	fs.IntVarP(&f.run.verbosity, "v", "v", 0, "log to stderr at level `N`, redacted: 2 every dial, 5 when each check ran, 6 every API request, 8 with headers")
 	fs.BoolVar(&f.run.debug, "debug", false, "log everything -v can (--v=8)")
 	f.run.settings = registerSettings(fs) // the checks run at a stuck stage read the DNS settings
 	// The probe pod is --deep's, which trace does not have: its image is
