@@ -129,7 +129,10 @@ type doctorRun struct {
 	// MaxRSS is doctor's peak RSS in KiB, measured by peakrss: read from
 	// this process, a child's ru_maxrss starts at this process's own RSS
 	// (Linux keeps it across the vfork and execve).
-	MaxRSS   int64
+	MaxRSS int64
+	// CPU is the process's user and system time (without peakrss: with
+	// it, the wrapper's and doctor's together).
+	CPU      time.Duration
 	Exit     int
 	Report   *report.Report
 	Requests []auditEvent // doctor's own requests, from the apiserver's audit log
@@ -166,6 +169,9 @@ func (b *bench) execDoctor(withRSS bool) doctorRun {
 	start := time.Now()
 	err := cmd.Run()
 	r := doctorRun{Start: start, Wall: time.Since(start)}
+	if cmd.ProcessState != nil {
+		r.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
 	if ee, ok := err.(*exec.ExitError); ok {
 		r.Exit = ee.ExitCode()
 	} else if err != nil {
