@@ -413,37 +413,21 @@ func assertFloodRefused(t *testing.T, rep *report.Report) {
 // recorded answers whole would have written it (or anyone can).
 func floodBundle(t *testing.T, p string, items int) string {
 	t.Helper()
-	raw, err := os.ReadFile(p)
-	cmdtest.NoErr(t, err)
-	var tape map[string]json.RawMessage
-	for name, b := range bundleContents(t, p) {
-		if strings.HasSuffix(name, "/tape.json") {
-			cmdtest.NoErr(t, json.Unmarshal([]byte(b), &tape))
-		}
-	}
-	var answers map[string][]*hostio.HTTPRecord
-	cmdtest.NoErr(t, json.Unmarshal(tape["http"], &answers))
-	floods := 0
-	for key, recs := range answers {
-		for _, r := range recs {
-			if kind, ok := floodKindOf(key); ok && r.Status == 200 {
-				r.Body, r.BodyErr = string(testenv.FloodJSON(kind[0], kind[1], items)), nil
-				floods++
+	return craftBundle(t, p, func(t *testing.T, answers map[string][]*hostio.HTTPRecord) {
+		floods := 0
+		for key, recs := range answers {
+			for _, r := range recs {
+				if kind, ok := floodKindOf(key); ok && r.Status == 200 {
+					r.Body, r.BodyErr = string(testenv.FloodJSON(kind[0], kind[1], items)), nil
+					floods++
+				}
 			}
 		}
-	}
-	if floods == 0 {
-		t.Fatal("the bundle recorded no list answer to flood")
-	}
-	tape["http"], err = json.Marshal(answers)
-	cmdtest.NoErr(t, err)
-	tj, err := json.Marshal(tape)
-	cmdtest.NoErr(t, err)
-	out := withTape(t, raw, tj)
-	crafted := filepath.Join(t.TempDir(), "flooded.tar.gz")
-	cmdtest.NoErr(t, os.WriteFile(crafted, out, 0o600))
-	t.Logf("%d answers flooded; the bundle is %d KB", floods, len(out)>>10)
-	return crafted
+		if floods == 0 {
+			t.Fatal("the bundle recorded no list answer to flood")
+		}
+		t.Logf("%d answers flooded", floods)
+	})
 }
 
 // floodKindOf is the list kind a recorded request key lists.
